@@ -1,0 +1,1 @@
+"""Code generation: published JSON schemas → sealed attrs modules (``python -m codegen``)."""

@@ -1,0 +1,122 @@
+"""Find the pinned schema files and check their sha256.
+
+A file is looked up in the spec mirror first (``AGENTPROTO_SPEC_MIRROR``, else a
+sibling ``../shared/spec`` of the repository), then in the download cache
+(``.cache/schemas``), and fetched from its pinned URL as a last resort.
+Whatever the origin, the sha256 must match the pin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tarfile
+import tempfile
+import tomllib
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES_TOML = ROOT / "schema" / "sources.toml"
+CACHE = ROOT / ".cache" / "schemas"
+
+
+class SourceError(Exception):
+    """A pinned schema could not be found or does not match its pin."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One pinned published schema."""
+
+    name: str
+    protocol: str
+    version: str
+    mirror: str
+    url: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """One sealed module and the source it is generated from."""
+
+    name: str
+    source: str
+    module: str
+
+
+def load_sources(path: Path = SOURCES_TOML) -> tuple[dict[str, Source], dict[str, Target]]:
+    """Read ``schema/sources.toml``."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    targets_raw = data.pop("targets", {})
+    sources = {name: Source(name=name, **entry) for name, entry in data.items()}
+    targets = {name: Target(name=name, **entry) for name, entry in targets_raw.items()}
+    for target in targets.values():
+        if target.source not in sources:
+            raise SourceError(f"target {target.name!r} names unknown source {target.source!r}")
+    return sources, targets
+
+
+def spec_mirror() -> Path | None:
+    """The spec mirror folder, if there is one."""
+    env = os.environ.get("AGENTPROTO_SPEC_MIRROR")
+    if env:
+        return Path(env)
+    sibling = ROOT.parent / "shared" / "spec"
+    return sibling if sibling.is_dir() else None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _check(source: Source, data: bytes, origin: str) -> bytes:
+    actual = _sha256(data)
+    if actual != source.sha256:
+        raise SourceError(
+            f"{origin}: sha256 mismatch for schema {source.name!r}: "
+            f"pinned {source.sha256}, found {actual}"
+        )
+    return data
+
+
+def _download(source: Source) -> bytes:
+    if source.url.startswith("npm:"):
+        package, _, inner = source.url[len("npm:") :].partition("#")
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(
+                ["npm", "pack", package, "--silent", "--pack-destination", tmp],
+                check=True,
+                capture_output=True,
+            )
+            (tarball,) = Path(tmp).glob("*.tgz")
+            with tarfile.open(tarball) as tar:
+                member = tar.extractfile(f"package/{inner}")
+                if member is None:
+                    raise SourceError(f"{source.url}: {inner} not in the package")
+                return member.read()
+    with urllib.request.urlopen(source.url, timeout=60) as response:
+        body: bytes = response.read()
+        return body
+
+
+def read_source(source: Source) -> bytes:
+    """The bytes of a pinned schema, checked against its sha256."""
+    mirror = spec_mirror()
+    if mirror is not None and (mirror / source.mirror).is_file():
+        path = mirror / source.mirror
+        return _check(source, path.read_bytes(), str(path))
+    cached = CACHE / source.name / Path(source.mirror).name
+    if cached.is_file():
+        return _check(source, cached.read_bytes(), str(cached))
+    try:
+        data = _download(source)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise SourceError(f"cannot fetch schema {source.name!r} from {source.url}: {exc}") from exc
+    _check(source, data, source.url)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_bytes(data)
+    return data

@@ -1,0 +1,1 @@
+"""Shared runtime: errors, diagnostics, the UNSET sentinel, JSON, patches, codecs."""

@@ -1,0 +1,112 @@
+"""The one exception hierarchy of agentproto.
+
+Every fatal problem the SDK reports is an instance of :class:`AgentProtoError`.
+The branches separate who broke what, as h11 does:
+
+* :class:`SchemaError`: a document does not match the published schema. It names
+  the JSON Schema ``keyword`` that failed and the ``location`` (a JSON Pointer
+  into the instance, ``""`` for the top level) exactly as a JSON Schema
+  validator would report it.
+* :class:`DecodeError`: bytes could not be framed or decoded (SSE, JSON Lines,
+  JSON, UTF-8, base64, size and depth limits).
+* :class:`ProtocolError`: the peer broke a behavioural rule of the protocol
+  (ordering, lifecycle, attribution).
+* :class:`UsageError`: the caller broke a rule (for example a producer emitting
+  an event the protocol does not allow at that point).
+* :class:`PatchError`: a well-formed JSON Patch could not be applied.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentProtoError",
+    "DecodeError",
+    "PatchError",
+    "ProtocolError",
+    "SchemaError",
+    "UsageError",
+]
+
+
+class AgentProtoError(Exception):
+    """Root of every exception agentproto raises on purpose."""
+
+
+class SchemaError(AgentProtoError, ValueError):
+    """A document does not match the schema.
+
+    Attributes:
+        keyword: the JSON Schema keyword that rejected the document
+            (``"type"``, ``"required"``, ``"oneOf"``, ``"const"``, ...).
+        location: JSON Pointer of the rejected instance (``""`` is the root).
+        detail: a human-readable explanation.
+    """
+
+    def __init__(self, keyword: str, location: str, detail: str) -> None:
+        self.keyword = keyword
+        self.location = location
+        self.detail = detail
+        super().__init__(f"{location or '<root>'}: {detail} [{keyword}]")
+
+    def at(self, prefix: str) -> SchemaError:
+        """The same error with its location moved under ``prefix``."""
+        return SchemaError(self.keyword, prefix + self.location, self.detail)
+
+
+class DecodeError(AgentProtoError, ValueError):
+    """Bytes that could not be framed or decoded.
+
+    Attributes:
+        offset: byte offset into the input where the problem was found, when known.
+        line: 1-based line number, for line-oriented inputs, when known.
+    """
+
+    def __init__(self, message: str, *, offset: int | None = None, line: int | None = None) -> None:
+        self.offset = offset
+        self.line = line
+        where = []
+        if line is not None:
+            where.append(f"line {line}")
+        if offset is not None:
+            where.append(f"byte {offset}")
+        super().__init__(f"{message} ({', '.join(where)})" if where else message)
+
+
+class ProtocolError(AgentProtoError):
+    """The peer broke a behavioural rule of the protocol.
+
+    Attributes:
+        code: a stable machine-readable code (for example ``"run.not-started"``).
+        subject: what the rule is about (an id, an event type), when there is one.
+    """
+
+    def __init__(self, code: str, message: str, *, subject: str | None = None) -> None:
+        self.code = code
+        self.subject = subject
+        super().__init__(message)
+
+
+class UsageError(AgentProtoError):
+    """The caller asked for something the protocol does not allow.
+
+    Attributes:
+        code: a stable machine-readable code.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+class PatchError(AgentProtoError, ValueError):
+    """A JSON Patch operation could not be applied; the document is unchanged.
+
+    Attributes:
+        index: index of the failing operation in the patch.
+        path: the operation's ``path`` (or ``from``) that failed.
+    """
+
+    def __init__(self, message: str, *, index: int, path: str) -> None:
+        self.index = index
+        self.path = path
+        super().__init__(f"operation {index} ({path!r}): {message}")

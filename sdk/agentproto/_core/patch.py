@@ -1,0 +1,395 @@
+"""Atomic, copy-on-write RFC 6902 JSON Patch.
+
+Theory of operation
+-------------------
+Documents are treated as immutable values made of plain ``dict``, ``list``,
+``str``, ``int``, ``float``, ``bool`` and ``None``. :func:`apply_patch` never
+mutates its input; it builds the new document by *path copying*:
+
+* Every operation resolves its pointer(s) once, into a tuple of unescaped
+  reference tokens (RFC 6901).
+* To write at a location, the containers on the way from the root to the
+  target's parent are shallow-copied and re-linked into their (already copied)
+  parent. Everything off that path is shared, by identity, with the input. A
+  one-operation ``replace`` on a large state therefore costs the size of the
+  containers along one path, not the size of the document.
+* The copies made during one call are *owned* by that call: they are recorded
+  by ``id`` (the record also keeps them alive, so an ``id`` can never be
+  reused while the call runs) and later operations of the same patch mutate
+  them in place instead of copying them again. Owned containers are referenced
+  exactly once in the document being built; everything else (input subtrees,
+  operation values) is shared and is copied before any write.
+* ``copy`` shares the source value at the destination. Since that value is then
+  referenced twice, the owned containers inside it are released (they form a
+  connected region under the value, because an unowned container never holds an
+  owned one), so that a later write through either location copies first.
+* Atomicity comes for free: the input is never touched, so when an operation
+  fails, :class:`~agentproto._core.errors.PatchError` is raised and the partly
+  built copies are simply dropped.
+
+Operation values are stored by reference, not deep-copied: the result may share
+containers with the operations as well as with the input document, and neither
+may be mutated afterwards.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jsonpatch
+
+from agentproto._core.errors import PatchError
+from agentproto._core.unset import UNSET
+
+__all__ = ["apply_patch", "make_patch"]
+
+# Marks a member absent from an operation or a location absent from a document.
+_MISSING: Any = object()
+
+_OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})
+_NEEDS_VALUE = frozenset({"add", "replace", "test"})
+_NEEDS_FROM = frozenset({"move", "copy"})
+
+# Parsed pointers, by pointer string; a stream uses few distinct pointers.
+_POINTER_CACHE: dict[str, tuple[str, ...] | None] = {}
+_POINTER_CACHE_MAX = 4096
+
+_Owned = dict[int, Any]
+
+
+def apply_patch(document: Any, operations: Sequence[Any]) -> Any:
+    """Apply an RFC 6902 JSON Patch and return the new document.
+
+    The input document is never mutated: containers on the paths the patch
+    touches are copied, every other subtree is shared with the input. The patch
+    is atomic: either every operation applies, or :class:`PatchError` is raised
+    and nothing changed.
+
+    Args:
+        document: a JSON value (``dict``/``list``/``str``/``int``/``float``/
+            ``bool``/``None``), treated as immutable.
+        operations: the patch. Each operation is either a mapping with the wire
+            members ``op``, ``path``, ``value`` and ``from``, or an object with
+            the attributes ``op``, ``path`` and, where relevant, ``value`` and
+            ``from_``. Members an operation does not use are ignored.
+
+    Returns:
+        The patched document. It may share subtrees with ``document`` and with
+        the operations' values; treat all of them as immutable.
+
+    Raises:
+        PatchError: an operation is malformed (unknown ``op``, missing or
+            non-string ``path``/``from``, missing ``value``, invalid pointer) or
+            cannot be applied (missing target, index out of range, failed
+            ``test``, ``move`` into its own child). ``index`` is the position of
+            the failing operation, ``path`` its ``path`` (or its ``from`` when
+            that is what failed).
+    """
+    owned: _Owned = {}
+    doc = document
+    for index, operation in enumerate(operations):
+        op, path, value, from_ = _normalise(operation, index)
+        tokens = _tokens(path, index, path)
+        if op == "add":
+            doc = _add(doc, tokens, value, owned, index, path)
+        elif op == "replace":
+            if not tokens:
+                doc = value
+                continue
+            doc, parent = _writable_parent(doc, tokens, owned, index, path)
+            _replace_in(parent, tokens[-1], value, index, path)
+        elif op == "remove":
+            doc, _ = _remove(doc, tokens, owned, index, path)
+        elif op == "test":
+            found = _get(doc, tokens, index, path)
+            if not _json_equal(found, value):
+                raise PatchError("test failed: the value differs", index=index, path=path)
+        elif op == "copy":
+            from_tokens = _tokens(from_, index, from_)
+            found = _get(doc, from_tokens, index, from_)
+            _release(found, owned)
+            doc = _add(doc, tokens, found, owned, index, path)
+        else:  # move
+            from_tokens = _tokens(from_, index, from_)
+            if from_tokens == tokens:
+                _get(doc, from_tokens, index, from_)  # "from" must exist even for a no-op
+                continue
+            n = len(from_tokens)
+            if len(tokens) > n and tokens[:n] == from_tokens:
+                raise PatchError(
+                    f"cannot move {from_!r} into its own child", index=index, path=path
+                )
+            doc, found = _remove(doc, from_tokens, owned, index, from_)
+            doc = _add(doc, tokens, found, owned, index, path)
+    return doc
+
+
+def make_patch(old: Any, new: Any) -> list[dict[str, Any]]:
+    """Compute an RFC 6902 patch that turns ``old`` into ``new``.
+
+    Args:
+        old: the source JSON document.
+        new: the target JSON document.
+
+    Returns:
+        A list of operations in wire form (``{"op": ..., "path": ..., ...}``);
+        ``apply_patch(old, make_patch(old, new))`` equals ``new``.
+    """
+    ops: list[dict[str, Any]] = jsonpatch.make_patch(old, new).patch
+    return ops
+
+
+# --- operations --------------------------------------------------------------
+
+
+def _normalise(operation: Any, index: int) -> tuple[str, str, Any, Any]:
+    """The ``(op, path, value, from)`` of one operation, wire or typed."""
+    if type(operation) is dict or isinstance(operation, Mapping):
+        op = operation.get("op", _MISSING)
+        path = operation.get("path", _MISSING)
+        value = operation.get("value", _MISSING)
+        from_ = operation.get("from", _MISSING)
+    else:
+        op = getattr(operation, "op", _MISSING)
+        path = getattr(operation, "path", _MISSING)
+        value = getattr(operation, "value", _MISSING)
+        from_ = getattr(operation, "from_", _MISSING)
+        if isinstance(op, enum.Enum):
+            op = op.value
+        # A typed operation may carry the UNSET sentinel for an absent member.
+        if value is UNSET:
+            value = _MISSING
+        if from_ is UNSET:
+            from_ = _MISSING
+    if type(path) is not str:
+        shown = "" if path is _MISSING else repr(path)
+        reason = "missing 'path'" if path is _MISSING else f"'path' is not a string: {shown}"
+        raise PatchError(reason, index=index, path=shown)
+    if op not in _OPS:
+        shown_op = "<missing>" if op is _MISSING else repr(op)
+        raise PatchError(f"unknown operation {shown_op}", index=index, path=path)
+    if op in _NEEDS_VALUE and value is _MISSING:
+        raise PatchError(f"missing 'value' for {op!r}", index=index, path=path)
+    if op in _NEEDS_FROM:
+        if from_ is _MISSING:
+            raise PatchError(f"missing 'from' for {op!r}", index=index, path=path)
+        if type(from_) is not str:
+            raise PatchError(f"'from' is not a string: {from_!r}", index=index, path=path)
+    return op, path, value, from_
+
+
+def _add(
+    doc: Any, tokens: tuple[str, ...], value: Any, owned: _Owned, index: int, path: str
+) -> Any:
+    """``add``: set an object member, insert into (or append to) an array."""
+    if not tokens:
+        return value
+    doc, parent = _writable_parent(doc, tokens, owned, index, path)
+    token = tokens[-1]
+    if isinstance(parent, dict):
+        parent[token] = value
+    elif isinstance(parent, list):
+        if token == "-":
+            parent.append(value)
+        else:
+            i = _array_index(token)
+            if i < 0 or i > len(parent):
+                raise PatchError(f"array index {token!r} out of range", index=index, path=path)
+            parent.insert(i, value)
+    else:
+        raise PatchError("the parent is not an object or array", index=index, path=path)
+    return doc
+
+
+def _remove(
+    doc: Any, tokens: tuple[str, ...], owned: _Owned, index: int, path: str
+) -> tuple[Any, Any]:
+    """``remove``: delete a location that must exist; return new doc and old value."""
+    if not tokens:
+        raise PatchError("cannot remove the whole document", index=index, path=path)
+    doc, parent = _writable_parent(doc, tokens, owned, index, path)
+    token = tokens[-1]
+    if isinstance(parent, dict):
+        found = parent.pop(token, _MISSING)
+        if found is _MISSING:
+            raise PatchError(f"no member {token!r}", index=index, path=path)
+        return doc, found
+    if isinstance(parent, list):
+        i = _array_index(token)
+        if i < 0 or i >= len(parent):
+            raise PatchError(f"array index {token!r} out of range", index=index, path=path)
+        return doc, parent.pop(i)
+    raise PatchError("the parent is not an object or array", index=index, path=path)
+
+
+def _replace_in(parent: Any, token: str, value: Any, index: int, path: str) -> None:
+    """``replace`` below the root: the location must exist."""
+    if isinstance(parent, dict):
+        if token not in parent:
+            raise PatchError(f"no member {token!r}", index=index, path=path)
+        parent[token] = value
+    elif isinstance(parent, list):
+        i = _array_index(token)
+        if i < 0 or i >= len(parent):
+            raise PatchError(f"array index {token!r} out of range", index=index, path=path)
+        parent[i] = value
+    else:
+        raise PatchError("the parent is not an object or array", index=index, path=path)
+
+
+# --- documents ---------------------------------------------------------------
+
+
+def _own(container: Any, owned: _Owned) -> Any:
+    """``container`` itself if this call owns it, else an owned shallow copy."""
+    if id(container) in owned:
+        return container
+    copied = container.copy()
+    owned[id(copied)] = copied
+    return copied
+
+
+def _writable_parent(
+    doc: Any, tokens: tuple[str, ...], owned: _Owned, index: int, path: str
+) -> tuple[Any, Any]:
+    """Copy-on-write the containers down to the parent of ``tokens``' target.
+
+    Returns the (possibly new) root and the owned parent container. ``tokens``
+    is not empty.
+    """
+    if not isinstance(doc, (dict, list)):
+        raise PatchError("the document is not an object or array", index=index, path=path)
+    root = node = _own(doc, owned)
+    for token in tokens[:-1]:
+        if isinstance(node, dict):
+            child = node.get(token, _MISSING)
+            if child is _MISSING:
+                raise PatchError(f"no member {token!r} on the way", index=index, path=path)
+            key: Any = token
+        else:
+            i = _array_index(token)
+            if i < 0 or i >= len(node):
+                raise PatchError(
+                    f"array index {token!r} on the way out of range", index=index, path=path
+                )
+            child = node[i]
+            key = i
+        if not isinstance(child, (dict, list)):
+            raise PatchError(
+                f"{token!r} on the way is not an object or array", index=index, path=path
+            )
+        if id(child) not in owned:
+            child = child.copy()
+            owned[id(child)] = child
+            node[key] = child
+        node = child
+    return root, node
+
+
+def _get(doc: Any, tokens: tuple[str, ...], index: int, path: str) -> Any:
+    """The value at ``tokens``, read-only; the location must exist."""
+    node = doc
+    for token in tokens:
+        if isinstance(node, dict):
+            node = node.get(token, _MISSING)
+            if node is _MISSING:
+                raise PatchError(f"no member {token!r}", index=index, path=path)
+        elif isinstance(node, list):
+            i = _array_index(token)
+            if i < 0 or i >= len(node):
+                raise PatchError(f"array index {token!r} out of range", index=index, path=path)
+            node = node[i]
+        else:
+            raise PatchError(f"cannot look up {token!r} in a scalar", index=index, path=path)
+    return node
+
+
+def _release(value: Any, owned: _Owned) -> None:
+    """Forget ownership of the owned containers reachable in ``value``.
+
+    Only owned containers are walked: an unowned container never holds an owned
+    one, so the walk costs no more than the copies made so far.
+    """
+    if not owned or id(value) not in owned:
+        return
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        del owned[id(node)]
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend(c for c in children if id(c) in owned)
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """JSON equality: ``1 == 1.0``, but booleans are not numbers."""
+    if a is b:
+        return True
+    if isinstance(a, dict):
+        if not isinstance(b, dict) or len(a) != len(b):
+            return False
+        for key, item in a.items():
+            other = b.get(key, _MISSING)
+            if other is _MISSING or not _json_equal(item, other):
+                return False
+        return True
+    if isinstance(a, list):
+        if not isinstance(b, list) or len(a) != len(b):
+            return False
+        return all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)):
+        return isinstance(b, (int, float)) and a == b
+    if isinstance(b, (dict, list, int, float)):
+        return False
+    return bool(a == b)
+
+
+# --- pointers ----------------------------------------------------------------
+
+
+def _tokens(pointer: str, index: int, path: str) -> tuple[str, ...]:
+    """The unescaped reference tokens of an RFC 6901 pointer."""
+    tokens = _POINTER_CACHE.get(pointer, _MISSING)
+    if tokens is _MISSING:
+        tokens = _parse_pointer(pointer)
+        if len(_POINTER_CACHE) >= _POINTER_CACHE_MAX:
+            _POINTER_CACHE.clear()
+        _POINTER_CACHE[pointer] = tokens
+    if tokens is None:
+        raise PatchError(f"invalid JSON Pointer {pointer!r}", index=index, path=path)
+    result: tuple[str, ...] = tokens
+    return result
+
+
+def _parse_pointer(pointer: str) -> tuple[str, ...] | None:
+    """Parse a pointer; ``None`` when it is invalid."""
+    if not pointer:
+        return ()
+    if pointer[0] != "/":
+        return None
+    parts = pointer[1:].split("/")
+    if "~" not in pointer:
+        return tuple(parts)
+    tokens = []
+    for part in parts:
+        if "~" in part:
+            # Every "~" must start "~0" or "~1"; "~1" is undone before "~0".
+            if any(piece[:1] not in ("0", "1") for piece in part.split("~")[1:]):
+                return None
+            part = part.replace("~1", "/").replace("~0", "~")
+        tokens.append(part)
+    return tuple(tokens)
+
+
+def _array_index(token: str) -> int:
+    """The array index a token names, or ``-1`` when it names none.
+
+    RFC 6901: ``0`` or a decimal without leading zeros. ``-`` (past the end)
+    is handled by the callers that accept it.
+    """
+    if token.isdigit() and token.isascii() and (token[0] != "0" or len(token) == 1):
+        return int(token)
+    return -1

@@ -1,0 +1,505 @@
+"""JSON-RPC 2.0 messages over newline-delimited JSON (ACP's stdio framing).
+
+Theory of operation
+-------------------
+ACP peers exchange JSON-RPC 2.0 messages, one JSON text per line, over a byte
+stream (usually the agent process's stdin/stdout). This module works at the
+dict level and does no I/O:
+
+* :func:`parse_message` checks the JSON-RPC shape of one decoded object and
+  returns a :class:`Request`, :class:`Notification` or :class:`Response`;
+  ``params``, ``result`` and ``error`` stay plain JSON for the typed layer.
+* :class:`MessageReader` is the incremental decoder: :meth:`~MessageReader.feed`
+  takes chunks split anywhere (inside a line, a multi-byte character, a CRLF)
+  and returns the messages of the lines completed so far; :meth:`~MessageReader.close`
+  ends the input, a last line without a newline included. Feeding the same
+  bytes whole or in any chunks yields the same messages and the same errors.
+* :func:`encode_message` is the inverse: one compact line per message.
+
+Framing: lines end in ``\\n``, a trailing ``\\r`` is dropped, lines holding only
+JSON whitespace are skipped. A line holding an array is a JSON-RPC batch: its
+members come out in order, all with that line's number; a batch is rejected as
+a whole when any member is, and an empty batch is an error.
+
+Errors: every problem with a line raises :class:`~agentproto._core.errors.DecodeError`
+naming the 1-based line (``line`` attribute and message); bad bytes or JSON also
+give the byte ``offset`` into the stream. A JSON-RPC shape violation is
+chained (``__cause__``) to the :class:`~agentproto._core.errors.SchemaError`
+from :func:`parse_message`, whose keyword and location the message repeats.
+Messages before a bad line are never lost: a call returns the messages that
+precede the bad line and the *next* call raises for it (at once when it comes
+first). After an error the reader goes on with the following line, so a
+tolerant caller may catch the error and keep calling.
+
+Shape rules, those of JSON-RPC 2.0 as ACP v2's schema narrows them:
+``jsonrpc`` is ``"2.0"``; an ``id`` is a string or an int64 (never a boolean
+or a float; ACP forbids ``null`` except in an error response whose request id
+could not be read); ``params``, when present, is an object or array, and
+``null`` reads as absent; a response has exactly one of ``result`` (any JSON,
+``null`` included) and ``error`` (an object with an int32 ``code`` and a
+string ``message``, kept whole). Members JSON-RPC does not define are ignored.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeAlias
+
+import attrs
+import orjson
+from agentproto._core.errors import DecodeError, SchemaError, UsageError
+
+__all__ = [
+    "Message",
+    "MessageReader",
+    "Notification",
+    "Request",
+    "Response",
+    "encode_message",
+    "iter_messages",
+    "parse_message",
+    "read_messages",
+]
+
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+_INT32_MIN = -(2**31)
+_INT32_MAX = 2**31 - 1
+_JSON_WHITESPACE = b" \t\r\n"
+
+
+@attrs.frozen
+class Request:
+    """A JSON-RPC request: a call that expects a :class:`Response` with its ``id``.
+
+    Attributes:
+        id: the request id, a string or an integer.
+        method: the method name.
+        params: the parameters (a dict or list), ``None`` when absent.
+        line: 1-based line the message was read from; ``0`` when built by hand.
+            Not part of equality.
+    """
+
+    id: int | str
+    method: str
+    params: Any = None
+    line: int = attrs.field(default=0, eq=False, kw_only=True)
+
+
+@attrs.frozen
+class Notification:
+    """A JSON-RPC notification: a call without ``id`` that gets no response.
+
+    Attributes:
+        method: the method name.
+        params: the parameters (a dict or list), ``None`` when absent.
+        line: 1-based line the message was read from; ``0`` when built by hand.
+            Not part of equality.
+    """
+
+    method: str
+    params: Any = None
+    line: int = attrs.field(default=0, eq=False, kw_only=True)
+
+
+@attrs.frozen
+class Response:
+    """A JSON-RPC response: the ``result`` or the ``error`` of a request.
+
+    It is an error response when ``error`` is not ``None``, else a success
+    whose ``result`` may be any JSON value, ``None`` (JSON ``null``) included.
+
+    Attributes:
+        id: the id of the request answered; ``None`` only in an error response
+            to a request whose id could not be read.
+        result: the result of a success response.
+        error: the error object (``code``, ``message``, optional ``data``).
+        line: 1-based line the message was read from; ``0`` when built by hand.
+            Not part of equality.
+    """
+
+    id: int | str | None
+    result: Any = None
+    error: dict[str, Any] | None = None
+    line: int = attrs.field(default=0, eq=False, kw_only=True)
+
+
+Message: TypeAlias = Request | Notification | Response
+"""Any JSON-RPC message."""
+
+
+def _json_type(value: object) -> str:
+    """The JSON name of ``value``'s type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _check_id(value: object) -> int | str:
+    """Validate a request id (``/id``) and return it."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise SchemaError("format", "/id", "an integer id must fit in int64")
+        return value
+    raise SchemaError("type", "/id", f"id must be a string or an integer, not {_json_type(value)}")
+
+
+def _check_params(obj: dict[str, Any]) -> Any:
+    """Validate ``/params`` and return it (``None`` when absent or null)."""
+    params = obj.get("params")
+    if params is None or isinstance(params, dict | list):
+        return params
+    raise SchemaError(
+        "type", "/params", f"params must be an object or an array, not {_json_type(params)}"
+    )
+
+
+def _check_error(error: object) -> dict[str, Any]:
+    """Validate a response's ``/error`` object and return it."""
+    if not isinstance(error, dict):
+        raise SchemaError("type", "/error", f"error must be an object, not {_json_type(error)}")
+    if "code" not in error:
+        raise SchemaError("required", "/error", "missing 'code'")
+    if "message" not in error:
+        raise SchemaError("required", "/error", "missing 'message'")
+    code = error["code"]
+    if not isinstance(code, int) or isinstance(code, bool):
+        raise SchemaError("type", "/error/code", f"code must be an integer, not {_json_type(code)}")
+    if not _INT32_MIN <= code <= _INT32_MAX:
+        raise SchemaError("format", "/error/code", "code must fit in int32")
+    message = error["message"]
+    if not isinstance(message, str):
+        raise SchemaError(
+            "type", "/error/message", f"message must be a string, not {_json_type(message)}"
+        )
+    return error
+
+
+def parse_message(obj: Any, *, line: int = 0) -> Message:
+    """Check the JSON-RPC 2.0 shape of one decoded message and wrap it.
+
+    ``params``, ``result`` and ``error`` are kept as given (not copied).
+
+    Args:
+        obj: one decoded JSON value (a batch array is not accepted here).
+        line: the 1-based source line to record on the message, ``0`` if none.
+
+    Returns:
+        A :class:`Request` (``method`` and ``id``), :class:`Notification`
+        (``method``, no ``id``) or :class:`Response` (``result`` or ``error``).
+
+    Raises:
+        SchemaError: the shape is wrong; ``keyword`` and ``location`` (a JSON
+            Pointer into ``obj``) say where, e.g. ``("required", "")`` for a
+            missing ``jsonrpc`` and ``("const", "/jsonrpc")`` for another
+            version.
+    """
+    if not isinstance(obj, dict):
+        raise SchemaError(
+            "type", "", f"a JSON-RPC message must be an object, not {_json_type(obj)}"
+        )
+    if "jsonrpc" not in obj:
+        raise SchemaError("required", "", "missing 'jsonrpc'")
+    if not isinstance(obj["jsonrpc"], str) or obj["jsonrpc"] != "2.0":
+        raise SchemaError("const", "/jsonrpc", f"jsonrpc must be '2.0', not {obj['jsonrpc']!r}")
+    if "method" in obj:
+        method = obj["method"]
+        if not isinstance(method, str):
+            raise SchemaError(
+                "type", "/method", f"method must be a string, not {_json_type(method)}"
+            )
+        if "result" in obj or "error" in obj:
+            raise SchemaError(
+                "oneOf", "", "a message cannot carry both 'method' and 'result'/'error'"
+            )
+        params = _check_params(obj)
+        if "id" not in obj:
+            return Notification(method, params, line=line)
+        return Request(_check_id(obj["id"]), method, params, line=line)
+    has_result = "result" in obj
+    has_error = "error" in obj
+    if not has_result and not has_error:
+        raise SchemaError(
+            "required",
+            "",
+            "missing 'method' (request, notification) or 'result'/'error' (response)",
+        )
+    if has_result and has_error:
+        raise SchemaError("oneOf", "", "a response carries exactly one of 'result' and 'error'")
+    if "id" not in obj:
+        raise SchemaError("required", "", "missing 'id'")
+    if has_error:
+        error = _check_error(obj["error"])
+        error_id = None if obj["id"] is None else _check_id(obj["id"])
+        return Response(error_id, None, error, line=line)
+    return Response(_check_id(obj["id"]), obj["result"], line=line)
+
+
+def _to_dict(msg: Message) -> dict[str, Any]:
+    """The wire object of ``msg``, members in the conventional order."""
+    out: dict[str, Any] = {"jsonrpc": "2.0"}
+    if isinstance(msg, Request):
+        out["id"] = msg.id
+        out["method"] = msg.method
+        if msg.params is not None:
+            out["params"] = msg.params
+    elif isinstance(msg, Notification):
+        out["method"] = msg.method
+        if msg.params is not None:
+            out["params"] = msg.params
+    elif isinstance(msg, Response):
+        out["id"] = msg.id
+        if msg.error is None or msg.result is not None:
+            out["result"] = msg.result
+        if msg.error is not None:
+            out["error"] = msg.error
+    else:
+        raise UsageError(
+            "jsonrpc.not-a-message",
+            f"expected a Request, Notification or Response, not {type(msg).__name__}",
+        )
+    return out
+
+
+def encode_message(msg: Message) -> bytes:
+    """Encode one message as a compact JSON line ending in ``\\n``.
+
+    Members come in the order ``jsonrpc``, ``id``, ``method``, ``params``
+    (omitted when ``None``), or ``jsonrpc``, ``id``, ``result`` / ``error``.
+
+    Args:
+        msg: the message.
+
+    Returns:
+        The UTF-8 bytes of the line, newline included.
+
+    Raises:
+        SchemaError: the message would not pass :func:`parse_message` (for
+            example a response with both ``result`` and ``error``, a boolean
+            id, params that are neither object nor array), or a value is not
+            JSON-serialisable (keyword ``"type"``, location ``""``).
+        UsageError: ``msg`` is not a message.
+    """
+    obj = _to_dict(msg)
+    parse_message(obj)
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError as err:
+        raise SchemaError("type", "", f"not JSON-serialisable: {err}") from err
+
+
+_Event: TypeAlias = "Message | DecodeError"
+
+
+class MessageReader:
+    """Incremental, sans-I/O decoder of newline-delimited JSON-RPC.
+
+    Feed it bytes as they arrive, in chunks of any size, then call
+    :meth:`close`. See the module documentation for the framing and error
+    rules.
+
+    Example:
+        >>> reader = MessageReader()
+        >>> reader.feed(b'{"jsonrpc":"2.0","method":"a"}\\n{"jsonrpc"')
+        [Notification(method='a', params=None, line=1)]
+        >>> reader.feed(b':"2.0","id":1,"result":null}')
+        []
+        >>> reader.close()
+        [Response(id=1, result=None, error=None, line=2)]
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._buffer_offset = 0  # stream offset of _buffer[0]
+        self._scanned = 0  # bytes of _buffer known to hold no newline
+        self._line = 0  # number of the last line taken
+        self._ready: deque[_Event] = deque()
+        self._closed = False
+
+    @property
+    def pending(self) -> bool:
+        """Whether messages or an error wait for the next call (after an error)."""
+        return bool(self._ready)
+
+    def feed(self, chunk: bytes) -> list[Message]:
+        """Add bytes; return the messages of the lines they complete.
+
+        Args:
+            chunk: the next bytes of the stream (possibly empty).
+
+        Returns:
+            The messages, in stream order, up to the first bad line, if any.
+
+        Raises:
+            DecodeError: the first line waiting to be reported is bad (its
+                messages came out in the previous call). Call again to continue.
+            UsageError: the reader was closed.
+        """
+        if self._closed:
+            raise UsageError("reader.closed", "feed() after close()")
+        buffer = self._buffer
+        buffer += chunk
+        newline = buffer.find(b"\n", self._scanned)
+        if newline == -1:
+            self._scanned = len(buffer)
+        else:
+            start = 0
+            while newline != -1:
+                self._take(buffer[start:newline], self._buffer_offset + start)
+                start = newline + 1
+                newline = buffer.find(b"\n", start)
+            del buffer[:start]
+            self._buffer_offset += start
+            self._scanned = len(buffer)
+        return self._drain()
+
+    def close(self) -> list[Message]:
+        """End the input; return the remaining messages.
+
+        A last line without a newline is read as a line. Calling ``close()``
+        again is allowed: after an error it goes on past the bad line, and once
+        everything is delivered it returns ``[]``.
+
+        Returns:
+            The messages, in stream order, up to the first bad line, if any.
+
+        Raises:
+            DecodeError: the first line waiting to be reported is bad.
+        """
+        if not self._closed:
+            self._closed = True
+            if self._buffer:
+                self._take(self._buffer, self._buffer_offset)
+                self._buffer_offset += len(self._buffer)
+                self._buffer.clear()
+                self._scanned = 0
+        return self._drain()
+
+    def _drain(self) -> list[Message]:
+        """Pop ready messages up to the first error; raise it if it comes first."""
+        ready = self._ready
+        out: list[Message] = []
+        while ready:
+            event = ready.popleft()
+            if isinstance(event, DecodeError):
+                if out:
+                    ready.appendleft(event)
+                    break
+                raise event
+            out.append(event)
+        return out
+
+    def _take(self, raw: bytes | bytearray, offset: int) -> None:
+        """Decode one line (without its ``\\n``) starting at stream ``offset``."""
+        self._line += 1
+        line = self._line
+        if not raw.strip(_JSON_WHITESPACE):
+            return
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError as err:
+            self._ready.append(_json_error(raw, offset, line, err))
+            return
+        if isinstance(value, list):
+            if not value:
+                self._ready.append(
+                    DecodeError(
+                        "invalid JSON-RPC batch: empty array [minItems at <root>]", line=line
+                    )
+                )
+                return
+            messages: list[Message] = []
+            for index, item in enumerate(value):
+                try:
+                    messages.append(parse_message(item, line=line))
+                except SchemaError as err:
+                    self._ready.append(_shape_error(err.at(f"/{index}"), line))
+                    return
+            self._ready.extend(messages)
+            return
+        try:
+            self._ready.append(parse_message(value, line=line))
+        except SchemaError as err:
+            self._ready.append(_shape_error(err, line))
+
+
+def _json_error(
+    raw: bytes | bytearray, offset: int, line: int, err: orjson.JSONDecodeError
+) -> DecodeError:
+    """The error for a line orjson rejected: bad UTF-8 or bad JSON."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        error = DecodeError(f"invalid UTF-8: {bad.reason}", line=line, offset=offset + bad.start)
+    else:
+        position = offset + len(text[: err.pos].encode("utf-8"))
+        error = DecodeError(f"invalid JSON: {err.msg}", line=line, offset=position)
+    error.__cause__ = err
+    return error
+
+
+def _shape_error(err: SchemaError, line: int) -> DecodeError:
+    """The error for a line whose JSON is not a JSON-RPC message."""
+    error = DecodeError(
+        f"invalid JSON-RPC message: {err.detail} [{err.keyword} at {err.location or '<root>'}]",
+        line=line,
+    )
+    error.__cause__ = err
+    return error
+
+
+def iter_messages(chunks: Iterable[bytes], /) -> Iterator[Message]:
+    """Decode messages from an iterable of byte chunks, as they complete.
+
+    The chunks may be split anywhere: lines read from a binary pipe (newlines
+    included), or the pieces of ``httpx.Response.iter_bytes()``. A last line
+    without a newline is read when the iterable ends.
+
+    Args:
+        chunks: the byte chunks of the stream.
+
+    Yields:
+        Each message, in stream order.
+
+    Raises:
+        DecodeError: at the first bad line, after yielding every message
+            before it.
+    """
+    reader = MessageReader()
+    for chunk in chunks:
+        yield from reader.feed(chunk)
+        while reader.pending:
+            yield from reader.feed(b"")
+    yield from reader.close()
+    while reader.pending:
+        yield from reader.close()
+
+
+def read_messages(data: bytes) -> list[Message]:
+    """Decode all the messages of a complete input.
+
+    Args:
+        data: the whole stream.
+
+    Returns:
+        The messages, in stream order.
+
+    Raises:
+        DecodeError: at the first bad line.
+    """
+    return list(iter_messages((data,)))
