@@ -124,9 +124,7 @@ class Normalizer:
         props, required, closed = self._flat_cache[def_name]
         return dict(props), list(required), closed
 
-    def _flatten_schema(
-        self, schema: JSON, where: str
-    ) -> tuple[dict[str, JSON], list[str], bool]:
+    def _flatten_schema(self, schema: JSON, where: str) -> tuple[dict[str, JSON], list[str], bool]:
         own: dict[str, JSON] = dict(schema.get("properties", {}))
         required: list[str] = list(schema.get("required", []))
         closed = (
@@ -224,6 +222,11 @@ class Normalizer:
             python_names.add(ap["name"])
             schema["x-ap"] = ap
             properties[wire] = schema
+        if not closed and "extra" in python_names:
+            raise NormalizeError(
+                f"{name}: a property named 'extra' clashes with the open-object "
+                "field `extra`; rename it in the overlay"
+            )
         missing = [r for r in required if r not in props]
         # a required property the schema does not describe (AG-UI `description` in
         # Context and Tool is described in prose only) is a required string
@@ -244,7 +247,9 @@ class Normalizer:
             "other": other,
         }
 
-    def _property(self, prop: JSON, hoist_name: str, wire: str | None) -> tuple[JSON, dict[str, Any]]:
+    def _property(
+        self, prop: JSON, hoist_name: str, wire: str | None
+    ) -> tuple[JSON, dict[str, Any]]:
         """A property schema for the generator, and its ``x-ap`` facts."""
         prop = self._unwrap(copy.deepcopy(prop))
         ap: dict[str, Any] = {}
@@ -340,8 +345,9 @@ class Normalizer:
             self.info[name] = {"enum": values, "open": open_}
             return
         base_props, base_required, base_closed = (
-            self._flatten_schema({k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")},
-                                 name)
+            self._flatten_schema(
+                {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}, name
+            )
             if "properties" in schema
             else ({}, [], False)
         )
@@ -353,8 +359,9 @@ class Normalizer:
             elif member == {"type": "null"}:
                 refs.append(member)
             elif "properties" in member or _ref_name(member) or "allOf" in member:
-                refs.append(_ref(self._hoist(name, where, member, base_props, base_required,
-                                             base_closed)))
+                refs.append(
+                    _ref(self._hoist(name, where, member, base_props, base_required, base_closed))
+                )
             elif "type" in member or not (member.keys() - set(_PROSE)):
                 refs.append(self._plain(member, where))
             else:

@@ -23,6 +23,7 @@ class AcceptCreateElicitationResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -38,6 +39,7 @@ class AcpMcpServer:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -56,6 +58,7 @@ class AgentAuthCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -87,6 +90,7 @@ class AgentCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -106,6 +110,7 @@ class AgentMessageChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -120,6 +125,7 @@ class AgentNotification:
         | ExtNotification
         | None
     ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -142,6 +148,7 @@ class AgentRequest:
         | ExtRequest
         | None
     ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -161,6 +168,7 @@ class AgentThoughtChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -194,6 +202,7 @@ class Annotations:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -205,6 +214,7 @@ class ArchiveSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -215,6 +225,7 @@ class ArchiveSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -255,6 +266,7 @@ class ArrayElicitationPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -271,6 +283,7 @@ class AudioContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -290,6 +303,7 @@ class AudioContentBlock:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -322,6 +336,7 @@ class AuthAccount:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -335,6 +350,7 @@ class AuthCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -351,6 +367,7 @@ class AuthMethodAgent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 AuthMethodId: TypeAlias = str
@@ -374,6 +391,7 @@ class AuthMethodTerminal:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 AuthState: TypeAlias = str
@@ -387,6 +405,7 @@ class AuthStatusCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -397,6 +416,7 @@ class AuthStatusRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -417,6 +437,7 @@ class AuthStatusResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -437,6 +458,7 @@ class AuthStatusUpdateNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -448,6 +470,7 @@ class AuthenticateRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -458,6 +481,7 @@ class AuthenticateResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -474,6 +498,7 @@ class AvailableCommand:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -492,6 +517,7 @@ class AvailableCommandsUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -514,6 +540,7 @@ class AvailableCommandsUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -530,6 +557,7 @@ class BlobResourceContents:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -540,6 +568,7 @@ class BooleanConfigOptionCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -565,6 +594,7 @@ class BooleanElicitationPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -587,6 +617,7 @@ class BooleanPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -611,6 +642,7 @@ class BooleanSessionConfigOption:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -627,6 +659,7 @@ class BooleanSetSessionConfigOptionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -640,6 +673,7 @@ class CancelCreateElicitationResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -651,6 +685,7 @@ class CancelNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -662,23 +697,7 @@ class CancelRequestNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-
-
-@attrs.define(kw_only=True)
-class CancelledIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/4"""
-
-    stop_reason: Literal['cancelled'] = attrs.field(
-        default='cancelled', metadata={'required': True, 'wire': 'stopReason', 'const': 'cancelled'}
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -688,6 +707,7 @@ class CancelledRequestPermissionOutcome:
     outcome: Literal['cancelled'] = attrs.field(
         default='cancelled', metadata={'required': True, 'wire': 'outcome', 'const': 'cancelled'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -723,6 +743,7 @@ class ClientCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -733,6 +754,7 @@ class ClientNotification:
     params: CancelNotification | MessageMcpNotification | ExtNotification | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -766,6 +788,7 @@ class ClientRequest:
         | ExtRequest
         | None
     ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -793,6 +816,7 @@ class ClientSessionCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -804,6 +828,7 @@ class CloseSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -814,11 +839,14 @@ class CloseSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
 class CompactionCapabilities:
     """"""
+
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 CompactionId: TypeAlias = str
@@ -837,6 +865,7 @@ class CompactionSummaryChunk:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -853,6 +882,7 @@ class CompactionSummaryChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -879,6 +909,7 @@ class CompactionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -909,6 +940,7 @@ class CompactionUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -922,6 +954,7 @@ class CompleteElicitationNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -940,6 +973,7 @@ class ConfigOptionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -962,6 +996,7 @@ class ConfigOptionUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -973,6 +1008,7 @@ class Content:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -988,6 +1024,7 @@ class ContentChunk:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1002,6 +1039,7 @@ class ContentToolCallContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1014,6 +1052,7 @@ class Cost:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1037,6 +1076,7 @@ class CreateTerminalRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1048,6 +1088,7 @@ class CreateTerminalResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1061,6 +1102,7 @@ class CurrentModeUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1078,6 +1120,7 @@ class CurrentModeUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1091,6 +1134,7 @@ class DeclineCreateElicitationResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1102,6 +1146,7 @@ class DeleteSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1112,6 +1157,7 @@ class DeleteSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1128,6 +1174,7 @@ class Diff:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1147,6 +1194,7 @@ class DiffToolCallContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1158,6 +1206,7 @@ class DisableProviderRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1168,6 +1217,7 @@ class DisableProviderResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1177,6 +1227,7 @@ class ElicitationAcceptAction:
     content: dict[str, Any] | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'content'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1195,6 +1246,7 @@ class ElicitationCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
@@ -1208,6 +1260,7 @@ class ElicitationFormCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationId: TypeAlias = str
@@ -1218,6 +1271,7 @@ class ElicitationRequestScope:
     """schema.unstable.json#ElicitationRequestScope"""
 
     request_id: RequestId = attrs.field(metadata={'required': True, 'wire': 'requestId'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1245,6 +1299,7 @@ class ElicitationSchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationSchemaType: TypeAlias = Annotated[Literal['object'], 'object']
@@ -1259,6 +1314,7 @@ class ElicitationSessionScope:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'toolCallId'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1269,6 +1325,7 @@ class ElicitationUrlCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1286,23 +1343,7 @@ class EmbeddedResource:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-
-
-@attrs.define(kw_only=True)
-class EndTurnIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/0"""
-
-    stop_reason: Literal['end_turn'] = attrs.field(
-        default='end_turn', metadata={'required': True, 'wire': 'stopReason', 'const': 'end_turn'}
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1319,6 +1360,7 @@ class EnumOption:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1331,6 +1373,7 @@ class EnvVariable:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1342,6 +1385,7 @@ class Error:
     data: Any | None = attrs.field(
         default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'data'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1350,6 +1394,7 @@ class ErrorAgentResponse:
 
     id: RequestId = attrs.field(metadata={'required': True, 'wire': 'id'})
     error: Error = attrs.field(metadata={'required': True, 'wire': 'error'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1358,30 +1403,10 @@ class ErrorClientResponse:
 
     id: RequestId = attrs.field(metadata={'required': True, 'wire': 'id'})
     error: Error = attrs.field(metadata={'required': True, 'wire': 'error'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ErrorCode: TypeAlias = int
-
-
-@attrs.define(kw_only=True)
-class ErrorIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/5"""
-
-    stop_reason: Literal['error'] = attrs.field(
-        default='error', metadata={'required': True, 'wire': 'stopReason', 'const': 'error'}
-    )
-    error: Error | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'error'},
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
 
 
 @attrs.define(kw_only=True)
@@ -1393,6 +1418,7 @@ class ErrorMessageMcpResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1401,6 +1427,7 @@ class ErrorProxyResponse:
 
     id: RequestId = attrs.field(metadata={'required': True, 'wire': 'id'})
     error: Error = attrs.field(metadata={'required': True, 'wire': 'error'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1411,6 +1438,7 @@ class ErrorStopReason:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'error'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ExtNotification: TypeAlias = Any
@@ -1435,6 +1463,7 @@ class FilePlanUpdateContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1451,6 +1480,7 @@ class FileSystemCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1472,6 +1502,7 @@ class ForkSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1497,6 +1528,7 @@ class ForkSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1514,6 +1546,7 @@ class FormCreateElicitationRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1526,6 +1559,7 @@ class HttpHeader:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1542,6 +1576,7 @@ class HttpMcpServer:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1563,6 +1598,7 @@ class IdleStateUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'stopReason'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1583,6 +1619,7 @@ class ImageContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1606,6 +1643,7 @@ class ImageContentBlock:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1622,6 +1660,7 @@ class Implementation:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1643,6 +1682,7 @@ class InitializeRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 InitializeProxyRequest: TypeAlias = InitializeRequest
@@ -1676,6 +1716,7 @@ class InitializeResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 InitializeProxyResponse: TypeAlias = InitializeResponse
@@ -1710,6 +1751,7 @@ class IntegerElicitationPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1738,6 +1780,7 @@ class IntegerPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1760,6 +1803,7 @@ class ItemsPlanUpdateContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1772,6 +1816,7 @@ class KillTerminalRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1782,6 +1827,7 @@ class KillTerminalResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1792,6 +1838,7 @@ class ListProvidersRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1803,6 +1850,7 @@ class ListProvidersResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1822,6 +1870,7 @@ class ListSessionsRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1844,6 +1893,7 @@ class ListSessionsResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 LlmProtocol: TypeAlias = str
@@ -1866,6 +1916,7 @@ class LoadSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1890,6 +1941,7 @@ class LoadSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1900,6 +1952,7 @@ class LogoutCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1910,6 +1963,7 @@ class LogoutRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1920,6 +1974,7 @@ class LogoutResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1935,42 +1990,7 @@ class MarkdownPlanUpdateContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-
-
-@attrs.define(kw_only=True)
-class MaxTokensIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/1"""
-
-    stop_reason: Literal['max_tokens'] = attrs.field(
-        default='max_tokens',
-        metadata={'required': True, 'wire': 'stopReason', 'const': 'max_tokens'},
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
-
-
-@attrs.define(kw_only=True)
-class MaxTurnRequestsIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/2"""
-
-    stop_reason: Literal['max_turn_requests'] = attrs.field(
-        default='max_turn_requests',
-        metadata={'required': True, 'wire': 'stopReason', 'const': 'max_turn_requests'},
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1990,6 +2010,7 @@ class McpCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1999,6 +2020,7 @@ class McpError:
     code: int = attrs.field(metadata={'required': True, 'wire': 'code'})
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
     data: Any | None = attrs.field(default=None, metadata={'required': False, 'wire': 'data'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 McpRequestId: TypeAlias = str
@@ -2014,6 +2036,7 @@ class McpServerAcp:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 McpServerAcpId: TypeAlias = str
@@ -2030,6 +2053,7 @@ class McpServerHttp:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2043,6 +2067,7 @@ class McpServerSse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2057,6 +2082,7 @@ class McpServerStdio:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 MessageId: TypeAlias = str
@@ -2076,6 +2102,7 @@ class MessageMcpNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2092,6 +2119,7 @@ class MessageMcpRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 Model: TypeAlias = Any
@@ -2132,6 +2160,7 @@ class MultiSelectPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2150,6 +2179,7 @@ class NewSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2175,23 +2205,7 @@ class NewSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-
-
-@attrs.define(kw_only=True)
-class NoneIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/7"""
-
-    stop_reason: None | None = attrs.field(
-        default=None, metadata={'required': False, 'wire': 'stopReason'}
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2208,11 +2222,14 @@ class Notice:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
 class NoticeCapabilities:
     """"""
+
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2232,6 +2249,7 @@ class NoticeSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 NoticeSeverity: TypeAlias = str
@@ -2266,6 +2284,7 @@ class NumberElicitationPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2294,6 +2313,7 @@ class NumberPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2307,7 +2327,7 @@ class OtherCreateElicitationRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2320,7 +2340,7 @@ class OtherCreateElicitationResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 CreateElicitationResponse: TypeAlias = AcceptCreateElicitationResponse | DeclineCreateElicitationResponse | CancelCreateElicitationResponse | OtherCreateElicitationResponse
@@ -2332,24 +2352,7 @@ class OtherElicitationPropertySchema:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
-
-
-@attrs.define(kw_only=True)
-class OtherIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/6"""
-
-    __agentproto_other__: ClassVar[bool] = True
-    stop_reason: str = attrs.field(metadata={'required': True, 'wire': 'stopReason'})
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2358,7 +2361,7 @@ class OtherMultiSelectItems:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2367,7 +2370,7 @@ class OtherStateUpdate:
 
     __agentproto_other__: ClassVar[bool] = True
     state: str = attrs.field(metadata={'required': True, 'wire': 'state'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2381,6 +2384,7 @@ class PermissionOption:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 PermissionOptionId: TypeAlias = str
@@ -2405,6 +2409,7 @@ class Plan:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2415,6 +2420,7 @@ class PlanCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2428,6 +2434,7 @@ class PlanEntry:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 PlanEntryPriority: TypeAlias = Literal['high', 'medium', 'low']
@@ -2446,6 +2453,7 @@ class PlanFile:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 PlanId: TypeAlias = str
@@ -2468,6 +2476,7 @@ class PlanItems:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2480,6 +2489,7 @@ class PlanMarkdown:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2491,6 +2501,7 @@ class PlanRemoved:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2506,6 +2517,7 @@ class PlanRemovedSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2527,6 +2539,7 @@ class PlanSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2538,6 +2551,7 @@ class PlanUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 PlanUpdateContent: TypeAlias = ItemsPlanUpdateContent | FilePlanUpdateContent | MarkdownPlanUpdateContent
@@ -2556,6 +2570,7 @@ class PlanUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2575,6 +2590,7 @@ class PromptCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2587,6 +2603,7 @@ class PromptRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2602,6 +2619,7 @@ class PromptResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ProtocolVersion: TypeAlias = int
@@ -2617,6 +2635,7 @@ class ProviderCurrentConfig:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ProviderId: TypeAlias = str
@@ -2643,6 +2662,7 @@ class ProviderInfo:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2653,6 +2673,7 @@ class ProvidersCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2663,6 +2684,7 @@ class ProxyNotification:
     params: ProxySuccessorNotification | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2674,6 +2696,7 @@ class ProxyRequest:
     params: InitializeProxyRequest | ProxySuccessorRequest | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2686,6 +2709,7 @@ class ProxySuccessorNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2698,6 +2722,7 @@ class ProxySuccessorRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ProxySuccessorResponse: TypeAlias = Any
@@ -2719,6 +2744,7 @@ class ReadTextFileRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2730,23 +2756,7 @@ class ReadTextFileResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-
-
-@attrs.define(kw_only=True)
-class RefusalIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/3"""
-
-    stop_reason: Literal['refusal'] = attrs.field(
-        default='refusal', metadata={'required': True, 'wire': 'stopReason', 'const': 'refusal'}
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2759,6 +2769,7 @@ class ReleaseTerminalRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2769,6 +2780,7 @@ class ReleaseTerminalResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2778,6 +2790,7 @@ class RequestElicitationFormMode:
     requested_schema: ElicitationSchema = attrs.field(
         metadata={'required': True, 'wire': 'requestedSchema'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2788,6 +2801,7 @@ class RequestElicitationUrlMode:
         metadata={'required': True, 'wire': 'elicitationId'}
     )
     url: str = attrs.field(metadata={'required': True, 'wire': 'url'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 RequestId: TypeAlias = int | str | None
@@ -2804,6 +2818,7 @@ class RequestPermissionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2815,6 +2830,7 @@ class RequestPermissionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2829,6 +2845,7 @@ class RequiresActionStateUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2849,6 +2866,7 @@ class ResourceContentBlock:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2881,6 +2899,7 @@ class ResourceLink:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2917,6 +2936,7 @@ class ResourceLinkContentBlock:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2948,6 +2968,7 @@ class ResultAgentResponse:
         | PromptResponse
         | ExtResponse
     ) = attrs.field(metadata={'required': True, 'wire': 'result'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
@@ -2971,6 +2992,7 @@ class ResultClientResponse:
         | MessageMcpResponse
         | ExtResponse
     ) = attrs.field(metadata={'required': True, 'wire': 'result'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ClientResponse: TypeAlias = ResultClientResponse | ErrorClientResponse
@@ -2985,6 +3007,7 @@ class ResultMessageMcpResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 MessageMcpResponse: TypeAlias = ResultMessageMcpResponse | ErrorMessageMcpResponse
@@ -2998,6 +3021,7 @@ class ResultProxyResponse:
     result: InitializeProxyResponse | ProxySuccessorResponse = attrs.field(
         metadata={'required': True, 'wire': 'result'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
@@ -3022,6 +3046,7 @@ class ResumeSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3046,6 +3071,7 @@ class ResumeSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 Role: TypeAlias = Literal['assistant', 'user']
@@ -3062,6 +3088,7 @@ class RunningStateUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3091,6 +3118,7 @@ class SelectSessionConfigOption:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3102,6 +3130,7 @@ class SelectedPermissionOutcome:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3116,6 +3145,7 @@ class SelectedRequestPermissionOutcome:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 RequestPermissionOutcome: TypeAlias = CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome
@@ -3129,6 +3159,7 @@ class SessionAdditionalDirectoriesCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3139,6 +3170,7 @@ class SessionArchiveCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionArchiveFilter: TypeAlias = str
@@ -3152,6 +3184,7 @@ class SessionCancelCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3212,6 +3245,7 @@ class SessionCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3222,6 +3256,7 @@ class SessionCloseCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3229,6 +3264,7 @@ class SessionConfigBoolean:
     """schema.unstable.json#SessionConfigBoolean"""
 
     current_value: bool = attrs.field(metadata={'required': True, 'wire': 'currentValue'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionConfigGroupId: TypeAlias = str
@@ -3255,6 +3291,7 @@ class SessionConfigOptionsCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3267,6 +3304,7 @@ class SessionConfigSelect:
     options: SessionConfigSelectOptions = attrs.field(
         metadata={'required': True, 'wire': 'options'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3287,6 +3325,7 @@ class SessionConfigSelectGroup:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3303,6 +3342,7 @@ class SessionConfigSelectOption:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionConfigSelectOptions: TypeAlias = list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
@@ -3319,6 +3359,7 @@ class SessionDeleteCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3328,6 +3369,7 @@ class SessionElicitationFormMode:
     requested_schema: ElicitationSchema = attrs.field(
         metadata={'required': True, 'wire': 'requestedSchema'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationFormMode: TypeAlias = SessionElicitationFormMode | RequestElicitationFormMode
@@ -3341,6 +3383,7 @@ class SessionElicitationUrlMode:
         metadata={'required': True, 'wire': 'elicitationId'}
     )
     url: str = attrs.field(metadata={'required': True, 'wire': 'url'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationUrlMode: TypeAlias = SessionElicitationUrlMode | RequestElicitationUrlMode
@@ -3354,6 +3397,7 @@ class SessionForkCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionId: TypeAlias = str
@@ -3390,6 +3434,7 @@ class SessionInfo:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3408,6 +3453,7 @@ class SessionInfoUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3430,6 +3476,7 @@ class SessionInfoUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3440,6 +3487,7 @@ class SessionListCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3497,6 +3545,7 @@ class SessionMessage:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3509,6 +3558,7 @@ class SessionMessageChunk:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3525,6 +3575,7 @@ class SessionMessageChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3586,6 +3637,7 @@ class SessionMessageSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3602,6 +3654,7 @@ class SessionMode:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionModeId: TypeAlias = str
@@ -3626,6 +3679,7 @@ class SessionModeState:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3638,6 +3692,7 @@ class SessionNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3648,6 +3703,7 @@ class SessionResumeCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionStatus: TypeAlias = str
@@ -3661,6 +3717,7 @@ class SessionStatusCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3672,6 +3729,7 @@ class SessionStatusRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3683,6 +3741,7 @@ class SessionStatusResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3697,6 +3756,7 @@ class SessionSystemPromptCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3711,6 +3771,7 @@ class SessionSystemPromptModeCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3721,6 +3782,7 @@ class SessionSystemPromptOverrideCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3731,6 +3793,7 @@ class SessionTitleCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3747,6 +3810,7 @@ class SetProviderRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3757,6 +3821,7 @@ class SetProviderResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3775,6 +3840,7 @@ class SetSessionConfigOptionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3787,6 +3853,7 @@ class SetSessionModeRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3797,6 +3864,7 @@ class SetSessionModeResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3809,6 +3877,7 @@ class SetSessionTitleRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3820,6 +3889,7 @@ class SetSessionTitleResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3836,6 +3906,7 @@ class SseMcpServer:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 McpServer: TypeAlias = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
@@ -3887,6 +3958,7 @@ class StringElicitationPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationPropertySchema: TypeAlias = StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema | OtherElicitationPropertySchema
@@ -3907,6 +3979,7 @@ class StringMultiSelectItems:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3949,6 +4022,7 @@ class StringPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3959,6 +4033,7 @@ class SubagentCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3973,6 +4048,7 @@ class SubagentSessionCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4012,6 +4088,7 @@ class SubagentUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4055,6 +4132,7 @@ class SubagentUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4067,6 +4145,7 @@ class SystemPrompt:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SystemPromptMode: TypeAlias = str
@@ -4081,6 +4160,7 @@ class Terminal:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4104,6 +4184,7 @@ class TerminalAuthMethod:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 AuthMethod: TypeAlias = TerminalAuthMethod | AuthMethodAgent
@@ -4131,6 +4212,7 @@ class TerminalExitStatus:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 TerminalId: TypeAlias = str
@@ -4146,6 +4228,7 @@ class TerminalOutputRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4162,6 +4245,7 @@ class TerminalOutputResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4176,6 +4260,7 @@ class TerminalToolCallContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4191,6 +4276,7 @@ class TextContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4209,6 +4295,7 @@ class TextContentBlock:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ContentBlock: TypeAlias = TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock
@@ -4228,6 +4315,7 @@ class TextResourceContents:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
@@ -4242,6 +4330,7 @@ class TitledMultiSelectItems:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 MultiSelectItems: TypeAlias = StringMultiSelectItems | OtherMultiSelectItems | TitledMultiSelectItems
@@ -4291,6 +4380,7 @@ class ToolCall:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ToolCallContent: TypeAlias = ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent
@@ -4318,6 +4408,7 @@ class ToolCallLocation:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4368,6 +4459,7 @@ class ToolCallSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ToolCallStatus: TypeAlias = Literal['pending', 'in_progress', 'completed', 'failed']
@@ -4424,6 +4516,7 @@ class ToolCallUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4481,6 +4574,7 @@ class ToolCallUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ToolKind: TypeAlias = Literal['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other']
@@ -4495,6 +4589,7 @@ class UnarchiveSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4505,6 +4600,7 @@ class UnarchiveSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4518,6 +4614,7 @@ class UnknownStateUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 StateUpdate: TypeAlias = RunningStateUpdate | IdleStateUpdate | RequiresActionStateUpdate | UnknownStateUpdate | OtherStateUpdate
@@ -4532,6 +4629,7 @@ class UnstructuredCommandInput:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 AvailableCommandInput: TypeAlias = UnstructuredCommandInput
@@ -4553,6 +4651,7 @@ class UrlCreateElicitationRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 CreateElicitationRequest: TypeAlias = FormCreateElicitationRequest | UrlCreateElicitationRequest | OtherCreateElicitationRequest
@@ -4605,6 +4704,7 @@ class Usage:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4621,6 +4721,7 @@ class UsageUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4641,6 +4742,7 @@ class UsageUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4660,6 +4762,7 @@ class UserMessageChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionUpdate: TypeAlias = UserMessageChunkSessionUpdate | AgentMessageChunkSessionUpdate | AgentThoughtChunkSessionUpdate | ToolCallSessionUpdate | ToolCallUpdateSessionUpdate | PlanSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | CurrentModeUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate
@@ -4676,6 +4779,7 @@ class ValueIdSetSessionConfigOptionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SetSessionConfigOptionRequest: TypeAlias = BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest
@@ -4691,6 +4795,7 @@ class WaitForTerminalExitRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4715,6 +4820,7 @@ class WaitForTerminalExitResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4728,6 +4834,7 @@ class WriteTextFileRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4738,3 +4845,4 @@ class WriteTextFileResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})

@@ -25,6 +25,7 @@ class AcceptCreateElicitationResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -40,6 +41,7 @@ class AcpMcpServer:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -62,6 +64,7 @@ class AddDiffChange:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -76,6 +79,7 @@ class AgentAuthCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -95,6 +99,7 @@ class AgentAuthMethod:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -117,6 +122,7 @@ class AgentCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -145,6 +151,7 @@ class AgentMessage:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -161,6 +168,7 @@ class AgentMessageChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -193,6 +201,7 @@ class AgentMessageSessionUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -207,6 +216,7 @@ class AgentNotification:
         | ExtNotification
         | None
     ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -218,6 +228,7 @@ class AgentRequest:
     params: (
         RequestPermissionRequest | CreateElicitationRequest | MessageMcpRequest | ExtRequest | None
     ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -246,6 +257,7 @@ class AgentThought:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -262,6 +274,7 @@ class AgentThoughtChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -294,6 +307,7 @@ class AgentThoughtSessionUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -334,6 +348,7 @@ class Annotations:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -345,6 +360,7 @@ class ArchiveSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -355,6 +371,7 @@ class ArchiveSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -395,6 +412,7 @@ class ArrayElicitationPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -411,6 +429,7 @@ class AudioContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -430,6 +449,7 @@ class AudioContentBlock:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -462,6 +482,7 @@ class AuthAccount:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -478,6 +499,7 @@ class AuthMethodAgent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 AuthMethodId: TypeAlias = str
@@ -501,6 +523,7 @@ class AuthMethodTerminal:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 AuthState: TypeAlias = str
@@ -514,6 +537,7 @@ class AuthStatusCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -524,6 +548,7 @@ class AuthStatusRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -544,6 +569,7 @@ class AuthStatusResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -564,6 +590,7 @@ class AuthStatusUpdateNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -577,6 +604,7 @@ class AvailableCommandsUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -594,6 +622,7 @@ class AvailableCommandsUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -605,6 +634,7 @@ class BackgroundSubagent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -616,6 +646,7 @@ class BackgroundTerminal:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -627,6 +658,7 @@ class BackgroundToolCall:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -643,6 +675,7 @@ class BlobResourceContents:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -668,6 +701,7 @@ class BooleanElicitationPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -690,6 +724,7 @@ class BooleanPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -714,6 +749,7 @@ class BooleanSessionConfigOption:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -730,6 +766,7 @@ class BooleanSetSessionConfigOptionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -743,6 +780,7 @@ class CancelCreateElicitationResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -754,6 +792,7 @@ class CancelRequestNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -765,6 +804,7 @@ class CancelSessionNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -777,6 +817,7 @@ class CancelTerminalRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -787,6 +828,7 @@ class CancelTerminalResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -799,6 +841,7 @@ class CancelToolCallRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -809,27 +852,7 @@ class CancelToolCallResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-
-
-@attrs.define(kw_only=True)
-class CancelledIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/4"""
-
-    stop_reason: Literal['cancelled'] = attrs.field(
-        default='cancelled', metadata={'required': True, 'wire': 'stopReason', 'const': 'cancelled'}
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    background: list[BackgroundWork] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -840,6 +863,7 @@ class CancelledPermissionOutcome:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -853,6 +877,7 @@ class CancelledRequestPermissionOutcome:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -867,6 +892,7 @@ class ClientAuthCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -885,6 +911,7 @@ class ClientCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -895,6 +922,7 @@ class ClientNotification:
     params: CancelSessionNotification | MessageMcpNotification | ExtNotification | None = (
         attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -928,6 +956,7 @@ class ClientRequest:
         | ExtRequest
         | None
     ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -939,6 +968,7 @@ class CloseSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -949,6 +979,7 @@ class CloseSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -965,6 +996,7 @@ class Command:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -984,6 +1016,7 @@ class CommandAvailableCommand:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1004,6 +1037,7 @@ class CommandPermissionSubject:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1027,6 +1061,7 @@ class CommandRequestPermissionSubject:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 CompactionId: TypeAlias = str
@@ -1045,6 +1080,7 @@ class CompactionSummaryChunk:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1061,6 +1097,7 @@ class CompactionSummaryChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1100,6 +1137,7 @@ class CompactionUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1143,6 +1181,7 @@ class CompactionUpdateSessionUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1156,6 +1195,7 @@ class CompleteElicitationNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1169,6 +1209,7 @@ class ConfigOptionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1186,6 +1227,7 @@ class ConfigOptionUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1197,6 +1239,7 @@ class Content:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1209,6 +1252,7 @@ class ContentChunk:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1223,6 +1267,7 @@ class ContentToolCallContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1246,6 +1291,7 @@ class CopyDiffChange:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1258,6 +1304,7 @@ class Cost:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1271,6 +1318,7 @@ class DeclineCreateElicitationResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1293,6 +1341,7 @@ class DeleteDiffChange:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1304,6 +1353,7 @@ class DeleteSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1314,6 +1364,7 @@ class DeleteSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1331,6 +1382,7 @@ class Diff:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 DiffFileType: TypeAlias = str
@@ -1346,6 +1398,7 @@ class DiffPatch:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 DiffPatchFormat: TypeAlias = str
@@ -1356,6 +1409,7 @@ class DiffPathChange:
     """schema.unstable.json#DiffPathChange"""
 
     path: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'path'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1364,6 +1418,7 @@ class DiffPathPairChange:
 
     old_path: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'oldPath'})
     path: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'path'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1384,6 +1439,7 @@ class DiffToolCallContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1395,6 +1451,7 @@ class DisableProviderRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1405,6 +1462,7 @@ class DisableProviderResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1414,6 +1472,7 @@ class ElicitationAcceptAction:
     content: dict[str, Any] | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'content'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1432,6 +1491,7 @@ class ElicitationCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationContentValue: TypeAlias = str | int | float | bool | list[str] | Any
@@ -1445,6 +1505,7 @@ class ElicitationFormCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationId: TypeAlias = str
@@ -1455,6 +1516,7 @@ class ElicitationRequestScope:
     """schema.unstable.json#ElicitationRequestScope"""
 
     request_id: RequestId = attrs.field(metadata={'required': True, 'wire': 'requestId'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1478,6 +1540,7 @@ class ElicitationSchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationSchemaType: TypeAlias = Annotated[Literal['object'], 'object']
@@ -1492,6 +1555,7 @@ class ElicitationSessionScope:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'toolCallId'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1502,6 +1566,7 @@ class ElicitationUrlCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1519,27 +1584,7 @@ class EmbeddedResource:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-
-
-@attrs.define(kw_only=True)
-class EndTurnIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/0"""
-
-    stop_reason: Literal['end_turn'] = attrs.field(
-        default='end_turn', metadata={'required': True, 'wire': 'stopReason', 'const': 'end_turn'}
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    background: list[BackgroundWork] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1556,6 +1601,7 @@ class EnumOption:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1568,6 +1614,7 @@ class EnvVariable:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1580,6 +1627,7 @@ class Error:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'data'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1588,6 +1636,7 @@ class ErrorAgentResponse:
 
     id: int | str | None = attrs.field(metadata={'nullable': True, 'required': True, 'wire': 'id'})
     error: Error = attrs.field(metadata={'required': True, 'wire': 'error'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1596,34 +1645,10 @@ class ErrorClientResponse:
 
     id: int | str | None = attrs.field(metadata={'nullable': True, 'required': True, 'wire': 'id'})
     error: Error = attrs.field(metadata={'required': True, 'wire': 'error'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ErrorCode: TypeAlias = int
-
-
-@attrs.define(kw_only=True)
-class ErrorIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/5"""
-
-    stop_reason: Literal['error'] = attrs.field(
-        default='error', metadata={'required': True, 'wire': 'stopReason', 'const': 'error'}
-    )
-    error: Error | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'error'},
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    background: list[BackgroundWork] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
 
 
 @attrs.define(kw_only=True)
@@ -1635,6 +1660,7 @@ class ErrorMessageMcpResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1643,6 +1669,7 @@ class ErrorProxyResponse:
 
     id: int | str | None = attrs.field(metadata={'nullable': True, 'required': True, 'wire': 'id'})
     error: Error = attrs.field(metadata={'required': True, 'wire': 'error'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1653,6 +1680,7 @@ class ErrorStopReason:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'error'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ExtNotification: TypeAlias = Any
@@ -1677,6 +1705,7 @@ class FilePlanUpdateContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1698,6 +1727,7 @@ class ForkSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1727,6 +1757,7 @@ class ForkSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1744,6 +1775,7 @@ class FormCreateElicitationRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1756,6 +1788,7 @@ class HttpHeader:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1774,6 +1807,7 @@ class HttpMcpServer:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1803,6 +1837,7 @@ class Icon:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 IconTheme: TypeAlias = str
@@ -1822,6 +1857,7 @@ class IdSetSessionConfigOptionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1847,6 +1883,7 @@ class IdleStateUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'stopReason'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1867,6 +1904,7 @@ class ImageContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1890,6 +1928,7 @@ class ImageContentBlock:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1906,6 +1945,7 @@ class Implementation:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1923,6 +1963,7 @@ class InitializeRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 InitializeProxyRequest: TypeAlias = InitializeRequest
@@ -1952,6 +1993,7 @@ class InitializeResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 InitializeProxyResponse: TypeAlias = InitializeResponse
@@ -1986,6 +2028,7 @@ class IntegerElicitationPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2014,6 +2057,7 @@ class IntegerPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2031,6 +2075,7 @@ class ItemsPlanUpdateContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2041,6 +2086,7 @@ class ListProvidersRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2052,6 +2098,7 @@ class ListProvidersResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2071,6 +2118,7 @@ class ListSessionsRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2092,6 +2140,7 @@ class ListSessionsResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 LlmProtocol: TypeAlias = str
@@ -2106,6 +2155,7 @@ class LoginAuthRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2116,6 +2166,7 @@ class LoginAuthResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2126,6 +2177,7 @@ class LogoutAuthRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2136,6 +2188,7 @@ class LogoutAuthResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2151,50 +2204,7 @@ class MarkdownPlanUpdateContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-
-
-@attrs.define(kw_only=True)
-class MaxTokensIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/1"""
-
-    stop_reason: Literal['max_tokens'] = attrs.field(
-        default='max_tokens',
-        metadata={'required': True, 'wire': 'stopReason', 'const': 'max_tokens'},
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    background: list[BackgroundWork] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
-
-
-@attrs.define(kw_only=True)
-class MaxTurnRequestsIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/2"""
-
-    stop_reason: Literal['max_turn_requests'] = attrs.field(
-        default='max_turn_requests',
-        metadata={'required': True, 'wire': 'stopReason', 'const': 'max_turn_requests'},
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    background: list[BackgroundWork] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2205,6 +2215,7 @@ class McpAcpCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2227,6 +2238,7 @@ class McpCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2236,6 +2248,7 @@ class McpError:
     code: int = attrs.field(metadata={'required': True, 'wire': 'code'})
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
     data: Any | None = attrs.field(default=None, metadata={'required': False, 'wire': 'data'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2246,6 +2259,7 @@ class McpHttpCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 McpRequestId: TypeAlias = str
@@ -2261,6 +2275,7 @@ class McpServerAcp:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 McpServerAcpId: TypeAlias = str
@@ -2279,6 +2294,7 @@ class McpServerHttp:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2295,6 +2311,7 @@ class McpServerStdio:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2305,6 +2322,7 @@ class McpStdioCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 MediaType: TypeAlias = str
@@ -2327,6 +2345,7 @@ class MessageMcpNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2343,6 +2362,7 @@ class MessageMcpRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 Model: TypeAlias = Any
@@ -2368,6 +2388,7 @@ class ModifyDiffChange:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2391,6 +2412,7 @@ class MoveDiffChange:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2428,6 +2450,7 @@ class MultiSelectPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2448,6 +2471,7 @@ class NewSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2477,27 +2501,7 @@ class NewSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-
-
-@attrs.define(kw_only=True)
-class NoneIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/7"""
-
-    stop_reason: None | None = attrs.field(
-        default=None, metadata={'required': False, 'wire': 'stopReason'}
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    background: list[BackgroundWork] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2514,6 +2518,7 @@ class Notice:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2533,6 +2538,7 @@ class NoticeSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 NoticeSeverity: TypeAlias = str
@@ -2567,6 +2573,7 @@ class NumberElicitationPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2595,6 +2602,7 @@ class NumberPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2605,7 +2613,7 @@ class OtherAuthMethod:
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
     method_id: AuthMethodId = attrs.field(metadata={'required': True, 'wire': 'methodId'})
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2616,7 +2624,7 @@ class OtherAvailableCommand:
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str = attrs.field(metadata={'required': True, 'wire': 'description'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 AvailableCommand: TypeAlias = CommandAvailableCommand | OtherAvailableCommand
@@ -2628,7 +2636,7 @@ class OtherAvailableCommandInput:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2637,7 +2645,7 @@ class OtherBackgroundWork:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2646,7 +2654,7 @@ class OtherContentBlock:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2660,7 +2668,7 @@ class OtherCreateElicitationRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2673,7 +2681,7 @@ class OtherCreateElicitationResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 CreateElicitationResponse: TypeAlias = AcceptCreateElicitationResponse | DeclineCreateElicitationResponse | CancelCreateElicitationResponse | OtherCreateElicitationResponse
@@ -2697,7 +2705,7 @@ class OtherDiffChange:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 DiffChange: TypeAlias = AddDiffChange | DeleteDiffChange | ModifyDiffChange | MoveDiffChange | CopyDiffChange | OtherDiffChange
@@ -2709,28 +2717,7 @@ class OtherElicitationPropertySchema:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
-
-
-@attrs.define(kw_only=True)
-class OtherIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/6"""
-
-    __agentproto_other__: ClassVar[bool] = True
-    stop_reason: str = attrs.field(metadata={'required': True, 'wire': 'stopReason'})
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    background: list[BackgroundWork] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2739,7 +2726,7 @@ class OtherMcpServer:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2748,7 +2735,7 @@ class OtherMultiSelectItems:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2758,7 +2745,7 @@ class OtherPlanUpdateContent:
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
     plan_id: PlanId = attrs.field(metadata={'required': True, 'wire': 'planId'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2767,7 +2754,7 @@ class OtherReplayFrom:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2776,7 +2763,7 @@ class OtherRequestPermissionOutcome:
 
     __agentproto_other__: ClassVar[bool] = True
     outcome: str = attrs.field(metadata={'required': True, 'wire': 'outcome'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2785,7 +2772,7 @@ class OtherRequestPermissionSubject:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2808,7 +2795,7 @@ class OtherSessionConfigOption:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2817,7 +2804,7 @@ class OtherSessionUpdate:
 
     __agentproto_other__: ClassVar[bool] = True
     session_update: str = attrs.field(metadata={'required': True, 'wire': 'sessionUpdate'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2833,7 +2820,7 @@ class OtherSetSessionConfigOptionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2842,7 +2829,7 @@ class OtherStateUpdate:
 
     __agentproto_other__: ClassVar[bool] = True
     state: str = attrs.field(metadata={'required': True, 'wire': 'state'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2851,7 +2838,7 @@ class OtherToolCallContent:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] = attrs.field(factory=dict, metadata={'extra': True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2865,6 +2852,7 @@ class PermissionOption:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 PermissionOptionId: TypeAlias = str
@@ -2884,6 +2872,7 @@ class PlanEntry:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 PlanEntryPriority: TypeAlias = str
@@ -2902,6 +2891,7 @@ class PlanFile:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 PlanId: TypeAlias = str
@@ -2919,6 +2909,7 @@ class PlanItems:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2931,6 +2922,7 @@ class PlanMarkdown:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2942,6 +2934,7 @@ class PlanRemoved:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2957,6 +2950,7 @@ class PlanRemovedSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2968,6 +2962,7 @@ class PlanUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 PlanUpdateContent: TypeAlias = ItemsPlanUpdateContent | FilePlanUpdateContent | MarkdownPlanUpdateContent | OtherPlanUpdateContent
@@ -2986,6 +2981,7 @@ class PlanUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -2996,6 +2992,7 @@ class PromptAudioCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3023,6 +3020,7 @@ class PromptCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3033,6 +3031,7 @@ class PromptEmbeddedContextCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3043,6 +3042,7 @@ class PromptImageCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3057,6 +3057,7 @@ class PromptRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3068,6 +3069,7 @@ class PromptResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ProtocolVersion: TypeAlias = int
@@ -3083,6 +3085,7 @@ class ProviderCurrentConfig:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ProviderId: TypeAlias = str
@@ -3109,6 +3112,7 @@ class ProviderInfo:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3119,6 +3123,7 @@ class ProvidersCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3129,6 +3134,7 @@ class ProxyNotification:
     params: ProxySuccessorNotification | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3140,6 +3146,7 @@ class ProxyRequest:
     params: InitializeProxyRequest | ProxySuccessorRequest | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3152,6 +3159,7 @@ class ProxySuccessorNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3164,30 +3172,10 @@ class ProxySuccessorRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ProxySuccessorResponse: TypeAlias = Any
-
-
-@attrs.define(kw_only=True)
-class RefusalIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/3"""
-
-    stop_reason: Literal['refusal'] = attrs.field(
-        default='refusal', metadata={'required': True, 'wire': 'stopReason', 'const': 'refusal'}
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
-    )
-    background: list[BackgroundWork] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
-    )
 
 
 @attrs.define(kw_only=True)
@@ -3198,6 +3186,7 @@ class ReplayFromStart:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3207,6 +3196,7 @@ class RequestElicitationFormMode:
     requested_schema: ElicitationSchema = attrs.field(
         metadata={'required': True, 'wire': 'requestedSchema'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3217,6 +3207,7 @@ class RequestElicitationUrlMode:
         metadata={'required': True, 'wire': 'elicitationId'}
     )
     url: str = attrs.field(metadata={'required': True, 'wire': 'url'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 RequestId: TypeAlias = int | str
@@ -3242,6 +3233,7 @@ class RequestPermissionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3253,6 +3245,7 @@ class RequestPermissionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3271,6 +3264,7 @@ class RequiresActionStateUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3291,6 +3285,7 @@ class ResourceContentBlock:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3339,6 +3334,7 @@ class ResourceLink:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3391,6 +3387,7 @@ class ResourceLinkContentBlock:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3422,6 +3419,7 @@ class ResultAgentResponse:
         | PromptResponse
         | ExtResponse
     ) = attrs.field(metadata={'required': True, 'wire': 'result'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
@@ -3435,6 +3433,7 @@ class ResultClientResponse:
     result: (
         RequestPermissionResponse | CreateElicitationResponse | MessageMcpResponse | ExtResponse
     ) = attrs.field(metadata={'required': True, 'wire': 'result'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ClientResponse: TypeAlias = ResultClientResponse | ErrorClientResponse
@@ -3449,6 +3448,7 @@ class ResultMessageMcpResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 MessageMcpResponse: TypeAlias = ResultMessageMcpResponse | ErrorMessageMcpResponse
@@ -3462,6 +3462,7 @@ class ResultProxyResponse:
     result: InitializeProxyResponse | ProxySuccessorResponse = attrs.field(
         metadata={'required': True, 'wire': 'result'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
@@ -3489,6 +3490,7 @@ class ResumeSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3517,6 +3519,7 @@ class ResumeSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 Role: TypeAlias = str
@@ -3537,6 +3540,7 @@ class RunningStateUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3566,6 +3570,7 @@ class SelectSessionConfigOption:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3577,6 +3582,7 @@ class SelectedPermissionOutcome:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3591,6 +3597,7 @@ class SelectedRequestPermissionOutcome:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 RequestPermissionOutcome: TypeAlias = CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome | OtherRequestPermissionOutcome
@@ -3604,6 +3611,7 @@ class SessionAdditionalDirectoriesCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3614,6 +3622,7 @@ class SessionArchiveCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionArchiveFilter: TypeAlias = str
@@ -3627,6 +3636,7 @@ class SessionCancelCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3683,6 +3693,7 @@ class SessionCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3690,6 +3701,7 @@ class SessionConfigBoolean:
     """schema.unstable.json#SessionConfigBoolean"""
 
     current_value: bool = attrs.field(metadata={'required': True, 'wire': 'currentValue'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionConfigGroupId: TypeAlias = str
@@ -3714,6 +3726,7 @@ class SessionConfigSelect:
     options: SessionConfigSelectOptions = attrs.field(
         metadata={'required': True, 'wire': 'options'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3735,6 +3748,7 @@ class SessionConfigSelectGroup:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3751,6 +3765,7 @@ class SessionConfigSelectOption:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionConfigSelectOptions: TypeAlias = list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
@@ -3767,6 +3782,7 @@ class SessionDeleteCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3776,6 +3792,7 @@ class SessionElicitationFormMode:
     requested_schema: ElicitationSchema = attrs.field(
         metadata={'required': True, 'wire': 'requestedSchema'}
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationFormMode: TypeAlias = SessionElicitationFormMode | RequestElicitationFormMode
@@ -3789,6 +3806,7 @@ class SessionElicitationUrlMode:
         metadata={'required': True, 'wire': 'elicitationId'}
     )
     url: str = attrs.field(metadata={'required': True, 'wire': 'url'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationUrlMode: TypeAlias = SessionElicitationUrlMode | RequestElicitationUrlMode
@@ -3802,6 +3820,7 @@ class SessionForkCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionId: TypeAlias = str
@@ -3832,6 +3851,7 @@ class SessionInfo:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3868,6 +3888,7 @@ class SessionInfoUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3908,6 +3929,7 @@ class SessionInfoUpdateSessionUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionListCursor: TypeAlias = str
@@ -3979,6 +4001,7 @@ class SessionMessage:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3991,6 +4014,7 @@ class SessionMessageChunk:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4007,6 +4031,7 @@ class SessionMessageChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4079,6 +4104,7 @@ class SessionMessageSessionUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4090,6 +4116,7 @@ class SessionNotFoundErrorData:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionStatus: TypeAlias = str
@@ -4103,6 +4130,7 @@ class SessionStatusCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4114,6 +4142,7 @@ class SessionStatusRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4129,6 +4158,7 @@ class SessionStatusResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4143,6 +4173,7 @@ class SessionSystemPromptCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4157,6 +4188,7 @@ class SessionSystemPromptModeCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4167,6 +4199,7 @@ class SessionSystemPromptOverrideCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4177,6 +4210,7 @@ class SessionTitleCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4193,6 +4227,7 @@ class SetProviderRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4203,6 +4238,7 @@ class SetProviderResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SetSessionConfigOptionRequest: TypeAlias = IdSetSessionConfigOptionRequest | BooleanSetSessionConfigOptionRequest | OtherSetSessionConfigOptionRequest
@@ -4219,6 +4255,7 @@ class SetSessionConfigOptionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4231,6 +4268,7 @@ class SetSessionTitleRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4242,6 +4280,7 @@ class SetSessionTitleResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4255,6 +4294,7 @@ class StartReplayFrom:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ReplayFrom: TypeAlias = StartReplayFrom | OtherReplayFrom
@@ -4268,6 +4308,7 @@ class StateUpdateSessionUpdate:
         default='state_update',
         metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'state_update'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4287,6 +4328,7 @@ class StdioMcpServer:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 McpServer: TypeAlias = HttpMcpServer | AcpMcpServer | StdioMcpServer | OtherMcpServer
@@ -4335,6 +4377,7 @@ class StringElicitationPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ElicitationPropertySchema: TypeAlias = StringElicitationPropertySchema | NumberElicitationPropertySchema | IntegerElicitationPropertySchema | BooleanElicitationPropertySchema | ArrayElicitationPropertySchema | OtherElicitationPropertySchema
@@ -4355,6 +4398,7 @@ class StringMultiSelectItems:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4397,6 +4441,7 @@ class StringPropertySchema:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4411,6 +4456,7 @@ class SubagentBackgroundWork:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4425,6 +4471,7 @@ class SubagentSessionCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4494,6 +4541,7 @@ class SubagentUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4567,6 +4615,7 @@ class SubagentUpdateSessionUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4579,6 +4628,7 @@ class SystemPrompt:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SystemPromptMode: TypeAlias = str
@@ -4593,6 +4643,7 @@ class Terminal:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4603,6 +4654,7 @@ class TerminalAuthCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4626,6 +4678,7 @@ class TerminalAuthMethod:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 AuthMethod: TypeAlias = TerminalAuthMethod | AgentAuthMethod | OtherAuthMethod
@@ -4643,6 +4696,7 @@ class TerminalBackgroundWork:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4653,6 +4707,7 @@ class TerminalCancelCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4667,6 +4722,7 @@ class TerminalCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4685,6 +4741,7 @@ class TerminalExitStatus:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 TerminalId: TypeAlias = str
@@ -4699,6 +4756,7 @@ class TerminalOutput:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4711,6 +4769,7 @@ class TerminalOutputChunk:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4727,6 +4786,7 @@ class TerminalOutputChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4743,6 +4803,7 @@ class TerminalSize:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4757,6 +4818,7 @@ class TerminalToolCallContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4834,6 +4896,7 @@ class TerminalUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4915,6 +4978,7 @@ class TerminalUpdateSessionUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4929,6 +4993,7 @@ class TextAvailableCommandInput:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 AvailableCommandInput: TypeAlias = TextAvailableCommandInput | OtherAvailableCommandInput
@@ -4943,6 +5008,7 @@ class TextCommandInput:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4958,6 +5024,7 @@ class TextContent:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -4976,6 +5043,7 @@ class TextContentBlock:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ContentBlock: TypeAlias = TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceLinkContentBlock | ResourceContentBlock | OtherContentBlock
@@ -4995,6 +5063,7 @@ class TextResourceContents:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
@@ -5011,6 +5080,7 @@ class TitledMultiSelectItems:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 MultiSelectItems: TypeAlias = StringMultiSelectItems | OtherMultiSelectItems | TitledMultiSelectItems
@@ -5028,6 +5098,7 @@ class ToolCallBackgroundWork:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 BackgroundWork: TypeAlias = TerminalBackgroundWork | ToolCallBackgroundWork | SubagentBackgroundWork | OtherBackgroundWork
@@ -5041,6 +5112,7 @@ class ToolCallCancelCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5055,6 +5127,7 @@ class ToolCallCapabilities:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ToolCallContent: TypeAlias = ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent | OtherToolCallContent
@@ -5070,6 +5143,7 @@ class ToolCallContentChunk:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5086,6 +5160,7 @@ class ToolCallContentChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ToolCallId: TypeAlias = str
@@ -5110,6 +5185,7 @@ class ToolCallLocation:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5121,6 +5197,7 @@ class ToolCallPermissionSubject:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5135,6 +5212,7 @@ class ToolCallRequestPermissionSubject:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 RequestPermissionSubject: TypeAlias = ToolCallRequestPermissionSubject | CommandRequestPermissionSubject | OtherRequestPermissionSubject
@@ -5238,6 +5316,7 @@ class ToolCallUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5339,6 +5418,7 @@ class ToolCallUpdateSessionUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ToolKind: TypeAlias = str
@@ -5353,6 +5433,7 @@ class UnarchiveSessionRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5363,6 +5444,7 @@ class UnarchiveSessionResponse:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5380,6 +5462,7 @@ class UnknownStateUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 StateUpdate: TypeAlias = RunningStateUpdate | IdleStateUpdate | RequiresActionStateUpdate | UnknownStateUpdate | OtherStateUpdate
@@ -5399,6 +5482,7 @@ class UnsupportedProtocolVersionErrorData:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ErrorData: TypeAlias = UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any
@@ -5414,6 +5498,7 @@ class UpdateSessionNotification:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5432,6 +5517,7 @@ class UrlCreateElicitationRequest:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 CreateElicitationRequest: TypeAlias = FormCreateElicitationRequest | UrlCreateElicitationRequest | OtherCreateElicitationRequest
@@ -5484,6 +5570,7 @@ class Usage:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5500,6 +5587,7 @@ class UsageUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5520,6 +5608,7 @@ class UsageUpdateSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5548,6 +5637,7 @@ class UserMessage:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5564,6 +5654,7 @@ class UserMessageChunkSessionUpdate:
         default=None,
         metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -5596,6 +5687,7 @@ class UserMessageSessionUpdate:
             'wire': '_meta',
         },
     )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 SessionUpdate: TypeAlias = UserMessageChunkSessionUpdate | UserMessageSessionUpdate | AgentMessageChunkSessionUpdate | AgentMessageSessionUpdate | AgentThoughtChunkSessionUpdate | AgentThoughtSessionUpdate | StateUpdateSessionUpdate | ToolCallContentChunkSessionUpdate | ToolCallUpdateSessionUpdate | TerminalUpdateSessionUpdate | TerminalOutputChunkSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate | OtherSessionUpdate

@@ -1,0 +1,61 @@
+"""Development tasks: ``nox -s tests lint typecheck regen check_generated bench``."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "uv|venv"
+nox.options.sessions = ["lint", "typecheck", "check_generated", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+
+
+def _install(session: nox.Session, *groups: str) -> None:
+    requirements: list[str] = []
+    for group in groups:
+        requirements += nox.project.dependency_groups(PYPROJECT, group)
+    session.install("-e", ".", *requirements)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite (pass pytest options after --, e.g. -- --slow)."""
+    _install(session, "test", "codegen")
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff: lint and formatting check of the hand-written code."""
+    session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on the hand-written code."""
+    _install(session, "typecheck", "codegen")
+    session.run("mypy")
+
+
+@nox.session
+def regen(session: nox.Session) -> None:
+    """Regenerate the sealed modules (-- --agui 1.1 --out DIR writes elsewhere)."""
+    _install(session, "codegen")
+    session.run("python", "-m", "codegen", *session.posargs)
+
+
+@nox.session
+def check_generated(session: nox.Session) -> None:
+    """Regenerate into a temporary folder and fail on any difference."""
+    _install(session, "codegen")
+    session.run("python", "-m", "codegen", "--check")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks side by side with the peer SDKs (-- --json PATH writes the figures)."""
+    _install(session, "bench")
+    session.run("python", "-m", "tests.benchmarks.bench", *session.posargs)
