@@ -57,9 +57,15 @@ def prepared_schema(source: Source) -> tuple[dict[str, Any], dict[str, dict[str,
 
 
 def generate(source: Source, out: Path) -> None:
-    """Write the sealed module for ``source`` to ``out``."""
+    """Write the sealed module for ``source`` to ``out``.
+
+    The generator runs in a scratch folder, away from any ``pyproject.toml`` whose
+    settings (line length) it would pick up, so the output is the same wherever
+    it is written.
+    """
     schema, info = prepared_schema(source)
     with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp) / "module.py"
         schema_path = Path(tmp) / "schema.json"
         schema_path.write_text(json.dumps(schema), encoding="utf-8")
         info_path = Path(tmp) / "info.json"
@@ -73,7 +79,7 @@ def generate(source: Source, out: Path) -> None:
             "--input-file-type",
             "jsonschema",
             "--output",
-            str(out),
+            str(scratch),
             "--output-model-type",
             "dataclasses.dataclass",
             "--custom-template-dir",
@@ -99,10 +105,11 @@ def generate(source: Source, out: Path) -> None:
             "--formatters",
             "builtin",
         ]
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        result = subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp)
         if result.returncode != 0:
             raise GenerationError(f"datamodel-code-generator failed:\n{result.stderr}")
-    _verify(out, set(schema["$defs"]))
+        _verify(scratch, set(schema["$defs"]))
+        out.write_bytes(scratch.read_bytes())
 
 
 def _verify(module: Path, expected: set[str]) -> None:

@@ -14,14 +14,20 @@ class AcceptCreateElicitationResponse:
     """schema.unstable.json#CreateElicitationResponse/anyOf/0"""
 
     action: Literal['accept'] = attrs.field(
-        default='accept', metadata={'required': True, 'wire': 'action', 'const': 'accept'}
+        default='accept',
+        metadata={'required': True, 'wire': 'action', 'const': 'accept'},
     )
     content: dict[str, Any] | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'content'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -34,10 +40,17 @@ class AcpMcpServer:
         default='acp', metadata={'required': True, 'wire': 'type', 'const': 'acp'}
     )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
-    server_id: McpServerAcpId = attrs.field(metadata={'required': True, 'wire': 'serverId'})
+    server_id: McpServerAcpId = attrs.field(
+        metadata={'required': True, 'wire': 'serverId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -48,15 +61,30 @@ class AgentAuthCapabilities:
 
     status: AuthStatusCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'status'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'status',
+        },
     )
     logout: LogoutCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'logout'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'logout',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -66,29 +94,50 @@ class AgentCapabilities:
     """schema.unstable.json#AgentCapabilities"""
 
     load_session: bool | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'loadSession'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'loadSession'},
     )
     prompt_capabilities: PromptCapabilities | None = attrs.field(
         default=None,
-        metadata={'on_error': 'default', 'required': False, 'wire': 'promptCapabilities'},
+        metadata={
+            'on_error': 'default',
+            'required': False,
+            'wire': 'promptCapabilities',
+        },
     )
     mcp_capabilities: McpCapabilities | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'mcpCapabilities'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'mcpCapabilities'},
     )
     session_capabilities: SessionCapabilities | None = attrs.field(
         default=None,
-        metadata={'on_error': 'default', 'required': False, 'wire': 'sessionCapabilities'},
+        metadata={
+            'on_error': 'default',
+            'required': False,
+            'wire': 'sessionCapabilities',
+        },
     )
     auth: AgentAuthCapabilities | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'auth'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'auth'},
     )
     providers: ProvidersCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'providers'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'providers',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -99,16 +148,30 @@ class AgentMessageChunkSessionUpdate:
 
     session_update: Literal['agent_message_chunk'] = attrs.field(
         default='agent_message_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'agent_message_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'agent_message_chunk',
+        },
     )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     message_id: MessageId | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'messageId'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'messageId',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -124,7 +187,9 @@ class AgentNotification:
         | AuthStatusUpdateNotification
         | ExtNotification
         | None
-    ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    ) = (
+        attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -147,7 +212,9 @@ class AgentRequest:
         | MessageMcpRequest
         | ExtRequest
         | None
-    ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    ) = (
+        attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -157,16 +224,30 @@ class AgentThoughtChunkSessionUpdate:
 
     session_update: Literal['agent_thought_chunk'] = attrs.field(
         default='agent_thought_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'agent_thought_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'agent_thought_chunk',
+        },
     )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     message_id: MessageId | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'messageId'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'messageId',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -196,11 +277,21 @@ class Annotations:
     )
     priority: float | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'priority'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'priority',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -209,10 +300,17 @@ class Annotations:
 class ArchiveSessionRequest:
     """schema.unstable.json#ArchiveSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -223,7 +321,12 @@ class ArchiveSessionResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -238,11 +341,21 @@ class ArrayElicitationPropertySchema:
     items: MultiSelectItems = attrs.field(metadata={'required': True, 'wire': 'items'})
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     min_items: int | None = attrs.field(
         default=None,
@@ -264,7 +377,12 @@ class ArrayElicitationPropertySchema:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -277,11 +395,21 @@ class AudioContent:
     mime_type: str = attrs.field(metadata={'required': True, 'wire': 'mimeType'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -297,11 +425,21 @@ class AudioContentBlock:
     mime_type: str = attrs.field(metadata={'required': True, 'wire': 'mimeType'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -313,15 +451,30 @@ class AuthAccount:
     label: str = attrs.field(metadata={'required': True, 'wire': 'label'})
     active: bool | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'active'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'active',
+        },
     )
     name: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'name'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'name',
+        },
     )
     email: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'email'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'email',
+        },
     )
     organization: str | None = attrs.field(
         default=None,
@@ -334,7 +487,12 @@ class AuthAccount:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -344,11 +502,17 @@ class AuthCapabilities:
     """schema.unstable.json#AuthCapabilities"""
 
     terminal: bool | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'terminal'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'terminal'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -361,11 +525,21 @@ class AuthMethodAgent:
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -381,15 +555,27 @@ class AuthMethodTerminal:
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
-    args: list[str] | None = attrs.field(default=None, metadata={'required': False, 'wire': 'args'})
+    args: list[str] | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'args'}
+    )
     env: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'env'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -403,7 +589,12 @@ class AuthStatusCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -414,7 +605,12 @@ class AuthStatusRequest:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -435,7 +631,12 @@ class AuthStatusResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -456,7 +657,12 @@ class AuthStatusUpdateNotification:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -465,10 +671,17 @@ class AuthStatusUpdateNotification:
 class AuthenticateRequest:
     """schema.unstable.json#AuthenticateRequest"""
 
-    method_id: AuthMethodId = attrs.field(metadata={'required': True, 'wire': 'methodId'})
+    method_id: AuthMethodId = attrs.field(
+        metadata={'required': True, 'wire': 'methodId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -479,7 +692,12 @@ class AuthenticateResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -492,11 +710,21 @@ class AvailableCommand:
     description: str = attrs.field(metadata={'required': True, 'wire': 'description'})
     input: AvailableCommandInput | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'input'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'input',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -515,7 +743,12 @@ class AvailableCommandsUpdate:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -526,7 +759,11 @@ class AvailableCommandsUpdateSessionUpdate:
 
     session_update: Literal['available_commands_update'] = attrs.field(
         default='available_commands_update',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'available_commands_update'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'available_commands_update',
+        },
     )
     available_commands: list[AvailableCommand] = attrs.field(
         metadata={
@@ -538,7 +775,12 @@ class AvailableCommandsUpdateSessionUpdate:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -551,11 +793,21 @@ class BlobResourceContents:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     mime_type: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -566,7 +818,12 @@ class BooleanConfigOptionCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -576,23 +833,44 @@ class BooleanElicitationPropertySchema:
     """schema.unstable.json#ElicitationPropertySchema/anyOf/3"""
 
     type: Literal['boolean'] = attrs.field(
-        default='boolean', metadata={'required': True, 'wire': 'type', 'const': 'boolean'}
+        default='boolean',
+        metadata={'required': True, 'wire': 'type', 'const': 'boolean'},
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     default: bool | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -603,19 +881,39 @@ class BooleanPropertySchema:
 
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     default: bool | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -625,22 +923,40 @@ class BooleanSessionConfigOption:
     """schema.unstable.json#SessionConfigOption/anyOf/1"""
 
     type: Literal['boolean'] = attrs.field(
-        default='boolean', metadata={'required': True, 'wire': 'type', 'const': 'boolean'}
+        default='boolean',
+        metadata={'required': True, 'wire': 'type', 'const': 'boolean'},
     )
-    current_value: bool = attrs.field(metadata={'required': True, 'wire': 'currentValue'})
+    current_value: bool = attrs.field(
+        metadata={'required': True, 'wire': 'currentValue'}
+    )
     id: SessionConfigId = attrs.field(metadata={'required': True, 'wire': 'id'})
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     category: SessionConfigOptionCategory | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'category'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'category',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -650,14 +966,24 @@ class BooleanSetSessionConfigOptionRequest:
     """schema.unstable.json#SetSessionConfigOptionRequest/anyOf/0"""
 
     type: Literal['boolean'] = attrs.field(
-        default='boolean', metadata={'required': True, 'wire': 'type', 'const': 'boolean'}
+        default='boolean',
+        metadata={'required': True, 'wire': 'type', 'const': 'boolean'},
     )
     value: bool = attrs.field(metadata={'required': True, 'wire': 'value'})
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    config_id: SessionConfigId = attrs.field(metadata={'required': True, 'wire': 'configId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    config_id: SessionConfigId = attrs.field(
+        metadata={'required': True, 'wire': 'configId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -667,11 +993,17 @@ class CancelCreateElicitationResponse:
     """schema.unstable.json#CreateElicitationResponse/anyOf/2"""
 
     action: Literal['cancel'] = attrs.field(
-        default='cancel', metadata={'required': True, 'wire': 'action', 'const': 'cancel'}
+        default='cancel',
+        metadata={'required': True, 'wire': 'action', 'const': 'cancel'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -680,10 +1012,17 @@ class CancelCreateElicitationResponse:
 class CancelNotification:
     """schema.unstable.json#CancelNotification"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -692,10 +1031,46 @@ class CancelNotification:
 class CancelRequestNotification:
     """schema.unstable.json#CancelRequestNotification"""
 
-    request_id: RequestId = attrs.field(metadata={'required': True, 'wire': 'requestId'})
+    request_id: RequestId = attrs.field(
+        metadata={'required': True, 'wire': 'requestId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class CancelledIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/4"""
+
+    stop_reason: Literal['cancelled'] = attrs.field(
+        default='cancelled',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'cancelled'},
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -705,7 +1080,8 @@ class CancelledRequestPermissionOutcome:
     """schema.unstable.json#RequestPermissionOutcome/anyOf/0"""
 
     outcome: Literal['cancelled'] = attrs.field(
-        default='cancelled', metadata={'required': True, 'wire': 'outcome', 'const': 'cancelled'}
+        default='cancelled',
+        metadata={'required': True, 'wire': 'outcome', 'const': 'cancelled'},
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -718,30 +1094,57 @@ class ClientCapabilities:
         default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'fs'}
     )
     terminal: bool | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'terminal'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'terminal'},
     )
     session: ClientSessionCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'session'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'session',
+        },
     )
     subagents: SubagentCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'subagents'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'subagents',
+        },
     )
     plan: PlanCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'plan'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'plan',
+        },
     )
     auth: AuthCapabilities | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'auth'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'auth'},
     )
     elicitation: ElicitationCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'elicitation'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'elicitation',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -751,8 +1154,11 @@ class ClientNotification:
     """schema.unstable.json#ClientNotification"""
 
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
-    params: CancelNotification | MessageMcpNotification | ExtNotification | None = attrs.field(
-        default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'}
+    params: CancelNotification | MessageMcpNotification | ExtNotification | None = (
+        attrs.field(
+            default=None,
+            metadata={'nullable': True, 'required': False, 'wire': 'params'},
+        )
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -787,7 +1193,9 @@ class ClientRequest:
         | PromptRequest
         | ExtRequest
         | None
-    ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    ) = (
+        attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -797,7 +1205,12 @@ class ClientSessionCapabilities:
 
     compaction: CompactionCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'compaction'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'compaction',
+        },
     )
     config_options: SessionConfigOptionsCapabilities | None = attrs.field(
         default=None,
@@ -810,11 +1223,21 @@ class ClientSessionCapabilities:
     )
     notices: NoticeCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'notices'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'notices',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -823,10 +1246,17 @@ class ClientSessionCapabilities:
 class CloseSessionRequest:
     """schema.unstable.json#CloseSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -837,7 +1267,12 @@ class CloseSessionResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -859,11 +1294,18 @@ CompactionStatus: TypeAlias = str
 class CompactionSummaryChunk:
     """schema.unstable.json#CompactionSummaryChunk"""
 
-    compaction_id: CompactionId = attrs.field(metadata={'required': True, 'wire': 'compactionId'})
+    compaction_id: CompactionId = attrs.field(
+        metadata={'required': True, 'wire': 'compactionId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -874,13 +1316,24 @@ class CompactionSummaryChunkSessionUpdate:
 
     session_update: Literal['compaction_summary_chunk'] = attrs.field(
         default='compaction_summary_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'compaction_summary_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'compaction_summary_chunk',
+        },
     )
-    compaction_id: CompactionId = attrs.field(metadata={'required': True, 'wire': 'compactionId'})
+    compaction_id: CompactionId = attrs.field(
+        metadata={'required': True, 'wire': 'compactionId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -889,8 +1342,12 @@ class CompactionSummaryChunkSessionUpdate:
 class CompactionUpdate:
     """schema.unstable.json#CompactionUpdate"""
 
-    compaction_id: CompactionId = attrs.field(metadata={'required': True, 'wire': 'compactionId'})
-    status: CompactionStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
+    compaction_id: CompactionId = attrs.field(
+        metadata={'required': True, 'wire': 'compactionId'}
+    )
+    status: CompactionStatus = attrs.field(
+        metadata={'required': True, 'wire': 'status'}
+    )
     summary: list[ContentBlock] | None = attrs.field(
         default=None,
         metadata={
@@ -903,11 +1360,21 @@ class CompactionUpdate:
     )
     error: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'error'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'error',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -918,10 +1385,18 @@ class CompactionUpdateSessionUpdate:
 
     session_update: Literal['compaction_update'] = attrs.field(
         default='compaction_update',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'compaction_update'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'compaction_update',
+        },
     )
-    compaction_id: CompactionId = attrs.field(metadata={'required': True, 'wire': 'compactionId'})
-    status: CompactionStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
+    compaction_id: CompactionId = attrs.field(
+        metadata={'required': True, 'wire': 'compactionId'}
+    )
+    status: CompactionStatus = attrs.field(
+        metadata={'required': True, 'wire': 'status'}
+    )
     summary: list[ContentBlock] | None = attrs.field(
         default=None,
         metadata={
@@ -934,11 +1409,21 @@ class CompactionUpdateSessionUpdate:
     )
     error: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'error'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'error',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -952,7 +1437,12 @@ class CompleteElicitationNotification:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -971,7 +1461,12 @@ class ConfigOptionUpdate:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -982,7 +1477,11 @@ class ConfigOptionUpdateSessionUpdate:
 
     session_update: Literal['config_option_update'] = attrs.field(
         default='config_option_update',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'config_option_update'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'config_option_update',
+        },
     )
     config_options: list[SessionConfigOption] = attrs.field(
         metadata={
@@ -994,7 +1493,12 @@ class ConfigOptionUpdateSessionUpdate:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1006,7 +1510,12 @@ class Content:
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1018,11 +1527,21 @@ class ContentChunk:
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     message_id: MessageId | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'messageId'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'messageId',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1032,12 +1551,18 @@ class ContentToolCallContent:
     """schema.unstable.json#ToolCallContent/anyOf/0"""
 
     type: Literal['content'] = attrs.field(
-        default='content', metadata={'required': True, 'wire': 'type', 'const': 'content'}
+        default='content',
+        metadata={'required': True, 'wire': 'type', 'const': 'content'},
     )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1050,7 +1575,12 @@ class Cost:
     currency: str = attrs.field(metadata={'required': True, 'wire': 'currency'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1059,9 +1589,13 @@ class Cost:
 class CreateTerminalRequest:
     """schema.unstable.json#CreateTerminalRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     command: str = attrs.field(metadata={'required': True, 'wire': 'command'})
-    args: list[str] | None = attrs.field(default=None, metadata={'required': False, 'wire': 'args'})
+    args: list[str] | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'args'}
+    )
     env: list[EnvVariable] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'env'}
     )
@@ -1070,11 +1604,21 @@ class CreateTerminalRequest:
     )
     output_byte_limit: int | None = attrs.field(
         default=None,
-        metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'outputByteLimit'},
+        metadata={
+            'minimum': 0,
+            'nullable': True,
+            'required': False,
+            'wire': 'outputByteLimit',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1083,10 +1627,17 @@ class CreateTerminalRequest:
 class CreateTerminalResponse:
     """schema.unstable.json#CreateTerminalResponse"""
 
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1100,7 +1651,12 @@ class CurrentModeUpdate:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1111,14 +1667,23 @@ class CurrentModeUpdateSessionUpdate:
 
     session_update: Literal['current_mode_update'] = attrs.field(
         default='current_mode_update',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'current_mode_update'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'current_mode_update',
+        },
     )
     current_mode_id: SessionModeId = attrs.field(
         metadata={'required': True, 'wire': 'currentModeId'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1128,11 +1693,17 @@ class DeclineCreateElicitationResponse:
     """schema.unstable.json#CreateElicitationResponse/anyOf/1"""
 
     action: Literal['decline'] = attrs.field(
-        default='decline', metadata={'required': True, 'wire': 'action', 'const': 'decline'}
+        default='decline',
+        metadata={'required': True, 'wire': 'action', 'const': 'decline'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1141,10 +1712,17 @@ class DeclineCreateElicitationResponse:
 class DeleteSessionRequest:
     """schema.unstable.json#DeleteSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1155,7 +1733,12 @@ class DeleteSessionResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1168,11 +1751,21 @@ class Diff:
     new_text: str = attrs.field(metadata={'required': True, 'wire': 'newText'})
     old_text: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'oldText'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'oldText',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1188,11 +1781,21 @@ class DiffToolCallContent:
     new_text: str = attrs.field(metadata={'required': True, 'wire': 'newText'})
     old_text: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'oldText'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'oldText',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1201,10 +1804,17 @@ class DiffToolCallContent:
 class DisableProviderRequest:
     """schema.unstable.json#DisableProviderRequest"""
 
-    provider_id: ProviderId = attrs.field(metadata={'required': True, 'wire': 'providerId'})
+    provider_id: ProviderId = attrs.field(
+        metadata={'required': True, 'wire': 'providerId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1215,7 +1825,12 @@ class DisableProviderResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1236,15 +1851,30 @@ class ElicitationCapabilities:
 
     form: ElicitationFormCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'form'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'form',
+        },
     )
     url: ElicitationUrlCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'url'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'url',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1258,7 +1888,12 @@ class ElicitationFormCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1270,7 +1905,9 @@ ElicitationId: TypeAlias = str
 class ElicitationRequestScope:
     """schema.unstable.json#ElicitationRequestScope"""
 
-    request_id: RequestId = attrs.field(metadata={'required': True, 'wire': 'requestId'})
+    request_id: RequestId = attrs.field(
+        metadata={'required': True, 'wire': 'requestId'}
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -1279,11 +1916,17 @@ class ElicitationSchema:
     """schema.unstable.json#ElicitationSchema"""
 
     type: ElicitationSchemaType | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'type'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'type'},
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     properties: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'properties'}
@@ -1293,11 +1936,21 @@ class ElicitationSchema:
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1309,10 +1962,17 @@ ElicitationSchemaType: TypeAlias = Annotated[Literal['object'], 'object']
 class ElicitationSessionScope:
     """schema.unstable.json#ElicitationSessionScope"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     tool_call_id: ToolCallId | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'toolCallId'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'toolCallId',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1323,7 +1983,12 @@ class ElicitationUrlCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1337,11 +2002,50 @@ class EmbeddedResource:
     )
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class EndTurnIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/0"""
+
+    stop_reason: Literal['end_turn'] = attrs.field(
+        default='end_turn',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'end_turn'},
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1354,11 +2058,21 @@ class EnumOption:
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1371,7 +2085,12 @@ class EnvVariable:
     value: str = attrs.field(metadata={'required': True, 'wire': 'value'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1383,7 +2102,8 @@ class Error:
     code: ErrorCode = attrs.field(metadata={'required': True, 'wire': 'code'})
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
     data: Any | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'data'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'data'},
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1410,13 +2130,56 @@ ErrorCode: TypeAlias = int
 
 
 @attrs.define(kw_only=True)
+class ErrorIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/5"""
+
+    stop_reason: Literal['error'] = attrs.field(
+        default='error',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'error'},
+    )
+    error: Error | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'error',
+        },
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
 class ErrorMessageMcpResponse:
     """schema.unstable.json#MessageMcpResponse/anyOf/1"""
 
     error: McpError = attrs.field(metadata={'required': True, 'wire': 'error'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1436,7 +2199,12 @@ class ErrorStopReason:
 
     error: Error | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'error'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'error',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1461,7 +2229,12 @@ class FilePlanUpdateContent:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1471,14 +2244,21 @@ class FileSystemCapabilities:
     """schema.unstable.json#FileSystemCapabilities"""
 
     read_text_file: bool | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'readTextFile'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'readTextFile'},
     )
     write_text_file: bool | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'writeTextFile'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'writeTextFile'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1487,7 +2267,9 @@ class FileSystemCapabilities:
 class ForkSessionRequest:
     """schema.unstable.json#ForkSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     cwd: str = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     additional_directories: list[str] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'additionalDirectories'}
@@ -1496,11 +2278,17 @@ class ForkSessionRequest:
         default=None, metadata={'required': False, 'wire': 'mcpServers'}
     )
     system_prompt: SystemPrompt | None = attrs.field(
-        default=None, metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'}
+        default=None,
+        metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1509,10 +2297,17 @@ class ForkSessionRequest:
 class ForkSessionResponse:
     """schema.unstable.json#ForkSessionResponse"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     modes: SessionModeState | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'modes'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'modes',
+        },
     )
     config_options: list[SessionConfigOption] | None = attrs.field(
         default=None,
@@ -1526,7 +2321,12 @@ class ForkSessionResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1544,7 +2344,12 @@ class FormCreateElicitationRequest:
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1557,7 +2362,12 @@ class HttpHeader:
     value: str = attrs.field(metadata={'required': True, 'wire': 'value'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1571,10 +2381,17 @@ class HttpMcpServer:
     )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     url: str = attrs.field(metadata={'required': True, 'wire': 'url'})
-    headers: list[HttpHeader] = attrs.field(metadata={'required': True, 'wire': 'headers'})
+    headers: list[HttpHeader] = attrs.field(
+        metadata={'required': True, 'wire': 'headers'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1588,15 +2405,30 @@ class IdleStateUpdate:
     )
     usage: Usage | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     stop_reason: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'stopReason'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'stopReason',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1609,15 +2441,30 @@ class ImageContent:
     mime_type: str = attrs.field(metadata={'required': True, 'wire': 'mimeType'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     uri: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'uri'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'uri',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1633,15 +2480,30 @@ class ImageContentBlock:
     mime_type: str = attrs.field(metadata={'required': True, 'wire': 'mimeType'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     uri: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'uri'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'uri',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1654,11 +2516,21 @@ class Implementation:
     version: str = attrs.field(metadata={'required': True, 'wire': 'version'})
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1668,19 +2540,38 @@ class InitializeRequest:
     """schema.unstable.json#InitializeRequest"""
 
     protocol_version: ProtocolVersion = attrs.field(
-        metadata={'maximum': 65535, 'minimum': 0, 'required': True, 'wire': 'protocolVersion'}
+        metadata={
+            'maximum': 65535,
+            'minimum': 0,
+            'required': True,
+            'wire': 'protocolVersion',
+        }
     )
     client_capabilities: ClientCapabilities | None = attrs.field(
         default=None,
-        metadata={'on_error': 'default', 'required': False, 'wire': 'clientCapabilities'},
+        metadata={
+            'on_error': 'default',
+            'required': False,
+            'wire': 'clientCapabilities',
+        },
     )
     client_info: Implementation | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'clientInfo'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'clientInfo',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1693,7 +2584,12 @@ class InitializeResponse:
     """schema.unstable.json#InitializeResponse"""
 
     protocol_version: ProtocolVersion = attrs.field(
-        metadata={'maximum': 65535, 'minimum': 0, 'required': True, 'wire': 'protocolVersion'}
+        metadata={
+            'maximum': 65535,
+            'minimum': 0,
+            'required': True,
+            'wire': 'protocolVersion',
+        }
     )
     agent_capabilities: AgentCapabilities | None = attrs.field(
         default=None,
@@ -1710,11 +2606,21 @@ class InitializeResponse:
     )
     agent_info: Implementation | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'agentInfo'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'agentInfo',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1727,15 +2633,26 @@ class IntegerElicitationPropertySchema:
     """schema.unstable.json#ElicitationPropertySchema/anyOf/2"""
 
     type: Literal['integer'] = attrs.field(
-        default='integer', metadata={'required': True, 'wire': 'type', 'const': 'integer'}
+        default='integer',
+        metadata={'required': True, 'wire': 'type', 'const': 'integer'},
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     minimum: int | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'minimum'}
@@ -1745,11 +2662,21 @@ class IntegerElicitationPropertySchema:
     )
     default: int | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1760,11 +2687,21 @@ class IntegerPropertySchema:
 
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     minimum: int | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'minimum'}
@@ -1774,11 +2711,21 @@ class IntegerPropertySchema:
     )
     default: int | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1801,7 +2748,12 @@ class ItemsPlanUpdateContent:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1810,11 +2762,20 @@ class ItemsPlanUpdateContent:
 class KillTerminalRequest:
     """schema.unstable.json#KillTerminalRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1825,7 +2786,12 @@ class KillTerminalResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1836,7 +2802,12 @@ class ListProvidersRequest:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1845,10 +2816,17 @@ class ListProvidersRequest:
 class ListProvidersResponse:
     """schema.unstable.json#ListProvidersResponse"""
 
-    providers: list[ProviderInfo] = attrs.field(metadata={'required': True, 'wire': 'providers'})
+    providers: list[ProviderInfo] = attrs.field(
+        metadata={'required': True, 'wire': 'providers'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1868,7 +2846,12 @@ class ListSessionsRequest:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1887,11 +2870,21 @@ class ListSessionsResponse:
     )
     next_cursor: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'nextCursor'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'nextCursor',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1903,18 +2896,28 @@ LlmProtocol: TypeAlias = str
 class LoadSessionRequest:
     """schema.unstable.json#LoadSessionRequest"""
 
-    mcp_servers: list[McpServer] = attrs.field(metadata={'required': True, 'wire': 'mcpServers'})
+    mcp_servers: list[McpServer] = attrs.field(
+        metadata={'required': True, 'wire': 'mcpServers'}
+    )
     cwd: str = attrs.field(metadata={'required': True, 'wire': 'cwd'})
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     additional_directories: list[str] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'additionalDirectories'}
     )
     system_prompt: SystemPrompt | None = attrs.field(
-        default=None, metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'}
+        default=None,
+        metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1925,7 +2928,12 @@ class LoadSessionResponse:
 
     modes: SessionModeState | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'modes'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'modes',
+        },
     )
     config_options: list[SessionConfigOption] | None = attrs.field(
         default=None,
@@ -1939,7 +2947,12 @@ class LoadSessionResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1950,7 +2963,12 @@ class LogoutCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1961,7 +2979,12 @@ class LogoutRequest:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1972,7 +2995,12 @@ class LogoutResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1982,13 +3010,77 @@ class MarkdownPlanUpdateContent:
     """schema.unstable.json#PlanUpdateContent/anyOf/2"""
 
     type: Literal['markdown'] = attrs.field(
-        default='markdown', metadata={'required': True, 'wire': 'type', 'const': 'markdown'}
+        default='markdown',
+        metadata={'required': True, 'wire': 'type', 'const': 'markdown'},
     )
     plan_id: PlanId = attrs.field(metadata={'required': True, 'wire': 'planId'})
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class MaxTokensIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/1"""
+
+    stop_reason: Literal['max_tokens'] = attrs.field(
+        default='max_tokens',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'max_tokens'},
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class MaxTurnRequestsIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/2"""
+
+    stop_reason: Literal['max_turn_requests'] = attrs.field(
+        default='max_turn_requests',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'max_turn_requests'},
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1998,7 +3090,8 @@ class McpCapabilities:
     """schema.unstable.json#McpCapabilities"""
 
     http: bool | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'http'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'http'},
     )
     sse: bool | None = attrs.field(
         default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'sse'}
@@ -2008,7 +3101,12 @@ class McpCapabilities:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2019,7 +3117,9 @@ class McpError:
 
     code: int = attrs.field(metadata={'required': True, 'wire': 'code'})
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
-    data: Any | None = attrs.field(default=None, metadata={'required': False, 'wire': 'data'})
+    data: Any | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'data'}
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -2031,10 +3131,17 @@ class McpServerAcp:
     """schema.unstable.json#McpServerAcp"""
 
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
-    server_id: McpServerAcpId = attrs.field(metadata={'required': True, 'wire': 'serverId'})
+    server_id: McpServerAcpId = attrs.field(
+        metadata={'required': True, 'wire': 'serverId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2048,10 +3155,17 @@ class McpServerHttp:
 
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     url: str = attrs.field(metadata={'required': True, 'wire': 'url'})
-    headers: list[HttpHeader] = attrs.field(metadata={'required': True, 'wire': 'headers'})
+    headers: list[HttpHeader] = attrs.field(
+        metadata={'required': True, 'wire': 'headers'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2062,10 +3176,17 @@ class McpServerSse:
 
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     url: str = attrs.field(metadata={'required': True, 'wire': 'url'})
-    headers: list[HttpHeader] = attrs.field(metadata={'required': True, 'wire': 'headers'})
+    headers: list[HttpHeader] = attrs.field(
+        metadata={'required': True, 'wire': 'headers'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2080,7 +3201,12 @@ class McpServerStdio:
     env: list[EnvVariable] = attrs.field(metadata={'required': True, 'wire': 'env'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2092,15 +3218,24 @@ MessageId: TypeAlias = str
 class MessageMcpNotification:
     """schema.unstable.json#MessageMcpNotification"""
 
-    server_id: McpServerAcpId = attrs.field(metadata={'required': True, 'wire': 'serverId'})
-    request_id: McpRequestId = attrs.field(metadata={'required': True, 'wire': 'requestId'})
+    server_id: McpServerAcpId = attrs.field(
+        metadata={'required': True, 'wire': 'serverId'}
+    )
+    request_id: McpRequestId = attrs.field(
+        metadata={'required': True, 'wire': 'requestId'}
+    )
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: dict[str, Any] | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2109,15 +3244,24 @@ class MessageMcpNotification:
 class MessageMcpRequest:
     """schema.unstable.json#MessageMcpRequest"""
 
-    server_id: McpServerAcpId = attrs.field(metadata={'required': True, 'wire': 'serverId'})
-    request_id: McpRequestId = attrs.field(metadata={'required': True, 'wire': 'requestId'})
+    server_id: McpServerAcpId = attrs.field(
+        metadata={'required': True, 'wire': 'serverId'}
+    )
+    request_id: McpRequestId = attrs.field(
+        metadata={'required': True, 'wire': 'requestId'}
+    )
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: dict[str, Any] | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2132,11 +3276,21 @@ class MultiSelectPropertySchema:
     items: MultiSelectItems = attrs.field(metadata={'required': True, 'wire': 'items'})
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     min_items: int | None = attrs.field(
         default=None,
@@ -2158,7 +3312,12 @@ class MultiSelectPropertySchema:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2168,16 +3327,24 @@ class NewSessionRequest:
     """schema.unstable.json#NewSessionRequest"""
 
     cwd: str = attrs.field(metadata={'required': True, 'wire': 'cwd'})
-    mcp_servers: list[McpServer] = attrs.field(metadata={'required': True, 'wire': 'mcpServers'})
+    mcp_servers: list[McpServer] = attrs.field(
+        metadata={'required': True, 'wire': 'mcpServers'}
+    )
     additional_directories: list[str] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'additionalDirectories'}
     )
     system_prompt: SystemPrompt | None = attrs.field(
-        default=None, metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'}
+        default=None,
+        metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2186,10 +3353,17 @@ class NewSessionRequest:
 class NewSessionResponse:
     """schema.unstable.json#NewSessionResponse"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     modes: SessionModeState | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'modes'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'modes',
+        },
     )
     config_options: list[SessionConfigOption] | None = attrs.field(
         default=None,
@@ -2203,7 +3377,40 @@ class NewSessionResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class NoneIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/7"""
+
+    stop_reason: None | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'stopReason'}
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2212,15 +3419,29 @@ class NewSessionResponse:
 class Notice:
     """schema.unstable.json#Notice"""
 
-    severity: NoticeSeverity = attrs.field(metadata={'required': True, 'wire': 'severity'})
-    title: str = attrs.field(metadata={'minLength': 1, 'required': True, 'wire': 'title'})
+    severity: NoticeSeverity = attrs.field(
+        metadata={'required': True, 'wire': 'severity'}
+    )
+    title: str = attrs.field(
+        metadata={'minLength': 1, 'required': True, 'wire': 'title'}
+    )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2237,17 +3458,32 @@ class NoticeSessionUpdate:
     """schema.unstable.json#SessionUpdate/anyOf/13"""
 
     session_update: Literal['notice'] = attrs.field(
-        default='notice', metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'notice'}
+        default='notice',
+        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'notice'},
     )
-    severity: NoticeSeverity = attrs.field(metadata={'required': True, 'wire': 'severity'})
-    title: str = attrs.field(metadata={'minLength': 1, 'required': True, 'wire': 'title'})
+    severity: NoticeSeverity = attrs.field(
+        metadata={'required': True, 'wire': 'severity'}
+    )
+    title: str = attrs.field(
+        metadata={'minLength': 1, 'required': True, 'wire': 'title'}
+    )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2264,11 +3500,21 @@ class NumberElicitationPropertySchema:
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     minimum: float | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'minimum'}
@@ -2278,11 +3524,21 @@ class NumberElicitationPropertySchema:
     )
     default: float | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2293,11 +3549,21 @@ class NumberPropertySchema:
 
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     minimum: float | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'minimum'}
@@ -2307,11 +3573,21 @@ class NumberPropertySchema:
     )
     default: float | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2325,7 +3601,12 @@ class OtherCreateElicitationRequest:
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2338,7 +3619,12 @@ class OtherCreateElicitationResponse:
     action: str = attrs.field(metadata={'required': True, 'wire': 'action'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2352,6 +3638,33 @@ class OtherElicitationPropertySchema:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class OtherIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/6"""
+
+    __agentproto_other__: ClassVar[bool] = True
+    stop_reason: str = attrs.field(metadata={'required': True, 'wire': 'stopReason'})
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -2377,12 +3690,21 @@ class OtherStateUpdate:
 class PermissionOption:
     """schema.unstable.json#PermissionOption"""
 
-    option_id: PermissionOptionId = attrs.field(metadata={'required': True, 'wire': 'optionId'})
+    option_id: PermissionOptionId = attrs.field(
+        metadata={'required': True, 'wire': 'optionId'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
-    kind: PermissionOptionKind = attrs.field(metadata={'required': True, 'wire': 'kind'})
+    kind: PermissionOptionKind = attrs.field(
+        metadata={'required': True, 'wire': 'kind'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2407,7 +3729,12 @@ class Plan:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2418,7 +3745,12 @@ class PlanCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2428,11 +3760,18 @@ class PlanEntry:
     """schema.unstable.json#PlanEntry"""
 
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
-    priority: PlanEntryPriority = attrs.field(metadata={'required': True, 'wire': 'priority'})
+    priority: PlanEntryPriority = attrs.field(
+        metadata={'required': True, 'wire': 'priority'}
+    )
     status: PlanEntryStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2451,7 +3790,12 @@ class PlanFile:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2474,7 +3818,12 @@ class PlanItems:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2487,7 +3836,12 @@ class PlanMarkdown:
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2499,7 +3853,12 @@ class PlanRemoved:
     plan_id: PlanId = attrs.field(metadata={'required': True, 'wire': 'planId'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2515,7 +3874,12 @@ class PlanRemovedSessionUpdate:
     plan_id: PlanId = attrs.field(metadata={'required': True, 'wire': 'planId'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2525,7 +3889,8 @@ class PlanSessionUpdate:
     """schema.unstable.json#SessionUpdate/anyOf/5"""
 
     session_update: Literal['plan'] = attrs.field(
-        default='plan', metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'plan'}
+        default='plan',
+        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'plan'},
     )
     entries: list[PlanEntry] = attrs.field(
         metadata={
@@ -2537,7 +3902,12 @@ class PlanSessionUpdate:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2549,7 +3919,12 @@ class PlanUpdate:
     plan: PlanUpdateContent = attrs.field(metadata={'required': True, 'wire': 'plan'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2568,7 +3943,12 @@ class PlanUpdateSessionUpdate:
     plan: PlanUpdateContent = attrs.field(metadata={'required': True, 'wire': 'plan'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2578,17 +3958,25 @@ class PromptCapabilities:
     """schema.unstable.json#PromptCapabilities"""
 
     image: bool | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'image'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'image'},
     )
     audio: bool | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'audio'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'audio'},
     )
     embedded_context: bool | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'embeddedContext'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'embeddedContext'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2597,11 +3985,20 @@ class PromptCapabilities:
 class PromptRequest:
     """schema.unstable.json#PromptRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    prompt: list[ContentBlock] = attrs.field(metadata={'required': True, 'wire': 'prompt'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    prompt: list[ContentBlock] = attrs.field(
+        metadata={'required': True, 'wire': 'prompt'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2610,14 +4007,26 @@ class PromptRequest:
 class PromptResponse:
     """schema.unstable.json#PromptResponse"""
 
-    stop_reason: StopReason = attrs.field(metadata={'required': True, 'wire': 'stopReason'})
+    stop_reason: StopReason = attrs.field(
+        metadata={'required': True, 'wire': 'stopReason'}
+    )
     usage: Usage | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2633,7 +4042,12 @@ class ProviderCurrentConfig:
     base_url: str = attrs.field(metadata={'required': True, 'wire': 'baseUrl'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2645,7 +4059,9 @@ ProviderId: TypeAlias = str
 class ProviderInfo:
     """schema.unstable.json#ProviderInfo"""
 
-    provider_id: ProviderId = attrs.field(metadata={'required': True, 'wire': 'providerId'})
+    provider_id: ProviderId = attrs.field(
+        metadata={'required': True, 'wire': 'providerId'}
+    )
     supported: list[LlmProtocol] = attrs.field(
         metadata={
             'on_error': 'default',
@@ -2660,7 +4076,12 @@ class ProviderInfo:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2671,7 +4092,12 @@ class ProvidersCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2704,10 +4130,17 @@ class ProxySuccessorNotification:
     """schema.unstable.json#ProxySuccessorNotification"""
 
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
-    params: Any | None = attrs.field(default=None, metadata={'required': False, 'wire': 'params'})
+    params: Any | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'params'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2717,10 +4150,17 @@ class ProxySuccessorRequest:
     """schema.unstable.json#ProxySuccessorRequest"""
 
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
-    params: Any | None = attrs.field(default=None, metadata={'required': False, 'wire': 'params'})
+    params: Any | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'params'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2732,17 +4172,26 @@ ProxySuccessorResponse: TypeAlias = Any
 class ReadTextFileRequest:
     """schema.unstable.json#ReadTextFileRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     path: str = attrs.field(metadata={'required': True, 'wire': 'path'})
     line: int | None = attrs.field(
-        default=None, metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'line'}
+        default=None,
+        metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'line'},
     )
     limit: int | None = attrs.field(
-        default=None, metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'limit'}
+        default=None,
+        metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'limit'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2754,7 +4203,41 @@ class ReadTextFileResponse:
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class RefusalIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/3"""
+
+    stop_reason: Literal['refusal'] = attrs.field(
+        default='refusal',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'refusal'},
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2763,11 +4246,20 @@ class ReadTextFileResponse:
 class ReleaseTerminalRequest:
     """schema.unstable.json#ReleaseTerminalRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2778,7 +4270,12 @@ class ReleaseTerminalResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2811,12 +4308,23 @@ RequestId: TypeAlias = int | str | None
 class RequestPermissionRequest:
     """schema.unstable.json#RequestPermissionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    tool_call: ToolCallUpdate = attrs.field(metadata={'required': True, 'wire': 'toolCall'})
-    options: list[PermissionOption] = attrs.field(metadata={'required': True, 'wire': 'options'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    tool_call: ToolCallUpdate = attrs.field(
+        metadata={'required': True, 'wire': 'toolCall'}
+    )
+    options: list[PermissionOption] = attrs.field(
+        metadata={'required': True, 'wire': 'options'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2825,10 +4333,17 @@ class RequestPermissionRequest:
 class RequestPermissionResponse:
     """schema.unstable.json#RequestPermissionResponse"""
 
-    outcome: RequestPermissionOutcome = attrs.field(metadata={'required': True, 'wire': 'outcome'})
+    outcome: RequestPermissionOutcome = attrs.field(
+        metadata={'required': True, 'wire': 'outcome'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2843,7 +4358,12 @@ class RequiresActionStateUpdate:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2853,18 +4373,29 @@ class ResourceContentBlock:
     """schema.unstable.json#ContentBlock/anyOf/4"""
 
     type: Literal['resource'] = attrs.field(
-        default='resource', metadata={'required': True, 'wire': 'type', 'const': 'resource'}
+        default='resource',
+        metadata={'required': True, 'wire': 'type', 'const': 'resource'},
     )
     resource: EmbeddedResourceResource = attrs.field(
         metadata={'required': True, 'wire': 'resource'}
     )
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2877,27 +4408,57 @@ class ResourceLink:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     mime_type: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     size: int | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'size'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'size',
+        },
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2914,27 +4475,57 @@ class ResourceLinkContentBlock:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     mime_type: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     size: int | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'size'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'size',
+        },
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3005,7 +4596,12 @@ class ResultMessageMcpResponse:
     result: Any = attrs.field(metadata={'required': True, 'wire': 'result'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3031,7 +4627,9 @@ ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
 class ResumeSessionRequest:
     """schema.unstable.json#ResumeSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     cwd: str = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     additional_directories: list[str] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'additionalDirectories'}
@@ -3040,11 +4638,17 @@ class ResumeSessionRequest:
         default=None, metadata={'required': False, 'wire': 'mcpServers'}
     )
     system_prompt: SystemPrompt | None = attrs.field(
-        default=None, metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'}
+        default=None,
+        metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3055,7 +4659,12 @@ class ResumeSessionResponse:
 
     modes: SessionModeState | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'modes'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'modes',
+        },
     )
     config_options: list[SessionConfigOption] | None = attrs.field(
         default=None,
@@ -3069,7 +4678,12 @@ class ResumeSessionResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3082,11 +4696,17 @@ class RunningStateUpdate:
     """schema.unstable.json#StateUpdate/anyOf/0"""
 
     state: Literal['running'] = attrs.field(
-        default='running', metadata={'required': True, 'wire': 'state', 'const': 'running'}
+        default='running',
+        metadata={'required': True, 'wire': 'state', 'const': 'running'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3108,15 +4728,30 @@ class SelectSessionConfigOption:
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     category: SessionConfigOptionCategory | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'category'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'category',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3125,10 +4760,17 @@ class SelectSessionConfigOption:
 class SelectedPermissionOutcome:
     """schema.unstable.json#SelectedPermissionOutcome"""
 
-    option_id: PermissionOptionId = attrs.field(metadata={'required': True, 'wire': 'optionId'})
+    option_id: PermissionOptionId = attrs.field(
+        metadata={'required': True, 'wire': 'optionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3138,12 +4780,20 @@ class SelectedRequestPermissionOutcome:
     """schema.unstable.json#RequestPermissionOutcome/anyOf/1"""
 
     outcome: Literal['selected'] = attrs.field(
-        default='selected', metadata={'required': True, 'wire': 'outcome', 'const': 'selected'}
+        default='selected',
+        metadata={'required': True, 'wire': 'outcome', 'const': 'selected'},
     )
-    option_id: PermissionOptionId = attrs.field(metadata={'required': True, 'wire': 'optionId'})
+    option_id: PermissionOptionId = attrs.field(
+        metadata={'required': True, 'wire': 'optionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3157,7 +4807,12 @@ class SessionAdditionalDirectoriesCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3168,7 +4823,12 @@ class SessionArchiveCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3182,7 +4842,12 @@ class SessionCancelCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3193,20 +4858,32 @@ class SessionCapabilities:
 
     list: SessionListCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'list'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'list',
+        },
     )
     delete: SessionDeleteCapabilities | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'delete'},
-    )
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None = attrs.field(
         default=None,
         metadata={
             'nullable': True,
             'on_error': 'default',
             'required': False,
-            'wire': 'additionalDirectories',
+            'wire': 'delete',
         },
+    )
+    additional_directories: SessionAdditionalDirectoriesCapabilities | None = (
+        attrs.field(
+            default=None,
+            metadata={
+                'nullable': True,
+                'on_error': 'default',
+                'required': False,
+                'wire': 'additionalDirectories',
+            },
+        )
     )
     system_prompt: SessionSystemPromptCapabilities | None = attrs.field(
         default=None,
@@ -3219,31 +4896,66 @@ class SessionCapabilities:
     )
     fork: SessionForkCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'fork'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'fork',
+        },
     )
     archive: SessionArchiveCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'archive'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'archive',
+        },
     )
     status: SessionStatusCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'status'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'status',
+        },
     )
     title: SessionTitleCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     resume: SessionResumeCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'resume'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'resume',
+        },
     )
     close: SessionCloseCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'close'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'close',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3254,7 +4966,12 @@ class SessionCloseCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3263,7 +4980,9 @@ class SessionCloseCapabilities:
 class SessionConfigBoolean:
     """schema.unstable.json#SessionConfigBoolean"""
 
-    current_value: bool = attrs.field(metadata={'required': True, 'wire': 'currentValue'})
+    current_value: bool = attrs.field(
+        metadata={'required': True, 'wire': 'currentValue'}
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -3285,11 +5004,21 @@ class SessionConfigOptionsCapabilities:
 
     boolean: BooleanConfigOptionCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'boolean'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'boolean',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3311,7 +5040,9 @@ class SessionConfigSelect:
 class SessionConfigSelectGroup:
     """schema.unstable.json#SessionConfigSelectGroup"""
 
-    group: SessionConfigGroupId = attrs.field(metadata={'required': True, 'wire': 'group'})
+    group: SessionConfigGroupId = attrs.field(
+        metadata={'required': True, 'wire': 'group'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     options: list[SessionConfigSelectOption] = attrs.field(
         metadata={
@@ -3323,7 +5054,12 @@ class SessionConfigSelectGroup:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3332,15 +5068,27 @@ class SessionConfigSelectGroup:
 class SessionConfigSelectOption:
     """schema.unstable.json#SessionConfigSelectOption"""
 
-    value: SessionConfigValueId = attrs.field(metadata={'required': True, 'wire': 'value'})
+    value: SessionConfigValueId = attrs.field(
+        metadata={'required': True, 'wire': 'value'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3357,7 +5105,12 @@ class SessionDeleteCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3395,7 +5148,12 @@ class SessionForkCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3407,7 +5165,9 @@ SessionId: TypeAlias = str
 class SessionInfo:
     """schema.unstable.json#SessionInfo"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     cwd: str = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     additional_directories: list[str] | None = attrs.field(
         default=None,
@@ -3420,19 +5180,39 @@ class SessionInfo:
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     updated_at: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'updatedAt'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'updatedAt',
+        },
     )
     archived: bool | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'archived'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'archived',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3443,15 +5223,30 @@ class SessionInfoUpdate:
 
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     updated_at: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'updatedAt'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'updatedAt',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3462,19 +5257,38 @@ class SessionInfoUpdateSessionUpdate:
 
     session_update: Literal['session_info_update'] = attrs.field(
         default='session_info_update',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'session_info_update'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'session_info_update',
+        },
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     updated_at: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'updatedAt'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'updatedAt',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3485,7 +5299,12 @@ class SessionListCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3494,7 +5313,9 @@ class SessionListCapabilities:
 class SessionMessage:
     """schema.unstable.json#SessionMessage"""
 
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     sender_session_id: SessionId | None = attrs.field(
         default=None,
         metadata={
@@ -3543,7 +5364,12 @@ class SessionMessage:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3552,11 +5378,18 @@ class SessionMessage:
 class SessionMessageChunk:
     """schema.unstable.json#SessionMessageChunk"""
 
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3567,13 +5400,24 @@ class SessionMessageChunkSessionUpdate:
 
     session_update: Literal['session_message_chunk'] = attrs.field(
         default='session_message_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'session_message_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'session_message_chunk',
+        },
     )
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3586,7 +5430,9 @@ class SessionMessageSessionUpdate:
         default='session_message',
         metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'session_message'},
     )
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     sender_session_id: SessionId | None = attrs.field(
         default=None,
         metadata={
@@ -3635,7 +5481,12 @@ class SessionMessageSessionUpdate:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3648,11 +5499,21 @@ class SessionMode:
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3677,7 +5538,12 @@ class SessionModeState:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3686,11 +5552,18 @@ class SessionModeState:
 class SessionNotification:
     """schema.unstable.json#SessionNotification"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     update: SessionUpdate = attrs.field(metadata={'required': True, 'wire': 'update'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3701,7 +5574,12 @@ class SessionResumeCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3715,7 +5593,12 @@ class SessionStatusCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3724,10 +5607,17 @@ class SessionStatusCapabilities:
 class SessionStatusRequest:
     """schema.unstable.json#SessionStatusRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3739,7 +5629,12 @@ class SessionStatusResponse:
     status: SessionStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3750,11 +5645,21 @@ class SessionSystemPromptCapabilities:
 
     mode: SessionSystemPromptModeCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mode'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mode',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3765,11 +5670,21 @@ class SessionSystemPromptModeCapabilities:
 
     override: SessionSystemPromptOverrideCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'override'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'override',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3780,7 +5695,12 @@ class SessionSystemPromptOverrideCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3791,7 +5711,12 @@ class SessionTitleCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3800,7 +5725,9 @@ class SessionTitleCapabilities:
 class SetProviderRequest:
     """schema.unstable.json#SetProviderRequest"""
 
-    provider_id: ProviderId = attrs.field(metadata={'required': True, 'wire': 'providerId'})
+    provider_id: ProviderId = attrs.field(
+        metadata={'required': True, 'wire': 'providerId'}
+    )
     api_type: LlmProtocol = attrs.field(metadata={'required': True, 'wire': 'apiType'})
     base_url: str = attrs.field(metadata={'required': True, 'wire': 'baseUrl'})
     headers: dict[str, Any] | None = attrs.field(
@@ -3808,7 +5735,12 @@ class SetProviderRequest:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3819,7 +5751,12 @@ class SetProviderResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3838,7 +5775,12 @@ class SetSessionConfigOptionResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3847,11 +5789,18 @@ class SetSessionConfigOptionResponse:
 class SetSessionModeRequest:
     """schema.unstable.json#SetSessionModeRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     mode_id: SessionModeId = attrs.field(metadata={'required': True, 'wire': 'modeId'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3862,7 +5811,12 @@ class SetSessionModeResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3871,11 +5825,18 @@ class SetSessionModeResponse:
 class SetSessionTitleRequest:
     """schema.unstable.json#SetSessionTitleRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3887,7 +5848,12 @@ class SetSessionTitleResponse:
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3901,10 +5867,17 @@ class SseMcpServer:
     )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     url: str = attrs.field(metadata={'required': True, 'wire': 'url'})
-    headers: list[HttpHeader] = attrs.field(metadata={'required': True, 'wire': 'headers'})
+    headers: list[HttpHeader] = attrs.field(
+        metadata={'required': True, 'wire': 'headers'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3924,19 +5897,39 @@ class StringElicitationPropertySchema:
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     min_length: int | None = attrs.field(
         default=None,
-        metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'minLength'},
+        metadata={
+            'minimum': 0,
+            'nullable': True,
+            'required': False,
+            'wire': 'minLength',
+        },
     )
     max_length: int | None = attrs.field(
         default=None,
-        metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'maxLength'},
+        metadata={
+            'minimum': 0,
+            'nullable': True,
+            'required': False,
+            'wire': 'maxLength',
+        },
     )
     pattern: str | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'pattern'}
@@ -3946,7 +5939,12 @@ class StringElicitationPropertySchema:
     )
     default: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     enum: list[str] | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'enum'}
@@ -3956,7 +5954,12 @@ class StringElicitationPropertySchema:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3977,7 +5980,12 @@ class StringMultiSelectItems:
     enum: list[str] = attrs.field(metadata={'required': True, 'wire': 'enum'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3988,19 +5996,39 @@ class StringPropertySchema:
 
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     min_length: int | None = attrs.field(
         default=None,
-        metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'minLength'},
+        metadata={
+            'minimum': 0,
+            'nullable': True,
+            'required': False,
+            'wire': 'minLength',
+        },
     )
     max_length: int | None = attrs.field(
         default=None,
-        metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'maxLength'},
+        metadata={
+            'minimum': 0,
+            'nullable': True,
+            'required': False,
+            'wire': 'maxLength',
+        },
     )
     pattern: str | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'pattern'}
@@ -4010,7 +6038,12 @@ class StringPropertySchema:
     )
     default: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     enum: list[str] | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'enum'}
@@ -4020,7 +6053,12 @@ class StringPropertySchema:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4031,7 +6069,12 @@ class SubagentCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4042,11 +6085,21 @@ class SubagentSessionCapabilities:
 
     cancel: SessionCancelCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'cancel'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'cancel',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4055,14 +6108,26 @@ class SubagentSessionCapabilities:
 class SubagentUpdate:
     """schema.unstable.json#SubagentUpdate"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     capabilities: SubagentSessionCapabilities | None = attrs.field(
         default=None,
@@ -4075,7 +6140,12 @@ class SubagentUpdate:
     )
     state: StateUpdate | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'state'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'state',
+        },
     )
     cwd: str | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'cwd'}
@@ -4086,7 +6156,12 @@ class SubagentUpdate:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4099,14 +6174,26 @@ class SubagentUpdateSessionUpdate:
         default='subagent_update',
         metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'subagent_update'},
     )
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     capabilities: SubagentSessionCapabilities | None = attrs.field(
         default=None,
@@ -4119,7 +6206,12 @@ class SubagentUpdateSessionUpdate:
     )
     state: StateUpdate | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'state'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'state',
+        },
     )
     cwd: str | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'cwd'}
@@ -4130,7 +6222,12 @@ class SubagentUpdateSessionUpdate:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4140,10 +6237,17 @@ class SystemPrompt:
     """schema.unstable.json#SystemPrompt"""
 
     mode: SystemPromptMode = attrs.field(metadata={'required': True, 'wire': 'mode'})
-    content: list[ContentBlock] = attrs.field(metadata={'required': True, 'wire': 'content'})
+    content: list[ContentBlock] = attrs.field(
+        metadata={'required': True, 'wire': 'content'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4155,10 +6259,17 @@ SystemPromptMode: TypeAlias = str
 class Terminal:
     """schema.unstable.json#Terminal"""
 
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4168,21 +6279,34 @@ class TerminalAuthMethod:
     """schema.unstable.json#AuthMethod/anyOf/0"""
 
     type: Literal['terminal'] = attrs.field(
-        default='terminal', metadata={'required': True, 'wire': 'type', 'const': 'terminal'}
+        default='terminal',
+        metadata={'required': True, 'wire': 'type', 'const': 'terminal'},
     )
     id: AuthMethodId = attrs.field(metadata={'required': True, 'wire': 'id'})
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
-    args: list[str] | None = attrs.field(default=None, metadata={'required': False, 'wire': 'args'})
+    args: list[str] | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'args'}
+    )
     env: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'env'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4206,11 +6330,21 @@ class TerminalExitStatus:
     )
     signal: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'signal'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'signal',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4222,11 +6356,20 @@ TerminalId: TypeAlias = str
 class TerminalOutputRequest:
     """schema.unstable.json#TerminalOutputRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4239,11 +6382,21 @@ class TerminalOutputResponse:
     truncated: bool = attrs.field(metadata={'required': True, 'wire': 'truncated'})
     exit_status: TerminalExitStatus | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'exitStatus'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'exitStatus',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4253,12 +6406,20 @@ class TerminalToolCallContent:
     """schema.unstable.json#ToolCallContent/anyOf/2"""
 
     type: Literal['terminal'] = attrs.field(
-        default='terminal', metadata={'required': True, 'wire': 'type', 'const': 'terminal'}
+        default='terminal',
+        metadata={'required': True, 'wire': 'type', 'const': 'terminal'},
     )
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4270,11 +6431,21 @@ class TextContent:
     text: str = attrs.field(metadata={'required': True, 'wire': 'text'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4289,11 +6460,21 @@ class TextContentBlock:
     text: str = attrs.field(metadata={'required': True, 'wire': 'text'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4309,11 +6490,21 @@ class TextResourceContents:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     mime_type: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4328,7 +6519,12 @@ class TitledMultiSelectItems:
     any_of: list[EnumOption] = attrs.field(metadata={'required': True, 'wire': 'anyOf'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4340,17 +6536,26 @@ MultiSelectItems: TypeAlias = StringMultiSelectItems | OtherMultiSelectItems | T
 class ToolCall:
     """schema.unstable.json#ToolCall"""
 
-    tool_call_id: ToolCallId = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    tool_call_id: ToolCallId = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallId'}
+    )
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     name: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'name'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'name',
+        },
     )
     kind: ToolKind | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'kind'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'kind'},
     )
     status: ToolCallStatus | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'status'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'status'},
     )
     content: list[ToolCallContent] | None = attrs.field(
         default=None,
@@ -4371,14 +6576,21 @@ class ToolCall:
         },
     )
     raw_input: Any | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'rawInput'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'rawInput'},
     )
     raw_output: Any | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'rawOutput'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'rawOutput'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4406,7 +6618,12 @@ class ToolCallLocation:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4419,17 +6636,26 @@ class ToolCallSessionUpdate:
         default='tool_call',
         metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'tool_call'},
     )
-    tool_call_id: ToolCallId = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    tool_call_id: ToolCallId = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallId'}
+    )
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     name: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'name'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'name',
+        },
     )
     kind: ToolKind | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'kind'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'kind'},
     )
     status: ToolCallStatus | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'status'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'status'},
     )
     content: list[ToolCallContent] | None = attrs.field(
         default=None,
@@ -4450,14 +6676,21 @@ class ToolCallSessionUpdate:
         },
     )
     raw_input: Any | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'rawInput'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'rawInput'},
     )
     raw_output: Any | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'rawOutput'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'rawOutput'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4469,22 +6702,44 @@ ToolCallStatus: TypeAlias = Literal['pending', 'in_progress', 'completed', 'fail
 class ToolCallUpdate:
     """schema.unstable.json#ToolCallUpdate"""
 
-    tool_call_id: ToolCallId = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    tool_call_id: ToolCallId = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallId'}
+    )
     kind: ToolKind | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'kind'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'kind',
+        },
     )
     status: ToolCallStatus | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'status'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'status',
+        },
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     name: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'name'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'name',
+        },
     )
     content: list[ToolCallContent] | None = attrs.field(
         default=None,
@@ -4507,14 +6762,21 @@ class ToolCallUpdate:
         },
     )
     raw_input: Any | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'rawInput'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'rawInput'},
     )
     raw_output: Any | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'rawOutput'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'rawOutput'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4525,24 +6787,50 @@ class ToolCallUpdateSessionUpdate:
 
     session_update: Literal['tool_call_update'] = attrs.field(
         default='tool_call_update',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'tool_call_update'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'tool_call_update',
+        },
     )
-    tool_call_id: ToolCallId = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    tool_call_id: ToolCallId = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallId'}
+    )
     kind: ToolKind | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'kind'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'kind',
+        },
     )
     status: ToolCallStatus | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'status'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'status',
+        },
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     name: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'name'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'name',
+        },
     )
     content: list[ToolCallContent] | None = attrs.field(
         default=None,
@@ -4565,14 +6853,21 @@ class ToolCallUpdateSessionUpdate:
         },
     )
     raw_input: Any | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'rawInput'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'rawInput'},
     )
     raw_output: Any | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'rawOutput'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'rawOutput'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4584,10 +6879,17 @@ ToolKind: TypeAlias = Literal['read', 'edit', 'delete', 'move', 'search', 'execu
 class UnarchiveSessionRequest:
     """schema.unstable.json#UnarchiveSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4598,7 +6900,12 @@ class UnarchiveSessionResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4608,11 +6915,17 @@ class UnknownStateUpdate:
     """schema.unstable.json#StateUpdate/anyOf/3"""
 
     state: Literal['unknown'] = attrs.field(
-        default='unknown', metadata={'required': True, 'wire': 'state', 'const': 'unknown'}
+        default='unknown',
+        metadata={'required': True, 'wire': 'state', 'const': 'unknown'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4627,7 +6940,12 @@ class UnstructuredCommandInput:
     hint: str = attrs.field(metadata={'required': True, 'wire': 'hint'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4649,7 +6967,12 @@ class UrlCreateElicitationRequest:
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4702,7 +7025,12 @@ class Usage:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4715,11 +7043,21 @@ class UsageUpdate:
     size: int = attrs.field(metadata={'minimum': 0, 'required': True, 'wire': 'size'})
     cost: Cost | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'cost'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'cost',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4736,11 +7074,21 @@ class UsageUpdateSessionUpdate:
     size: int = attrs.field(metadata={'minimum': 0, 'required': True, 'wire': 'size'})
     cost: Cost | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'cost'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'cost',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4751,16 +7099,30 @@ class UserMessageChunkSessionUpdate:
 
     session_update: Literal['user_message_chunk'] = attrs.field(
         default='user_message_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'user_message_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'user_message_chunk',
+        },
     )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     message_id: MessageId | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'messageId'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'messageId',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4772,12 +7134,23 @@ SessionUpdate: TypeAlias = UserMessageChunkSessionUpdate | AgentMessageChunkSess
 class ValueIdSetSessionConfigOptionRequest:
     """schema.unstable.json#SetSessionConfigOptionRequest/anyOf/1"""
 
-    value: SessionConfigValueId = attrs.field(metadata={'required': True, 'wire': 'value'})
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    config_id: SessionConfigId = attrs.field(metadata={'required': True, 'wire': 'configId'})
+    value: SessionConfigValueId = attrs.field(
+        metadata={'required': True, 'wire': 'value'}
+    )
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    config_id: SessionConfigId = attrs.field(
+        metadata={'required': True, 'wire': 'configId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4789,11 +7162,20 @@ SetSessionConfigOptionRequest: TypeAlias = BooleanSetSessionConfigOptionRequest 
 class WaitForTerminalExitRequest:
     """schema.unstable.json#WaitForTerminalExitRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4814,11 +7196,21 @@ class WaitForTerminalExitResponse:
     )
     signal: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'signal'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'signal',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4827,12 +7219,19 @@ class WaitForTerminalExitResponse:
 class WriteTextFileRequest:
     """schema.unstable.json#WriteTextFileRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     path: str = attrs.field(metadata={'required': True, 'wire': 'path'})
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4843,6 +7242,11 @@ class WriteTextFileResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})

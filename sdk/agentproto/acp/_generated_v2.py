@@ -16,14 +16,20 @@ class AcceptCreateElicitationResponse:
     """schema.unstable.json#CreateElicitationResponse/anyOf/0"""
 
     action: Literal['accept'] = attrs.field(
-        default='accept', metadata={'required': True, 'wire': 'action', 'const': 'accept'}
+        default='accept',
+        metadata={'required': True, 'wire': 'action', 'const': 'accept'},
     )
     content: dict[str, Any] | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'content'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -36,10 +42,17 @@ class AcpMcpServer:
         default='acp', metadata={'required': True, 'wire': 'type', 'const': 'acp'}
     )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
-    server_id: McpServerAcpId = attrs.field(metadata={'required': True, 'wire': 'serverId'})
+    server_id: McpServerAcpId = attrs.field(
+        metadata={'required': True, 'wire': 'serverId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -54,15 +67,30 @@ class AddDiffChange:
     path: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'path'})
     file_type: DiffFileType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'fileType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'fileType',
+        },
     )
     mime_type: MediaType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -73,11 +101,21 @@ class AgentAuthCapabilities:
 
     status: AuthStatusCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'status'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'status',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -89,15 +127,27 @@ class AgentAuthMethod:
     type: Literal['agent'] = attrs.field(
         default='agent', metadata={'required': True, 'wire': 'type', 'const': 'agent'}
     )
-    method_id: AuthMethodId = attrs.field(metadata={'required': True, 'wire': 'methodId'})
+    method_id: AuthMethodId = attrs.field(
+        metadata={'required': True, 'wire': 'methodId'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -108,19 +158,39 @@ class AgentCapabilities:
 
     session: SessionCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'session'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'session',
+        },
     )
     auth: AgentAuthCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'auth'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'auth',
+        },
     )
     providers: ProvidersCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'providers'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'providers',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -129,7 +199,9 @@ class AgentCapabilities:
 class AgentMessage:
     """schema.unstable.json#AgentMessage"""
 
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: list[ContentBlock] | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -160,13 +232,24 @@ class AgentMessageChunkSessionUpdate:
 
     session_update: Literal['agent_message_chunk'] = attrs.field(
         default='agent_message_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'agent_message_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'agent_message_chunk',
+        },
     )
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -179,7 +262,9 @@ class AgentMessageSessionUpdate:
         default='agent_message',
         metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'agent_message'},
     )
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: list[ContentBlock] | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -215,7 +300,9 @@ class AgentNotification:
         | AuthStatusUpdateNotification
         | ExtNotification
         | None
-    ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    ) = (
+        attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -226,8 +313,14 @@ class AgentRequest:
     id: RequestId = attrs.field(metadata={'required': True, 'wire': 'id'})
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: (
-        RequestPermissionRequest | CreateElicitationRequest | MessageMcpRequest | ExtRequest | None
-    ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+        RequestPermissionRequest
+        | CreateElicitationRequest
+        | MessageMcpRequest
+        | ExtRequest
+        | None
+    ) = (
+        attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -235,7 +328,9 @@ class AgentRequest:
 class AgentThought:
     """schema.unstable.json#AgentThought"""
 
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: list[ContentBlock] | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -266,13 +361,24 @@ class AgentThoughtChunkSessionUpdate:
 
     session_update: Literal['agent_thought_chunk'] = attrs.field(
         default='agent_thought_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'agent_thought_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'agent_thought_chunk',
+        },
     )
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -285,7 +391,9 @@ class AgentThoughtSessionUpdate:
         default='agent_thought',
         metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'agent_thought'},
     )
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: list[ContentBlock] | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -346,7 +454,12 @@ class Annotations:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -355,10 +468,17 @@ class Annotations:
 class ArchiveSessionRequest:
     """schema.unstable.json#ArchiveSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -369,7 +489,12 @@ class ArchiveSessionResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -384,11 +509,21 @@ class ArrayElicitationPropertySchema:
     items: MultiSelectItems = attrs.field(metadata={'required': True, 'wire': 'items'})
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     min_items: int | None = attrs.field(
         default=None,
@@ -410,7 +545,12 @@ class ArrayElicitationPropertySchema:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -423,11 +563,21 @@ class AudioContent:
     mime_type: MediaType = attrs.field(metadata={'required': True, 'wire': 'mimeType'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -443,11 +593,21 @@ class AudioContentBlock:
     mime_type: MediaType = attrs.field(metadata={'required': True, 'wire': 'mimeType'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -459,15 +619,30 @@ class AuthAccount:
     label: str = attrs.field(metadata={'required': True, 'wire': 'label'})
     active: bool | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'active'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'active',
+        },
     )
     name: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'name'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'name',
+        },
     )
     email: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'email'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'email',
+        },
     )
     organization: str | None = attrs.field(
         default=None,
@@ -480,7 +655,12 @@ class AuthAccount:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -489,15 +669,27 @@ class AuthAccount:
 class AuthMethodAgent:
     """schema.unstable.json#AuthMethodAgent"""
 
-    method_id: AuthMethodId = attrs.field(metadata={'required': True, 'wire': 'methodId'})
+    method_id: AuthMethodId = attrs.field(
+        metadata={'required': True, 'wire': 'methodId'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -509,19 +701,33 @@ AuthMethodId: TypeAlias = str
 class AuthMethodTerminal:
     """schema.unstable.json#AuthMethodTerminal"""
 
-    method_id: AuthMethodId = attrs.field(metadata={'required': True, 'wire': 'methodId'})
+    method_id: AuthMethodId = attrs.field(
+        metadata={'required': True, 'wire': 'methodId'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
-    args: list[str] | None = attrs.field(default=None, metadata={'required': False, 'wire': 'args'})
+    args: list[str] | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'args'}
+    )
     env: list[EnvVariable] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'env'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -535,7 +741,12 @@ class AuthStatusCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -546,7 +757,12 @@ class AuthStatusRequest:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -567,7 +783,12 @@ class AuthStatusResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -588,7 +809,12 @@ class AuthStatusUpdateNotification:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -598,11 +824,20 @@ class AvailableCommandsUpdate:
     """schema.unstable.json#AvailableCommandsUpdate"""
 
     available_commands: list[AvailableCommand] = attrs.field(
-        metadata={'required': True, 'skip_invalid_items': True, 'wire': 'availableCommands'}
+        metadata={
+            'required': True,
+            'skip_invalid_items': True,
+            'wire': 'availableCommands',
+        }
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -613,14 +848,27 @@ class AvailableCommandsUpdateSessionUpdate:
 
     session_update: Literal['available_commands_update'] = attrs.field(
         default='available_commands_update',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'available_commands_update'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'available_commands_update',
+        },
     )
     available_commands: list[AvailableCommand] = attrs.field(
-        metadata={'required': True, 'skip_invalid_items': True, 'wire': 'availableCommands'}
+        metadata={
+            'required': True,
+            'skip_invalid_items': True,
+            'wire': 'availableCommands',
+        }
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -629,10 +877,17 @@ class AvailableCommandsUpdateSessionUpdate:
 class BackgroundSubagent:
     """schema.unstable.json#BackgroundSubagent"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -641,10 +896,17 @@ class BackgroundSubagent:
 class BackgroundTerminal:
     """schema.unstable.json#BackgroundTerminal"""
 
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -653,10 +915,17 @@ class BackgroundTerminal:
 class BackgroundToolCall:
     """schema.unstable.json#BackgroundToolCall"""
 
-    tool_call_id: ToolCallId = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    tool_call_id: ToolCallId = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -669,11 +938,21 @@ class BlobResourceContents:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     mime_type: MediaType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -683,23 +962,44 @@ class BooleanElicitationPropertySchema:
     """schema.unstable.json#ElicitationPropertySchema/anyOf/3"""
 
     type: Literal['boolean'] = attrs.field(
-        default='boolean', metadata={'required': True, 'wire': 'type', 'const': 'boolean'}
+        default='boolean',
+        metadata={'required': True, 'wire': 'type', 'const': 'boolean'},
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     default: bool | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -710,19 +1010,39 @@ class BooleanPropertySchema:
 
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     default: bool | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -732,22 +1052,42 @@ class BooleanSessionConfigOption:
     """schema.unstable.json#SessionConfigOption/anyOf/1"""
 
     type: Literal['boolean'] = attrs.field(
-        default='boolean', metadata={'required': True, 'wire': 'type', 'const': 'boolean'}
+        default='boolean',
+        metadata={'required': True, 'wire': 'type', 'const': 'boolean'},
     )
-    current_value: bool = attrs.field(metadata={'required': True, 'wire': 'currentValue'})
-    config_id: SessionConfigId = attrs.field(metadata={'required': True, 'wire': 'configId'})
+    current_value: bool = attrs.field(
+        metadata={'required': True, 'wire': 'currentValue'}
+    )
+    config_id: SessionConfigId = attrs.field(
+        metadata={'required': True, 'wire': 'configId'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     category: SessionConfigOptionCategory | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'category'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'category',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -757,14 +1097,24 @@ class BooleanSetSessionConfigOptionRequest:
     """schema.unstable.json#SetSessionConfigOptionRequest/anyOf/1"""
 
     type: Literal['boolean'] = attrs.field(
-        default='boolean', metadata={'required': True, 'wire': 'type', 'const': 'boolean'}
+        default='boolean',
+        metadata={'required': True, 'wire': 'type', 'const': 'boolean'},
     )
     value: bool = attrs.field(metadata={'required': True, 'wire': 'value'})
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    config_id: SessionConfigId = attrs.field(metadata={'required': True, 'wire': 'configId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    config_id: SessionConfigId = attrs.field(
+        metadata={'required': True, 'wire': 'configId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -774,11 +1124,17 @@ class CancelCreateElicitationResponse:
     """schema.unstable.json#CreateElicitationResponse/anyOf/2"""
 
     action: Literal['cancel'] = attrs.field(
-        default='cancel', metadata={'required': True, 'wire': 'action', 'const': 'cancel'}
+        default='cancel',
+        metadata={'required': True, 'wire': 'action', 'const': 'cancel'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -787,10 +1143,17 @@ class CancelCreateElicitationResponse:
 class CancelRequestNotification:
     """schema.unstable.json#CancelRequestNotification"""
 
-    request_id: RequestId = attrs.field(metadata={'required': True, 'wire': 'requestId'})
+    request_id: RequestId = attrs.field(
+        metadata={'required': True, 'wire': 'requestId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -799,10 +1162,17 @@ class CancelRequestNotification:
 class CancelSessionNotification:
     """schema.unstable.json#CancelSessionNotification"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -811,11 +1181,20 @@ class CancelSessionNotification:
 class CancelTerminalRequest:
     """schema.unstable.json#CancelTerminalRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -826,7 +1205,12 @@ class CancelTerminalResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -835,11 +1219,20 @@ class CancelTerminalResponse:
 class CancelToolCallRequest:
     """schema.unstable.json#CancelToolCallRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    tool_call_id: ToolCallId = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    tool_call_id: ToolCallId = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -850,7 +1243,50 @@ class CancelToolCallResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class CancelledIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/4"""
+
+    stop_reason: Literal['cancelled'] = attrs.field(
+        default='cancelled',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'cancelled'},
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    background: list[BackgroundWork] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -861,7 +1297,12 @@ class CancelledPermissionOutcome:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -871,11 +1312,17 @@ class CancelledRequestPermissionOutcome:
     """schema.unstable.json#RequestPermissionOutcome/anyOf/0"""
 
     outcome: Literal['cancelled'] = attrs.field(
-        default='cancelled', metadata={'required': True, 'wire': 'outcome', 'const': 'cancelled'}
+        default='cancelled',
+        metadata={'required': True, 'wire': 'outcome', 'const': 'cancelled'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -886,11 +1333,21 @@ class ClientAuthCapabilities:
 
     terminal: TerminalAuthCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'terminal'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'terminal',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -901,15 +1358,30 @@ class ClientCapabilities:
 
     auth: ClientAuthCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'auth'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'auth',
+        },
     )
     elicitation: ElicitationCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'elicitation'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'elicitation',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -919,7 +1391,9 @@ class ClientNotification:
     """schema.unstable.json#ClientNotification"""
 
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
-    params: CancelSessionNotification | MessageMcpNotification | ExtNotification | None = (
+    params: (
+        CancelSessionNotification | MessageMcpNotification | ExtNotification | None
+    ) = (
         attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
@@ -955,7 +1429,9 @@ class ClientRequest:
         | PromptRequest
         | ExtRequest
         | None
-    ) = attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    ) = (
+        attrs.field(default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'})
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -963,10 +1439,17 @@ class ClientRequest:
 class CloseSessionRequest:
     """schema.unstable.json#CloseSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -977,7 +1460,12 @@ class CloseSessionResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -990,11 +1478,21 @@ class Command:
     description: str = attrs.field(metadata={'required': True, 'wire': 'description'})
     input: AvailableCommandInput | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'input'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'input',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1004,17 +1502,28 @@ class CommandAvailableCommand:
     """schema.unstable.json#AvailableCommand/anyOf/0"""
 
     type: Literal['command'] = attrs.field(
-        default='command', metadata={'required': True, 'wire': 'type', 'const': 'command'}
+        default='command',
+        metadata={'required': True, 'wire': 'type', 'const': 'command'},
     )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str = attrs.field(metadata={'required': True, 'wire': 'description'})
     input: AvailableCommandInput | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'input'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'input',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1027,15 +1536,30 @@ class CommandPermissionSubject:
     cwd: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     tool_call_id: ToolCallId | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'toolCallId'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'toolCallId',
+        },
     )
     terminal_id: TerminalId | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'terminalId'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'terminalId',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1045,21 +1569,37 @@ class CommandRequestPermissionSubject:
     """schema.unstable.json#RequestPermissionSubject/anyOf/1"""
 
     type: Literal['command'] = attrs.field(
-        default='command', metadata={'required': True, 'wire': 'type', 'const': 'command'}
+        default='command',
+        metadata={'required': True, 'wire': 'type', 'const': 'command'},
     )
     command: str = attrs.field(metadata={'required': True, 'wire': 'command'})
     cwd: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     tool_call_id: ToolCallId | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'toolCallId'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'toolCallId',
+        },
     )
     terminal_id: TerminalId | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'terminalId'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'terminalId',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1074,11 +1614,18 @@ CompactionStatus: TypeAlias = str
 class CompactionSummaryChunk:
     """schema.unstable.json#CompactionSummaryChunk"""
 
-    compaction_id: CompactionId = attrs.field(metadata={'required': True, 'wire': 'compactionId'})
+    compaction_id: CompactionId = attrs.field(
+        metadata={'required': True, 'wire': 'compactionId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1089,13 +1636,24 @@ class CompactionSummaryChunkSessionUpdate:
 
     session_update: Literal['compaction_summary_chunk'] = attrs.field(
         default='compaction_summary_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'compaction_summary_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'compaction_summary_chunk',
+        },
     )
-    compaction_id: CompactionId = attrs.field(metadata={'required': True, 'wire': 'compactionId'})
+    compaction_id: CompactionId = attrs.field(
+        metadata={'required': True, 'wire': 'compactionId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1104,8 +1662,12 @@ class CompactionSummaryChunkSessionUpdate:
 class CompactionUpdate:
     """schema.unstable.json#CompactionUpdate"""
 
-    compaction_id: CompactionId = attrs.field(metadata={'required': True, 'wire': 'compactionId'})
-    status: CompactionStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
+    compaction_id: CompactionId = attrs.field(
+        metadata={'required': True, 'wire': 'compactionId'}
+    )
+    status: CompactionStatus = attrs.field(
+        metadata={'required': True, 'wire': 'status'}
+    )
     summary: list[ContentBlock] | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -1146,10 +1708,18 @@ class CompactionUpdateSessionUpdate:
 
     session_update: Literal['compaction_update'] = attrs.field(
         default='compaction_update',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'compaction_update'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'compaction_update',
+        },
     )
-    compaction_id: CompactionId = attrs.field(metadata={'required': True, 'wire': 'compactionId'})
-    status: CompactionStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
+    compaction_id: CompactionId = attrs.field(
+        metadata={'required': True, 'wire': 'compactionId'}
+    )
+    status: CompactionStatus = attrs.field(
+        metadata={'required': True, 'wire': 'status'}
+    )
     summary: list[ContentBlock] | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -1193,7 +1763,12 @@ class CompleteElicitationNotification:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1207,7 +1782,12 @@ class ConfigOptionUpdate:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1218,14 +1798,23 @@ class ConfigOptionUpdateSessionUpdate:
 
     session_update: Literal['config_option_update'] = attrs.field(
         default='config_option_update',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'config_option_update'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'config_option_update',
+        },
     )
     config_options: list[SessionConfigOption] = attrs.field(
         metadata={'required': True, 'skip_invalid_items': True, 'wire': 'configOptions'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1237,7 +1826,12 @@ class Content:
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1246,11 +1840,18 @@ class Content:
 class ContentChunk:
     """schema.unstable.json#ContentChunk"""
 
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1260,12 +1861,18 @@ class ContentToolCallContent:
     """schema.unstable.json#ToolCallContent/anyOf/0"""
 
     type: Literal['content'] = attrs.field(
-        default='content', metadata={'required': True, 'wire': 'type', 'const': 'content'}
+        default='content',
+        metadata={'required': True, 'wire': 'type', 'const': 'content'},
     )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1275,21 +1882,37 @@ class CopyDiffChange:
     """schema.unstable.json#DiffChange/anyOf/4"""
 
     operation: Literal['copy'] = attrs.field(
-        default='copy', metadata={'required': True, 'wire': 'operation', 'const': 'copy'}
+        default='copy',
+        metadata={'required': True, 'wire': 'operation', 'const': 'copy'},
     )
     old_path: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'oldPath'})
     path: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'path'})
     file_type: DiffFileType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'fileType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'fileType',
+        },
     )
     mime_type: MediaType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1302,7 +1925,12 @@ class Cost:
     currency: str = attrs.field(metadata={'required': True, 'wire': 'currency'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1312,11 +1940,17 @@ class DeclineCreateElicitationResponse:
     """schema.unstable.json#CreateElicitationResponse/anyOf/1"""
 
     action: Literal['decline'] = attrs.field(
-        default='decline', metadata={'required': True, 'wire': 'action', 'const': 'decline'}
+        default='decline',
+        metadata={'required': True, 'wire': 'action', 'const': 'decline'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1326,20 +1960,36 @@ class DeleteDiffChange:
     """schema.unstable.json#DiffChange/anyOf/1"""
 
     operation: Literal['delete'] = attrs.field(
-        default='delete', metadata={'required': True, 'wire': 'operation', 'const': 'delete'}
+        default='delete',
+        metadata={'required': True, 'wire': 'operation', 'const': 'delete'},
     )
     path: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'path'})
     file_type: DiffFileType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'fileType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'fileType',
+        },
     )
     mime_type: MediaType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1348,10 +1998,17 @@ class DeleteDiffChange:
 class DeleteSessionRequest:
     """schema.unstable.json#DeleteSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1362,7 +2019,12 @@ class DeleteSessionResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1376,11 +2038,21 @@ class Diff:
     )
     patch: DiffPatch | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'patch'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'patch',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1396,7 +2068,12 @@ class DiffPatch:
     text: str = attrs.field(metadata={'required': True, 'wire': 'text'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1433,11 +2110,21 @@ class DiffToolCallContent:
     )
     patch: DiffPatch | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'patch'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'patch',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1446,10 +2133,17 @@ class DiffToolCallContent:
 class DisableProviderRequest:
     """schema.unstable.json#DisableProviderRequest"""
 
-    provider_id: ProviderId = attrs.field(metadata={'required': True, 'wire': 'providerId'})
+    provider_id: ProviderId = attrs.field(
+        metadata={'required': True, 'wire': 'providerId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1460,7 +2154,12 @@ class DisableProviderResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1481,15 +2180,30 @@ class ElicitationCapabilities:
 
     form: ElicitationFormCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'form'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'form',
+        },
     )
     url: ElicitationUrlCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'url'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'url',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1503,7 +2217,12 @@ class ElicitationFormCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1515,7 +2234,9 @@ ElicitationId: TypeAlias = str
 class ElicitationRequestScope:
     """schema.unstable.json#ElicitationRequestScope"""
 
-    request_id: RequestId = attrs.field(metadata={'required': True, 'wire': 'requestId'})
+    request_id: RequestId = attrs.field(
+        metadata={'required': True, 'wire': 'requestId'}
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -1523,22 +2244,41 @@ class ElicitationRequestScope:
 class ElicitationSchema:
     """schema.unstable.json#ElicitationSchema"""
 
-    type: ElicitationSchemaType = attrs.field(metadata={'required': True, 'wire': 'type'})
-    properties: dict[str, Any] = attrs.field(metadata={'required': True, 'wire': 'properties'})
+    type: ElicitationSchemaType = attrs.field(
+        metadata={'required': True, 'wire': 'type'}
+    )
+    properties: dict[str, Any] = attrs.field(
+        metadata={'required': True, 'wire': 'properties'}
+    )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     required: list[str] | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'required'}
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1550,10 +2290,17 @@ ElicitationSchemaType: TypeAlias = Annotated[Literal['object'], 'object']
 class ElicitationSessionScope:
     """schema.unstable.json#ElicitationSessionScope"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     tool_call_id: ToolCallId | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'toolCallId'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'toolCallId',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1564,7 +2311,12 @@ class ElicitationUrlCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1578,11 +2330,59 @@ class EmbeddedResource:
     )
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class EndTurnIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/0"""
+
+    stop_reason: Literal['end_turn'] = attrs.field(
+        default='end_turn',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'end_turn'},
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    background: list[BackgroundWork] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1595,11 +2395,21 @@ class EnumOption:
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1612,7 +2422,12 @@ class EnvVariable:
     value: str = attrs.field(metadata={'required': True, 'wire': 'value'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1625,7 +2440,12 @@ class Error:
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
     data: ErrorData | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'data'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'data',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1634,7 +2454,9 @@ class Error:
 class ErrorAgentResponse:
     """schema.unstable.json#AgentResponse/anyOf/1"""
 
-    id: int | str | None = attrs.field(metadata={'nullable': True, 'required': True, 'wire': 'id'})
+    id: int | str | None = attrs.field(
+        metadata={'nullable': True, 'required': True, 'wire': 'id'}
+    )
     error: Error = attrs.field(metadata={'required': True, 'wire': 'error'})
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1643,12 +2465,61 @@ class ErrorAgentResponse:
 class ErrorClientResponse:
     """schema.unstable.json#ClientResponse/anyOf/1"""
 
-    id: int | str | None = attrs.field(metadata={'nullable': True, 'required': True, 'wire': 'id'})
+    id: int | str | None = attrs.field(
+        metadata={'nullable': True, 'required': True, 'wire': 'id'}
+    )
     error: Error = attrs.field(metadata={'required': True, 'wire': 'error'})
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 ErrorCode: TypeAlias = int
+
+
+@attrs.define(kw_only=True)
+class ErrorIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/5"""
+
+    stop_reason: Literal['error'] = attrs.field(
+        default='error',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'error'},
+    )
+    error: Error | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'error',
+        },
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    background: list[BackgroundWork] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -1658,7 +2529,12 @@ class ErrorMessageMcpResponse:
     error: McpError = attrs.field(metadata={'required': True, 'wire': 'error'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1667,7 +2543,9 @@ class ErrorMessageMcpResponse:
 class ErrorProxyResponse:
     """schema.unstable.json#ProxyResponse/anyOf/1"""
 
-    id: int | str | None = attrs.field(metadata={'nullable': True, 'required': True, 'wire': 'id'})
+    id: int | str | None = attrs.field(
+        metadata={'nullable': True, 'required': True, 'wire': 'id'}
+    )
     error: Error = attrs.field(metadata={'required': True, 'wire': 'error'})
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1678,7 +2556,12 @@ class ErrorStopReason:
 
     error: Error | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'error'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'error',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1703,7 +2586,12 @@ class FilePlanUpdateContent:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1712,7 +2600,9 @@ class FilePlanUpdateContent:
 class ForkSessionRequest:
     """schema.unstable.json#ForkSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     cwd: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     additional_directories: list[AbsolutePath] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'additionalDirectories'}
@@ -1721,11 +2611,17 @@ class ForkSessionRequest:
         default=None, metadata={'required': False, 'wire': 'mcpServers'}
     )
     system_prompt: SystemPrompt | None = attrs.field(
-        default=None, metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'}
+        default=None,
+        metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1734,7 +2630,9 @@ class ForkSessionRequest:
 class ForkSessionResponse:
     """schema.unstable.json#ForkSessionResponse"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     config_options: list[SessionConfigOption] | None = attrs.field(
         default=None,
         metadata={
@@ -1755,7 +2653,12 @@ class ForkSessionResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1773,7 +2676,12 @@ class FormCreateElicitationRequest:
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1786,7 +2694,12 @@ class HttpHeader:
     value: str = attrs.field(metadata={'required': True, 'wire': 'value'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1805,7 +2718,12 @@ class HttpMcpServer:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1817,7 +2735,12 @@ class Icon:
     src: str = attrs.field(metadata={'required': True, 'wire': 'src'})
     mime_type: MediaType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     sizes: list[str] | None = attrs.field(
         default=None,
@@ -1831,11 +2754,21 @@ class Icon:
     )
     theme: IconTheme | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'theme'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'theme',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1850,12 +2783,23 @@ class IdSetSessionConfigOptionRequest:
     type: Literal['id'] = attrs.field(
         default='id', metadata={'required': True, 'wire': 'type', 'const': 'id'}
     )
-    value: SessionConfigValueId = attrs.field(metadata={'required': True, 'wire': 'value'})
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    config_id: SessionConfigId = attrs.field(metadata={'required': True, 'wire': 'configId'})
+    value: SessionConfigValueId = attrs.field(
+        metadata={'required': True, 'wire': 'value'}
+    )
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    config_id: SessionConfigId = attrs.field(
+        metadata={'required': True, 'wire': 'configId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1869,19 +2813,39 @@ class IdleStateUpdate:
     )
     usage: Usage | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'usage'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
     )
     background: list[BackgroundWork] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     stop_reason: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'stopReason'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'stopReason',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1894,15 +2858,30 @@ class ImageContent:
     mime_type: MediaType = attrs.field(metadata={'required': True, 'wire': 'mimeType'})
     uri: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'uri'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'uri',
+        },
     )
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1918,15 +2897,30 @@ class ImageContentBlock:
     mime_type: MediaType = attrs.field(metadata={'required': True, 'wire': 'mimeType'})
     uri: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'uri'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'uri',
+        },
     )
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1939,11 +2933,21 @@ class Implementation:
     version: str = attrs.field(metadata={'required': True, 'wire': 'version'})
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1953,15 +2957,26 @@ class InitializeRequest:
     """schema.unstable.json#InitializeRequest"""
 
     protocol_version: ProtocolVersion = attrs.field(
-        metadata={'maximum': 65535, 'minimum': 0, 'required': True, 'wire': 'protocolVersion'}
+        metadata={
+            'maximum': 65535,
+            'minimum': 0,
+            'required': True,
+            'wire': 'protocolVersion',
+        }
     )
     info: Implementation = attrs.field(metadata={'required': True, 'wire': 'info'})
     capabilities: ClientCapabilities | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'capabilities'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'capabilities'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -1974,11 +2989,17 @@ class InitializeResponse:
     """schema.unstable.json#InitializeResponse"""
 
     protocol_version: ProtocolVersion = attrs.field(
-        metadata={'maximum': 65535, 'minimum': 0, 'required': True, 'wire': 'protocolVersion'}
+        metadata={
+            'maximum': 65535,
+            'minimum': 0,
+            'required': True,
+            'wire': 'protocolVersion',
+        }
     )
     info: Implementation = attrs.field(metadata={'required': True, 'wire': 'info'})
     capabilities: AgentCapabilities | None = attrs.field(
-        default=None, metadata={'on_error': 'default', 'required': False, 'wire': 'capabilities'}
+        default=None,
+        metadata={'on_error': 'default', 'required': False, 'wire': 'capabilities'},
     )
     auth_methods: list[AuthMethod] | None = attrs.field(
         default=None,
@@ -1991,7 +3012,12 @@ class InitializeResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2004,15 +3030,26 @@ class IntegerElicitationPropertySchema:
     """schema.unstable.json#ElicitationPropertySchema/anyOf/2"""
 
     type: Literal['integer'] = attrs.field(
-        default='integer', metadata={'required': True, 'wire': 'type', 'const': 'integer'}
+        default='integer',
+        metadata={'required': True, 'wire': 'type', 'const': 'integer'},
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     minimum: int | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'minimum'}
@@ -2022,11 +3059,21 @@ class IntegerElicitationPropertySchema:
     )
     default: int | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2037,11 +3084,21 @@ class IntegerPropertySchema:
 
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     minimum: int | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'minimum'}
@@ -2051,11 +3108,21 @@ class IntegerPropertySchema:
     )
     default: int | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2073,7 +3140,12 @@ class ItemsPlanUpdateContent:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2084,7 +3156,12 @@ class ListProvidersRequest:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2093,10 +3170,17 @@ class ListProvidersRequest:
 class ListProvidersResponse:
     """schema.unstable.json#ListProvidersResponse"""
 
-    providers: list[ProviderInfo] = attrs.field(metadata={'required': True, 'wire': 'providers'})
+    providers: list[ProviderInfo] = attrs.field(
+        metadata={'required': True, 'wire': 'providers'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2116,7 +3200,12 @@ class ListSessionsRequest:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2134,11 +3223,17 @@ class ListSessionsResponse:
         }
     )
     next_cursor: SessionListCursor | None = attrs.field(
-        default=None, metadata={'nullable': True, 'required': False, 'wire': 'nextCursor'}
+        default=None,
+        metadata={'nullable': True, 'required': False, 'wire': 'nextCursor'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2150,10 +3245,17 @@ LlmProtocol: TypeAlias = str
 class LoginAuthRequest:
     """schema.unstable.json#LoginAuthRequest"""
 
-    method_id: AuthMethodId = attrs.field(metadata={'required': True, 'wire': 'methodId'})
+    method_id: AuthMethodId = attrs.field(
+        metadata={'required': True, 'wire': 'methodId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2164,7 +3266,12 @@ class LoginAuthResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2175,7 +3282,12 @@ class LogoutAuthRequest:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2186,7 +3298,12 @@ class LogoutAuthResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2196,13 +3313,95 @@ class MarkdownPlanUpdateContent:
     """schema.unstable.json#PlanUpdateContent/anyOf/2"""
 
     type: Literal['markdown'] = attrs.field(
-        default='markdown', metadata={'required': True, 'wire': 'type', 'const': 'markdown'}
+        default='markdown',
+        metadata={'required': True, 'wire': 'type', 'const': 'markdown'},
     )
     plan_id: PlanId = attrs.field(metadata={'required': True, 'wire': 'planId'})
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class MaxTokensIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/1"""
+
+    stop_reason: Literal['max_tokens'] = attrs.field(
+        default='max_tokens',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'max_tokens'},
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    background: list[BackgroundWork] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class MaxTurnRequestsIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/2"""
+
+    stop_reason: Literal['max_turn_requests'] = attrs.field(
+        default='max_turn_requests',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'max_turn_requests'},
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    background: list[BackgroundWork] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2213,7 +3412,12 @@ class McpAcpCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2224,19 +3428,39 @@ class McpCapabilities:
 
     stdio: McpStdioCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'stdio'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'stdio',
+        },
     )
     http: McpHttpCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'http'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'http',
+        },
     )
     acp: McpAcpCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'acp'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'acp',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2247,7 +3471,9 @@ class McpError:
 
     code: int = attrs.field(metadata={'required': True, 'wire': 'code'})
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
-    data: Any | None = attrs.field(default=None, metadata={'required': False, 'wire': 'data'})
+    data: Any | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'data'}
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -2257,7 +3483,12 @@ class McpHttpCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2270,10 +3501,17 @@ class McpServerAcp:
     """schema.unstable.json#McpServerAcp"""
 
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
-    server_id: McpServerAcpId = attrs.field(metadata={'required': True, 'wire': 'serverId'})
+    server_id: McpServerAcpId = attrs.field(
+        metadata={'required': True, 'wire': 'serverId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2292,7 +3530,12 @@ class McpServerHttp:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2303,13 +3546,20 @@ class McpServerStdio:
 
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     command: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'command'})
-    args: list[str] | None = attrs.field(default=None, metadata={'required': False, 'wire': 'args'})
+    args: list[str] | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'args'}
+    )
     env: list[EnvVariable] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'env'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2320,7 +3570,12 @@ class McpStdioCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2335,15 +3590,24 @@ MessageId: TypeAlias = str
 class MessageMcpNotification:
     """schema.unstable.json#MessageMcpNotification"""
 
-    server_id: McpServerAcpId = attrs.field(metadata={'required': True, 'wire': 'serverId'})
-    request_id: McpRequestId = attrs.field(metadata={'required': True, 'wire': 'requestId'})
+    server_id: McpServerAcpId = attrs.field(
+        metadata={'required': True, 'wire': 'serverId'}
+    )
+    request_id: McpRequestId = attrs.field(
+        metadata={'required': True, 'wire': 'requestId'}
+    )
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: dict[str, Any] | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2352,15 +3616,24 @@ class MessageMcpNotification:
 class MessageMcpRequest:
     """schema.unstable.json#MessageMcpRequest"""
 
-    server_id: McpServerAcpId = attrs.field(metadata={'required': True, 'wire': 'serverId'})
-    request_id: McpRequestId = attrs.field(metadata={'required': True, 'wire': 'requestId'})
+    server_id: McpServerAcpId = attrs.field(
+        metadata={'required': True, 'wire': 'serverId'}
+    )
+    request_id: McpRequestId = attrs.field(
+        metadata={'required': True, 'wire': 'requestId'}
+    )
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: dict[str, Any] | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'params'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2373,20 +3646,36 @@ class ModifyDiffChange:
     """schema.unstable.json#DiffChange/anyOf/2"""
 
     operation: Literal['modify'] = attrs.field(
-        default='modify', metadata={'required': True, 'wire': 'operation', 'const': 'modify'}
+        default='modify',
+        metadata={'required': True, 'wire': 'operation', 'const': 'modify'},
     )
     path: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'path'})
     file_type: DiffFileType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'fileType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'fileType',
+        },
     )
     mime_type: MediaType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2396,21 +3685,37 @@ class MoveDiffChange:
     """schema.unstable.json#DiffChange/anyOf/3"""
 
     operation: Literal['move'] = attrs.field(
-        default='move', metadata={'required': True, 'wire': 'operation', 'const': 'move'}
+        default='move',
+        metadata={'required': True, 'wire': 'operation', 'const': 'move'},
     )
     old_path: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'oldPath'})
     path: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'path'})
     file_type: DiffFileType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'fileType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'fileType',
+        },
     )
     mime_type: MediaType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2422,11 +3727,21 @@ class MultiSelectPropertySchema:
     items: MultiSelectItems = attrs.field(metadata={'required': True, 'wire': 'items'})
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     min_items: int | None = attrs.field(
         default=None,
@@ -2448,7 +3763,12 @@ class MultiSelectPropertySchema:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2465,11 +3785,17 @@ class NewSessionRequest:
         default=None, metadata={'required': False, 'wire': 'mcpServers'}
     )
     system_prompt: SystemPrompt | None = attrs.field(
-        default=None, metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'}
+        default=None,
+        metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2478,7 +3804,9 @@ class NewSessionRequest:
 class NewSessionResponse:
     """schema.unstable.json#NewSessionResponse"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     config_options: list[SessionConfigOption] | None = attrs.field(
         default=None,
         metadata={
@@ -2499,7 +3827,49 @@ class NewSessionResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class NoneIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/7"""
+
+    stop_reason: None | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'stopReason'}
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    background: list[BackgroundWork] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2508,15 +3878,29 @@ class NewSessionResponse:
 class Notice:
     """schema.unstable.json#Notice"""
 
-    severity: NoticeSeverity = attrs.field(metadata={'required': True, 'wire': 'severity'})
-    title: str = attrs.field(metadata={'minLength': 1, 'required': True, 'wire': 'title'})
+    severity: NoticeSeverity = attrs.field(
+        metadata={'required': True, 'wire': 'severity'}
+    )
+    title: str = attrs.field(
+        metadata={'minLength': 1, 'required': True, 'wire': 'title'}
+    )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2526,17 +3910,32 @@ class NoticeSessionUpdate:
     """schema.unstable.json#SessionUpdate/anyOf/17"""
 
     session_update: Literal['notice'] = attrs.field(
-        default='notice', metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'notice'}
+        default='notice',
+        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'notice'},
     )
-    severity: NoticeSeverity = attrs.field(metadata={'required': True, 'wire': 'severity'})
-    title: str = attrs.field(metadata={'minLength': 1, 'required': True, 'wire': 'title'})
+    severity: NoticeSeverity = attrs.field(
+        metadata={'required': True, 'wire': 'severity'}
+    )
+    title: str = attrs.field(
+        metadata={'minLength': 1, 'required': True, 'wire': 'title'}
+    )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2553,11 +3952,21 @@ class NumberElicitationPropertySchema:
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     minimum: float | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'minimum'}
@@ -2567,11 +3976,21 @@ class NumberElicitationPropertySchema:
     )
     default: float | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2582,11 +4001,21 @@ class NumberPropertySchema:
 
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     minimum: float | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'minimum'}
@@ -2596,11 +4025,21 @@ class NumberPropertySchema:
     )
     default: float | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2611,7 +4050,9 @@ class OtherAuthMethod:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    method_id: AuthMethodId = attrs.field(metadata={'required': True, 'wire': 'methodId'})
+    method_id: AuthMethodId = attrs.field(
+        metadata={'required': True, 'wire': 'methodId'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2666,7 +4107,12 @@ class OtherCreateElicitationRequest:
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2679,7 +4125,12 @@ class OtherCreateElicitationResponse:
     action: str = attrs.field(metadata={'required': True, 'wire': 'action'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2695,15 +4146,30 @@ class OtherDiffChange:
     operation: str = attrs.field(metadata={'required': True, 'wire': 'operation'})
     file_type: DiffFileType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'fileType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'fileType',
+        },
     )
     mime_type: MediaType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2717,6 +4183,42 @@ class OtherElicitationPropertySchema:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
+class OtherIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/6"""
+
+    __agentproto_other__: ClassVar[bool] = True
+    stop_reason: str = attrs.field(metadata={'required': True, 'wire': 'stopReason'})
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    background: list[BackgroundWork] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -2781,19 +4283,36 @@ class OtherSessionConfigOption:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    config_id: SessionConfigId = attrs.field(metadata={'required': True, 'wire': 'configId'})
+    config_id: SessionConfigId = attrs.field(
+        metadata={'required': True, 'wire': 'configId'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     category: SessionConfigOptionCategory | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'category'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'category',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2803,7 +4322,9 @@ class OtherSessionUpdate:
     """schema.unstable.json#SessionUpdate/anyOf/23"""
 
     __agentproto_other__: ClassVar[bool] = True
-    session_update: str = attrs.field(metadata={'required': True, 'wire': 'sessionUpdate'})
+    session_update: str = attrs.field(
+        metadata={'required': True, 'wire': 'sessionUpdate'}
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -2814,11 +4335,20 @@ class OtherSetSessionConfigOptionRequest:
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
     value: Any = attrs.field(metadata={'required': True, 'wire': 'value'})
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
-    config_id: SessionConfigId = attrs.field(metadata={'required': True, 'wire': 'configId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
+    config_id: SessionConfigId = attrs.field(
+        metadata={'required': True, 'wire': 'configId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2845,12 +4375,21 @@ class OtherToolCallContent:
 class PermissionOption:
     """schema.unstable.json#PermissionOption"""
 
-    option_id: PermissionOptionId = attrs.field(metadata={'required': True, 'wire': 'optionId'})
+    option_id: PermissionOptionId = attrs.field(
+        metadata={'required': True, 'wire': 'optionId'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
-    kind: PermissionOptionKind = attrs.field(metadata={'required': True, 'wire': 'kind'})
+    kind: PermissionOptionKind = attrs.field(
+        metadata={'required': True, 'wire': 'kind'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2866,11 +4405,18 @@ class PlanEntry:
     """schema.unstable.json#PlanEntry"""
 
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
-    priority: PlanEntryPriority = attrs.field(metadata={'required': True, 'wire': 'priority'})
+    priority: PlanEntryPriority = attrs.field(
+        metadata={'required': True, 'wire': 'priority'}
+    )
     status: PlanEntryStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2889,7 +4435,12 @@ class PlanFile:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2907,7 +4458,12 @@ class PlanItems:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2920,7 +4476,12 @@ class PlanMarkdown:
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2932,7 +4493,12 @@ class PlanRemoved:
     plan_id: PlanId = attrs.field(metadata={'required': True, 'wire': 'planId'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2948,7 +4514,12 @@ class PlanRemovedSessionUpdate:
     plan_id: PlanId = attrs.field(metadata={'required': True, 'wire': 'planId'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2960,7 +4531,12 @@ class PlanUpdate:
     plan: PlanUpdateContent = attrs.field(metadata={'required': True, 'wire': 'plan'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2979,7 +4555,12 @@ class PlanUpdateSessionUpdate:
     plan: PlanUpdateContent = attrs.field(metadata={'required': True, 'wire': 'plan'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -2990,7 +4571,12 @@ class PromptAudioCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3001,11 +4587,21 @@ class PromptCapabilities:
 
     image: PromptImageCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'image'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'image',
+        },
     )
     audio: PromptAudioCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'audio'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'audio',
+        },
     )
     embedded_context: PromptEmbeddedContextCapabilities | None = attrs.field(
         default=None,
@@ -3018,7 +4614,12 @@ class PromptCapabilities:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3029,7 +4630,12 @@ class PromptEmbeddedContextCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3040,7 +4646,12 @@ class PromptImageCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3049,13 +4660,20 @@ class PromptImageCapabilities:
 class PromptRequest:
     """schema.unstable.json#PromptRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     prompt: list[ContentBlock] = attrs.field(
         metadata={'minItems': 1, 'required': True, 'wire': 'prompt'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3064,10 +4682,17 @@ class PromptRequest:
 class PromptResponse:
     """schema.unstable.json#PromptResponse"""
 
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3083,7 +4708,12 @@ class ProviderCurrentConfig:
     base_url: str = attrs.field(metadata={'required': True, 'wire': 'baseUrl'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3095,7 +4725,9 @@ ProviderId: TypeAlias = str
 class ProviderInfo:
     """schema.unstable.json#ProviderInfo"""
 
-    provider_id: ProviderId = attrs.field(metadata={'required': True, 'wire': 'providerId'})
+    provider_id: ProviderId = attrs.field(
+        metadata={'required': True, 'wire': 'providerId'}
+    )
     supported: list[LlmProtocol] = attrs.field(
         metadata={
             'on_error': 'default',
@@ -3110,7 +4742,12 @@ class ProviderInfo:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3121,7 +4758,12 @@ class ProvidersCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3154,10 +4796,17 @@ class ProxySuccessorNotification:
     """schema.unstable.json#ProxySuccessorNotification"""
 
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
-    params: Any | None = attrs.field(default=None, metadata={'required': False, 'wire': 'params'})
+    params: Any | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'params'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3167,10 +4816,17 @@ class ProxySuccessorRequest:
     """schema.unstable.json#ProxySuccessorRequest"""
 
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
-    params: Any | None = attrs.field(default=None, metadata={'required': False, 'wire': 'params'})
+    params: Any | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'params'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3179,12 +4835,55 @@ ProxySuccessorResponse: TypeAlias = Any
 
 
 @attrs.define(kw_only=True)
+class RefusalIdleStateUpdate:
+    """schema.unstable.json#IdleStateUpdate/anyOf/3"""
+
+    stop_reason: Literal['refusal'] = attrs.field(
+        default='refusal',
+        metadata={'required': True, 'wire': 'stopReason', 'const': 'refusal'},
+    )
+    usage: Usage | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'usage',
+        },
+    )
+    background: list[BackgroundWork] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
+    )
+    meta: dict[str, Any] | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
+    )
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+@attrs.define(kw_only=True)
 class ReplayFromStart:
     """schema.unstable.json#ReplayFromStart"""
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3217,21 +4916,33 @@ RequestId: TypeAlias = int | str
 class RequestPermissionRequest:
     """schema.unstable.json#RequestPermissionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     options: list[PermissionOption] = attrs.field(
         metadata={'minItems': 1, 'required': True, 'wire': 'options'}
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     subject: RequestPermissionSubject | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'subject'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3240,10 +4951,17 @@ class RequestPermissionRequest:
 class RequestPermissionResponse:
     """schema.unstable.json#RequestPermissionResponse"""
 
-    outcome: RequestPermissionOutcome = attrs.field(metadata={'required': True, 'wire': 'outcome'})
+    outcome: RequestPermissionOutcome = attrs.field(
+        metadata={'required': True, 'wire': 'outcome'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3258,11 +4976,21 @@ class RequiresActionStateUpdate:
     )
     background: list[BackgroundWork] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3272,18 +5000,29 @@ class ResourceContentBlock:
     """schema.unstable.json#ContentBlock/anyOf/4"""
 
     type: Literal['resource'] = attrs.field(
-        default='resource', metadata={'required': True, 'wire': 'type', 'const': 'resource'}
+        default='resource',
+        metadata={'required': True, 'wire': 'type', 'const': 'resource'},
     )
     resource: EmbeddedResourceResource = attrs.field(
         metadata={'required': True, 'wire': 'resource'}
     )
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3296,11 +5035,21 @@ class ResourceLink:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     icons: list[Icon] | None = attrs.field(
         default=None,
@@ -3314,7 +5063,12 @@ class ResourceLink:
     )
     mime_type: MediaType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     size: int | None = attrs.field(
         default=None,
@@ -3328,11 +5082,21 @@ class ResourceLink:
     )
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3349,11 +5113,21 @@ class ResourceLinkContentBlock:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     icons: list[Icon] | None = attrs.field(
         default=None,
@@ -3367,7 +5141,12 @@ class ResourceLinkContentBlock:
     )
     mime_type: MediaType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     size: int | None = attrs.field(
         default=None,
@@ -3381,11 +5160,21 @@ class ResourceLinkContentBlock:
     )
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3431,7 +5220,10 @@ class ResultClientResponse:
 
     id: RequestId = attrs.field(metadata={'required': True, 'wire': 'id'})
     result: (
-        RequestPermissionResponse | CreateElicitationResponse | MessageMcpResponse | ExtResponse
+        RequestPermissionResponse
+        | CreateElicitationResponse
+        | MessageMcpResponse
+        | ExtResponse
     ) = attrs.field(metadata={'required': True, 'wire': 'result'})
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3446,7 +5238,12 @@ class ResultMessageMcpResponse:
     result: Any = attrs.field(metadata={'required': True, 'wire': 'result'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3472,7 +5269,9 @@ ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
 class ResumeSessionRequest:
     """schema.unstable.json#ResumeSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     cwd: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     additional_directories: list[AbsolutePath] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'additionalDirectories'}
@@ -3481,14 +5280,21 @@ class ResumeSessionRequest:
         default=None, metadata={'required': False, 'wire': 'mcpServers'}
     )
     replay_from: ReplayFrom | None = attrs.field(
-        default=None, metadata={'nullable': True, 'required': False, 'wire': 'replayFrom'}
+        default=None,
+        metadata={'nullable': True, 'required': False, 'wire': 'replayFrom'},
     )
     system_prompt: SystemPrompt | None = attrs.field(
-        default=None, metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'}
+        default=None,
+        metadata={'nullable': True, 'required': False, 'wire': 'systemPrompt'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3517,7 +5323,12 @@ class ResumeSessionResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3530,15 +5341,26 @@ class RunningStateUpdate:
     """schema.unstable.json#StateUpdate/anyOf/0"""
 
     state: Literal['running'] = attrs.field(
-        default='running', metadata={'required': True, 'wire': 'state', 'const': 'running'}
+        default='running',
+        metadata={'required': True, 'wire': 'state', 'const': 'running'},
     )
     background: list[BackgroundWork] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3556,19 +5378,36 @@ class SelectSessionConfigOption:
     options: SessionConfigSelectOptions = attrs.field(
         metadata={'required': True, 'wire': 'options'}
     )
-    config_id: SessionConfigId = attrs.field(metadata={'required': True, 'wire': 'configId'})
+    config_id: SessionConfigId = attrs.field(
+        metadata={'required': True, 'wire': 'configId'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     category: SessionConfigOptionCategory | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'category'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'category',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3577,10 +5416,17 @@ class SelectSessionConfigOption:
 class SelectedPermissionOutcome:
     """schema.unstable.json#SelectedPermissionOutcome"""
 
-    option_id: PermissionOptionId = attrs.field(metadata={'required': True, 'wire': 'optionId'})
+    option_id: PermissionOptionId = attrs.field(
+        metadata={'required': True, 'wire': 'optionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3590,12 +5436,20 @@ class SelectedRequestPermissionOutcome:
     """schema.unstable.json#RequestPermissionOutcome/anyOf/1"""
 
     outcome: Literal['selected'] = attrs.field(
-        default='selected', metadata={'required': True, 'wire': 'outcome', 'const': 'selected'}
+        default='selected',
+        metadata={'required': True, 'wire': 'outcome', 'const': 'selected'},
     )
-    option_id: PermissionOptionId = attrs.field(metadata={'required': True, 'wire': 'optionId'})
+    option_id: PermissionOptionId = attrs.field(
+        metadata={'required': True, 'wire': 'optionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3609,7 +5463,12 @@ class SessionAdditionalDirectoriesCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3620,7 +5479,12 @@ class SessionArchiveCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3634,7 +5498,12 @@ class SessionCancelCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3645,24 +5514,41 @@ class SessionCapabilities:
 
     prompt: PromptCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'prompt'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'prompt',
+        },
     )
     mcp: McpCapabilities | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mcp'},
-    )
-    delete: SessionDeleteCapabilities | None = attrs.field(
-        default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'delete'},
-    )
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None = attrs.field(
         default=None,
         metadata={
             'nullable': True,
             'on_error': 'default',
             'required': False,
-            'wire': 'additionalDirectories',
+            'wire': 'mcp',
         },
+    )
+    delete: SessionDeleteCapabilities | None = attrs.field(
+        default=None,
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'delete',
+        },
+    )
+    additional_directories: SessionAdditionalDirectoriesCapabilities | None = (
+        attrs.field(
+            default=None,
+            metadata={
+                'nullable': True,
+                'on_error': 'default',
+                'required': False,
+                'wire': 'additionalDirectories',
+            },
+        )
     )
     system_prompt: SessionSystemPromptCapabilities | None = attrs.field(
         default=None,
@@ -3675,23 +5561,48 @@ class SessionCapabilities:
     )
     fork: SessionForkCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'fork'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'fork',
+        },
     )
     archive: SessionArchiveCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'archive'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'archive',
+        },
     )
     status: SessionStatusCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'status'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'status',
+        },
     )
     title: SessionTitleCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3700,7 +5611,9 @@ class SessionCapabilities:
 class SessionConfigBoolean:
     """schema.unstable.json#SessionConfigBoolean"""
 
-    current_value: bool = attrs.field(metadata={'required': True, 'wire': 'currentValue'})
+    current_value: bool = attrs.field(
+        metadata={'required': True, 'wire': 'currentValue'}
+    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -3733,7 +5646,9 @@ class SessionConfigSelect:
 class SessionConfigSelectGroup:
     """schema.unstable.json#SessionConfigSelectGroup"""
 
-    group_id: SessionConfigGroupId = attrs.field(metadata={'required': True, 'wire': 'groupId'})
+    group_id: SessionConfigGroupId = attrs.field(
+        metadata={'required': True, 'wire': 'groupId'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     options: list[SessionConfigSelectOption] = attrs.field(
         metadata={
@@ -3746,7 +5661,12 @@ class SessionConfigSelectGroup:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3755,15 +5675,27 @@ class SessionConfigSelectGroup:
 class SessionConfigSelectOption:
     """schema.unstable.json#SessionConfigSelectOption"""
 
-    value: SessionConfigValueId = attrs.field(metadata={'required': True, 'wire': 'value'})
+    value: SessionConfigValueId = attrs.field(
+        metadata={'required': True, 'wire': 'value'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3780,7 +5712,12 @@ class SessionDeleteCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3818,7 +5755,12 @@ class SessionForkCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3830,26 +5772,48 @@ SessionId: TypeAlias = str
 class SessionInfo:
     """schema.unstable.json#SessionInfo"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     cwd: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     additional_directories: list[AbsolutePath] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'additionalDirectories'}
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     updated_at: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'updatedAt'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'updatedAt',
+        },
     )
     archived: bool | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'archived'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'archived',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -3897,7 +5861,11 @@ class SessionInfoUpdateSessionUpdate:
 
     session_update: Literal['session_info_update'] = attrs.field(
         default='session_info_update',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'session_info_update'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'session_info_update',
+        },
     )
     title: str | None | Unset = attrs.field(
         default=UNSET,
@@ -3939,7 +5907,9 @@ SessionListCursor: TypeAlias = str
 class SessionMessage:
     """schema.unstable.json#SessionMessage"""
 
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     sender_session_id: SessionId | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -4008,11 +5978,18 @@ class SessionMessage:
 class SessionMessageChunk:
     """schema.unstable.json#SessionMessageChunk"""
 
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4023,13 +6000,24 @@ class SessionMessageChunkSessionUpdate:
 
     session_update: Literal['session_message_chunk'] = attrs.field(
         default='session_message_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'session_message_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'session_message_chunk',
+        },
     )
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4042,7 +6030,9 @@ class SessionMessageSessionUpdate:
         default='session_message',
         metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'session_message'},
     )
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     sender_session_id: SessionId | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -4111,10 +6101,17 @@ class SessionMessageSessionUpdate:
 class SessionNotFoundErrorData:
     """schema.unstable.json#SessionNotFoundErrorData"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4128,7 +6125,12 @@ class SessionStatusCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4137,10 +6139,17 @@ class SessionStatusCapabilities:
 class SessionStatusRequest:
     """schema.unstable.json#SessionStatusRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4152,11 +6161,21 @@ class SessionStatusResponse:
     status: SessionStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
     state: StateUpdate | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'state'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'state',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4167,11 +6186,21 @@ class SessionSystemPromptCapabilities:
 
     mode: SessionSystemPromptModeCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mode'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mode',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4182,11 +6211,21 @@ class SessionSystemPromptModeCapabilities:
 
     override: SessionSystemPromptOverrideCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'override'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'override',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4197,7 +6236,12 @@ class SessionSystemPromptOverrideCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4208,7 +6252,12 @@ class SessionTitleCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4217,7 +6266,9 @@ class SessionTitleCapabilities:
 class SetProviderRequest:
     """schema.unstable.json#SetProviderRequest"""
 
-    provider_id: ProviderId = attrs.field(metadata={'required': True, 'wire': 'providerId'})
+    provider_id: ProviderId = attrs.field(
+        metadata={'required': True, 'wire': 'providerId'}
+    )
     api_type: LlmProtocol = attrs.field(metadata={'required': True, 'wire': 'apiType'})
     base_url: str = attrs.field(metadata={'required': True, 'wire': 'baseUrl'})
     headers: dict[str, Any] | None = attrs.field(
@@ -4225,7 +6276,12 @@ class SetProviderRequest:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4236,7 +6292,12 @@ class SetProviderResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4253,7 +6314,12 @@ class SetSessionConfigOptionResponse:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4262,11 +6328,18 @@ class SetSessionConfigOptionResponse:
 class SetSessionTitleRequest:
     """schema.unstable.json#SetSessionTitleRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4278,7 +6351,12 @@ class SetSessionTitleResponse:
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4292,7 +6370,12 @@ class StartReplayFrom:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4320,13 +6403,20 @@ class StdioMcpServer:
     )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     command: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'command'})
-    args: list[str] | None = attrs.field(default=None, metadata={'required': False, 'wire': 'args'})
+    args: list[str] | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'args'}
+    )
     env: list[EnvVariable] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'env'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4343,19 +6433,39 @@ class StringElicitationPropertySchema:
     )
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     min_length: int | None = attrs.field(
         default=None,
-        metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'minLength'},
+        metadata={
+            'minimum': 0,
+            'nullable': True,
+            'required': False,
+            'wire': 'minLength',
+        },
     )
     max_length: int | None = attrs.field(
         default=None,
-        metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'maxLength'},
+        metadata={
+            'minimum': 0,
+            'nullable': True,
+            'required': False,
+            'wire': 'maxLength',
+        },
     )
     pattern: str | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'pattern'}
@@ -4365,17 +6475,29 @@ class StringElicitationPropertySchema:
     )
     default: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     enum: list[str] | None = attrs.field(
-        default=None, metadata={'minItems': 1, 'nullable': True, 'required': False, 'wire': 'enum'}
+        default=None,
+        metadata={'minItems': 1, 'nullable': True, 'required': False, 'wire': 'enum'},
     )
     one_of: list[EnumOption] | None = attrs.field(
-        default=None, metadata={'minItems': 1, 'nullable': True, 'required': False, 'wire': 'oneOf'}
+        default=None,
+        metadata={'minItems': 1, 'nullable': True, 'required': False, 'wire': 'oneOf'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4393,10 +6515,17 @@ class StringMultiSelectItems:
     type: Literal['string'] = attrs.field(
         default='string', metadata={'required': True, 'wire': 'type', 'const': 'string'}
     )
-    enum: list[str] = attrs.field(metadata={'minItems': 1, 'required': True, 'wire': 'enum'})
+    enum: list[str] = attrs.field(
+        metadata={'minItems': 1, 'required': True, 'wire': 'enum'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4407,19 +6536,39 @@ class StringPropertySchema:
 
     title: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'title'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'title',
+        },
     )
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
     min_length: int | None = attrs.field(
         default=None,
-        metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'minLength'},
+        metadata={
+            'minimum': 0,
+            'nullable': True,
+            'required': False,
+            'wire': 'minLength',
+        },
     )
     max_length: int | None = attrs.field(
         default=None,
-        metadata={'minimum': 0, 'nullable': True, 'required': False, 'wire': 'maxLength'},
+        metadata={
+            'minimum': 0,
+            'nullable': True,
+            'required': False,
+            'wire': 'maxLength',
+        },
     )
     pattern: str | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'pattern'}
@@ -4429,17 +6578,29 @@ class StringPropertySchema:
     )
     default: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'default'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'default',
+        },
     )
     enum: list[str] | None = attrs.field(
-        default=None, metadata={'minItems': 1, 'nullable': True, 'required': False, 'wire': 'enum'}
+        default=None,
+        metadata={'minItems': 1, 'nullable': True, 'required': False, 'wire': 'enum'},
     )
     one_of: list[EnumOption] | None = attrs.field(
-        default=None, metadata={'minItems': 1, 'nullable': True, 'required': False, 'wire': 'oneOf'}
+        default=None,
+        metadata={'minItems': 1, 'nullable': True, 'required': False, 'wire': 'oneOf'},
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4449,12 +6610,20 @@ class SubagentBackgroundWork:
     """schema.unstable.json#BackgroundWork/anyOf/2"""
 
     type: Literal['subagent'] = attrs.field(
-        default='subagent', metadata={'required': True, 'wire': 'type', 'const': 'subagent'}
+        default='subagent',
+        metadata={'required': True, 'wire': 'type', 'const': 'subagent'},
     )
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4465,11 +6634,21 @@ class SubagentSessionCapabilities:
 
     cancel: SessionCancelCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'cancel'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'cancel',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4478,7 +6657,9 @@ class SubagentSessionCapabilities:
 class SubagentUpdate:
     """schema.unstable.json#SubagentUpdate"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     title: str | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -4520,7 +6701,8 @@ class SubagentUpdate:
         },
     )
     cwd: AbsolutePath | None | Unset = attrs.field(
-        default=UNSET, metadata={'nullable': True, 'patch': True, 'required': False, 'wire': 'cwd'}
+        default=UNSET,
+        metadata={'nullable': True, 'patch': True, 'required': False, 'wire': 'cwd'},
     )
     additional_directories: list[AbsolutePath] | None | Unset = attrs.field(
         default=UNSET,
@@ -4552,7 +6734,9 @@ class SubagentUpdateSessionUpdate:
         default='subagent_update',
         metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'subagent_update'},
     )
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     title: str | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -4594,7 +6778,8 @@ class SubagentUpdateSessionUpdate:
         },
     )
     cwd: AbsolutePath | None | Unset = attrs.field(
-        default=UNSET, metadata={'nullable': True, 'patch': True, 'required': False, 'wire': 'cwd'}
+        default=UNSET,
+        metadata={'nullable': True, 'patch': True, 'required': False, 'wire': 'cwd'},
     )
     additional_directories: list[AbsolutePath] | None | Unset = attrs.field(
         default=UNSET,
@@ -4623,10 +6808,17 @@ class SystemPrompt:
     """schema.unstable.json#SystemPrompt"""
 
     mode: SystemPromptMode = attrs.field(metadata={'required': True, 'wire': 'mode'})
-    content: list[ContentBlock] = attrs.field(metadata={'required': True, 'wire': 'content'})
+    content: list[ContentBlock] = attrs.field(
+        metadata={'required': True, 'wire': 'content'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4638,10 +6830,17 @@ SystemPromptMode: TypeAlias = str
 class Terminal:
     """schema.unstable.json#Terminal"""
 
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4652,7 +6851,12 @@ class TerminalAuthCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4662,21 +6866,36 @@ class TerminalAuthMethod:
     """schema.unstable.json#AuthMethod/anyOf/0"""
 
     type: Literal['terminal'] = attrs.field(
-        default='terminal', metadata={'required': True, 'wire': 'type', 'const': 'terminal'}
+        default='terminal',
+        metadata={'required': True, 'wire': 'type', 'const': 'terminal'},
     )
-    method_id: AuthMethodId = attrs.field(metadata={'required': True, 'wire': 'methodId'})
+    method_id: AuthMethodId = attrs.field(
+        metadata={'required': True, 'wire': 'methodId'}
+    )
     name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'description'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'description',
+        },
     )
-    args: list[str] | None = attrs.field(default=None, metadata={'required': False, 'wire': 'args'})
+    args: list[str] | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'args'}
+    )
     env: list[EnvVariable] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'env'}
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4689,12 +6908,20 @@ class TerminalBackgroundWork:
     """schema.unstable.json#BackgroundWork/anyOf/0"""
 
     type: Literal['terminal'] = attrs.field(
-        default='terminal', metadata={'required': True, 'wire': 'type', 'const': 'terminal'}
+        default='terminal',
+        metadata={'required': True, 'wire': 'type', 'const': 'terminal'},
     )
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4705,7 +6932,12 @@ class TerminalCancelCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4716,11 +6948,21 @@ class TerminalCapabilities:
 
     cancel: TerminalCancelCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'cancel'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'cancel',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4731,15 +6973,30 @@ class TerminalExitStatus:
 
     exit_code: int | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'exitCode'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'exitCode',
+        },
     )
     signal: str | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'signal'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'signal',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4754,7 +7011,12 @@ class TerminalOutput:
     data: str = attrs.field(metadata={'required': True, 'wire': 'data'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4763,11 +7025,18 @@ class TerminalOutput:
 class TerminalOutputChunk:
     """schema.unstable.json#TerminalOutputChunk"""
 
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     data: str = attrs.field(metadata={'required': True, 'wire': 'data'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4778,13 +7047,24 @@ class TerminalOutputChunkSessionUpdate:
 
     session_update: Literal['terminal_output_chunk'] = attrs.field(
         default='terminal_output_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'terminal_output_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'terminal_output_chunk',
+        },
     )
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     data: str = attrs.field(metadata={'required': True, 'wire': 'data'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4801,7 +7081,12 @@ class TerminalSize:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4811,12 +7096,20 @@ class TerminalToolCallContent:
     """schema.unstable.json#ToolCallContent/anyOf/2"""
 
     type: Literal['terminal'] = attrs.field(
-        default='terminal', metadata={'required': True, 'wire': 'type', 'const': 'terminal'}
+        default='terminal',
+        metadata={'required': True, 'wire': 'type', 'const': 'terminal'},
     )
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -4825,7 +7118,9 @@ class TerminalToolCallContent:
 class TerminalUpdate:
     """schema.unstable.json#TerminalUpdate"""
 
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     command: str | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -4907,7 +7202,9 @@ class TerminalUpdateSessionUpdate:
         default='terminal_update',
         metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'terminal_update'},
     )
-    terminal_id: TerminalId = attrs.field(metadata={'required': True, 'wire': 'terminalId'})
+    terminal_id: TerminalId = attrs.field(
+        metadata={'required': True, 'wire': 'terminalId'}
+    )
     command: str | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -4991,7 +7288,12 @@ class TextAvailableCommandInput:
     hint: str = attrs.field(metadata={'required': True, 'wire': 'hint'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5006,7 +7308,12 @@ class TextCommandInput:
     hint: str = attrs.field(metadata={'required': True, 'wire': 'hint'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5018,11 +7325,21 @@ class TextContent:
     text: str = attrs.field(metadata={'required': True, 'wire': 'text'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5037,11 +7354,21 @@ class TextContentBlock:
     text: str = attrs.field(metadata={'required': True, 'wire': 'text'})
     annotations: Annotations | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'annotations'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'annotations',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5057,11 +7384,21 @@ class TextResourceContents:
     uri: str = attrs.field(metadata={'required': True, 'wire': 'uri'})
     mime_type: MediaType | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'mimeType'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'mimeType',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5078,7 +7415,12 @@ class TitledMultiSelectItems:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5091,12 +7433,20 @@ class ToolCallBackgroundWork:
     """schema.unstable.json#BackgroundWork/anyOf/1"""
 
     type: Literal['tool_call'] = attrs.field(
-        default='tool_call', metadata={'required': True, 'wire': 'type', 'const': 'tool_call'}
+        default='tool_call',
+        metadata={'required': True, 'wire': 'type', 'const': 'tool_call'},
     )
-    tool_call_id: ToolCallId = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    tool_call_id: ToolCallId = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5110,7 +7460,12 @@ class ToolCallCancelCapabilities:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5121,11 +7476,21 @@ class ToolCallCapabilities:
 
     cancel: ToolCallCancelCapabilities | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'cancel'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'cancel',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5137,11 +7502,20 @@ ToolCallContent: TypeAlias = ContentToolCallContent | DiffToolCallContent | Term
 class ToolCallContentChunk:
     """schema.unstable.json#ToolCallContentChunk"""
 
-    tool_call_id: ToolCallId = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
-    content: ToolCallContent = attrs.field(metadata={'required': True, 'wire': 'content'})
+    tool_call_id: ToolCallId = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallId'}
+    )
+    content: ToolCallContent = attrs.field(
+        metadata={'required': True, 'wire': 'content'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5152,13 +7526,26 @@ class ToolCallContentChunkSessionUpdate:
 
     session_update: Literal['tool_call_content_chunk'] = attrs.field(
         default='tool_call_content_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'tool_call_content_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'tool_call_content_chunk',
+        },
     )
-    tool_call_id: ToolCallId = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
-    content: ToolCallContent = attrs.field(metadata={'required': True, 'wire': 'content'})
+    tool_call_id: ToolCallId = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallId'}
+    )
+    content: ToolCallContent = attrs.field(
+        metadata={'required': True, 'wire': 'content'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5183,7 +7570,12 @@ class ToolCallLocation:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5192,10 +7584,17 @@ class ToolCallLocation:
 class ToolCallPermissionSubject:
     """schema.unstable.json#ToolCallPermissionSubject"""
 
-    tool_call: ToolCallUpdate = attrs.field(metadata={'required': True, 'wire': 'toolCall'})
+    tool_call: ToolCallUpdate = attrs.field(
+        metadata={'required': True, 'wire': 'toolCall'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5205,12 +7604,20 @@ class ToolCallRequestPermissionSubject:
     """schema.unstable.json#RequestPermissionSubject/anyOf/0"""
 
     type: Literal['tool_call'] = attrs.field(
-        default='tool_call', metadata={'required': True, 'wire': 'type', 'const': 'tool_call'}
+        default='tool_call',
+        metadata={'required': True, 'wire': 'type', 'const': 'tool_call'},
     )
-    tool_call: ToolCallUpdate = attrs.field(metadata={'required': True, 'wire': 'toolCall'})
+    tool_call: ToolCallUpdate = attrs.field(
+        metadata={'required': True, 'wire': 'toolCall'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5225,7 +7632,9 @@ ToolCallStatus: TypeAlias = str
 class ToolCallUpdate:
     """schema.unstable.json#ToolCallUpdate"""
 
-    tool_call_id: ToolCallId = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    tool_call_id: ToolCallId = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallId'}
+    )
     name: str | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -5290,11 +7699,21 @@ class ToolCallUpdate:
     )
     raw_input: Any | None | Unset = attrs.field(
         default=UNSET,
-        metadata={'on_error': 'default', 'patch': True, 'required': False, 'wire': 'rawInput'},
+        metadata={
+            'on_error': 'default',
+            'patch': True,
+            'required': False,
+            'wire': 'rawInput',
+        },
     )
     raw_output: Any | None | Unset = attrs.field(
         default=UNSET,
-        metadata={'on_error': 'default', 'patch': True, 'required': False, 'wire': 'rawOutput'},
+        metadata={
+            'on_error': 'default',
+            'patch': True,
+            'required': False,
+            'wire': 'rawOutput',
+        },
     )
     capabilities: ToolCallCapabilities | None | Unset = attrs.field(
         default=UNSET,
@@ -5325,9 +7744,15 @@ class ToolCallUpdateSessionUpdate:
 
     session_update: Literal['tool_call_update'] = attrs.field(
         default='tool_call_update',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'tool_call_update'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'tool_call_update',
+        },
     )
-    tool_call_id: ToolCallId = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    tool_call_id: ToolCallId = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallId'}
+    )
     name: str | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -5392,11 +7817,21 @@ class ToolCallUpdateSessionUpdate:
     )
     raw_input: Any | None | Unset = attrs.field(
         default=UNSET,
-        metadata={'on_error': 'default', 'patch': True, 'required': False, 'wire': 'rawInput'},
+        metadata={
+            'on_error': 'default',
+            'patch': True,
+            'required': False,
+            'wire': 'rawInput',
+        },
     )
     raw_output: Any | None | Unset = attrs.field(
         default=UNSET,
-        metadata={'on_error': 'default', 'patch': True, 'required': False, 'wire': 'rawOutput'},
+        metadata={
+            'on_error': 'default',
+            'patch': True,
+            'required': False,
+            'wire': 'rawOutput',
+        },
     )
     capabilities: ToolCallCapabilities | None | Unset = attrs.field(
         default=UNSET,
@@ -5428,10 +7863,17 @@ ToolKind: TypeAlias = str
 class UnarchiveSessionRequest:
     """schema.unstable.json#UnarchiveSessionRequest"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5442,7 +7884,12 @@ class UnarchiveSessionResponse:
 
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5452,15 +7899,26 @@ class UnknownStateUpdate:
     """schema.unstable.json#StateUpdate/anyOf/3"""
 
     state: Literal['unknown'] = attrs.field(
-        default='unknown', metadata={'required': True, 'wire': 'state', 'const': 'unknown'}
+        default='unknown',
+        metadata={'required': True, 'wire': 'state', 'const': 'unknown'},
     )
     background: list[BackgroundWork] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'background'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'background',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5476,11 +7934,20 @@ class UnsupportedProtocolVersionErrorData:
         metadata={'maximum': 65535, 'minimum': 0, 'required': True, 'wire': 'requested'}
     )
     supported: list[ProtocolVersion] = attrs.field(
-        metadata={'item': {'minimum': 0, 'maximum': 65535}, 'required': True, 'wire': 'supported'}
+        metadata={
+            'item': {'minimum': 0, 'maximum': 65535},
+            'required': True,
+            'wire': 'supported',
+        }
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5492,11 +7959,18 @@ ErrorData: TypeAlias = UnsupportedProtocolVersionErrorData | SessionNotFoundErro
 class UpdateSessionNotification:
     """schema.unstable.json#UpdateSessionNotification"""
 
-    session_id: SessionId = attrs.field(metadata={'required': True, 'wire': 'sessionId'})
+    session_id: SessionId = attrs.field(
+        metadata={'required': True, 'wire': 'sessionId'}
+    )
     update: SessionUpdate = attrs.field(metadata={'required': True, 'wire': 'update'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5515,7 +7989,12 @@ class UrlCreateElicitationRequest:
     message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5568,7 +8047,12 @@ class Usage:
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5581,11 +8065,21 @@ class UsageUpdate:
     size: int = attrs.field(metadata={'minimum': 0, 'required': True, 'wire': 'size'})
     cost: Cost | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'cost'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'cost',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5602,11 +8096,21 @@ class UsageUpdateSessionUpdate:
     size: int = attrs.field(metadata={'minimum': 0, 'required': True, 'wire': 'size'})
     cost: Cost | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': 'cost'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': 'cost',
+        },
     )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5615,7 +8119,9 @@ class UsageUpdateSessionUpdate:
 class UserMessage:
     """schema.unstable.json#UserMessage"""
 
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: list[ContentBlock] | None | Unset = attrs.field(
         default=UNSET,
         metadata={
@@ -5646,13 +8152,24 @@ class UserMessageChunkSessionUpdate:
 
     session_update: Literal['user_message_chunk'] = attrs.field(
         default='user_message_chunk',
-        metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'user_message_chunk'},
+        metadata={
+            'required': True,
+            'wire': 'sessionUpdate',
+            'const': 'user_message_chunk',
+        },
     )
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: ContentBlock = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
-        metadata={'nullable': True, 'on_error': 'default', 'required': False, 'wire': '_meta'},
+        metadata={
+            'nullable': True,
+            'on_error': 'default',
+            'required': False,
+            'wire': '_meta',
+        },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
@@ -5665,7 +8182,9 @@ class UserMessageSessionUpdate:
         default='user_message',
         metadata={'required': True, 'wire': 'sessionUpdate', 'const': 'user_message'},
     )
-    message_id: MessageId = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    message_id: MessageId = attrs.field(
+        metadata={'required': True, 'wire': 'messageId'}
+    )
     content: list[ContentBlock] | None | Unset = attrs.field(
         default=UNSET,
         metadata={

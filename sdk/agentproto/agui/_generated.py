@@ -14,30 +14,32 @@ class ActivityDeltaEvent:
     """schema.json#ActivityDeltaEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["ACTIVITY_DELTA"] = attrs.field(
-        default="ACTIVITY_DELTA",
-        metadata={"required": True, "wire": "type", "const": "ACTIVITY_DELTA"},
+    type: Literal['ACTIVITY_DELTA'] = attrs.field(
+        default='ACTIVITY_DELTA',
+        metadata={'required': True, 'wire': 'type', 'const': 'ACTIVITY_DELTA'},
     )
-    message_id: str = attrs.field(metadata={"required": True, "wire": "messageId"})
-    activity_type: str = attrs.field(metadata={"required": True, "wire": "activityType"})
-    patch: JsonPatch = attrs.field(metadata={"required": True, "wire": "patch"})
+    message_id: str = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    activity_type: str = attrs.field(
+        metadata={'required': True, 'wire': 'activityType'}
+    )
+    patch: JsonPatch = attrs.field(metadata={'required': True, 'wire': 'patch'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -46,17 +48,22 @@ class ActivityMessage:
     """schema.json#ActivityMessage"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    id: str = attrs.field(metadata={"required": True, "wire": "id"})
-    role: Literal["activity"] = attrs.field(
-        default="activity", metadata={"required": True, "wire": "role", "const": "activity"}
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
+    role: Literal['activity'] = attrs.field(
+        default='activity',
+        metadata={'required': True, 'wire': 'role', 'const': 'activity'},
     )
-    activity_type: str = attrs.field(metadata={"required": True, "wire": "activityType"})
-    content: dict[str, Any] = attrs.field(metadata={"required": True, "wire": "content"})
+    activity_type: str = attrs.field(
+        metadata={'required': True, 'wire': 'activityType'}
+    )
+    content: dict[str, Any] = attrs.field(
+        metadata={'required': True, 'wire': 'content'}
+    )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -65,33 +72,37 @@ class ActivitySnapshotEvent:
     """schema.json#ActivitySnapshotEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["ACTIVITY_SNAPSHOT"] = attrs.field(
-        default="ACTIVITY_SNAPSHOT",
-        metadata={"required": True, "wire": "type", "const": "ACTIVITY_SNAPSHOT"},
+    type: Literal['ACTIVITY_SNAPSHOT'] = attrs.field(
+        default='ACTIVITY_SNAPSHOT',
+        metadata={'required': True, 'wire': 'type', 'const': 'ACTIVITY_SNAPSHOT'},
     )
-    message_id: str = attrs.field(metadata={"required": True, "wire": "messageId"})
-    activity_type: str = attrs.field(metadata={"required": True, "wire": "activityType"})
-    content: dict[str, Any] = attrs.field(metadata={"required": True, "wire": "content"})
+    message_id: str = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    activity_type: str = attrs.field(
+        metadata={'required': True, 'wire': 'activityType'}
+    )
+    content: dict[str, Any] = attrs.field(
+        metadata={'required': True, 'wire': 'content'}
+    )
     replace: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "replace"}
+        default=None, metadata={'required': False, 'wire': 'replace'}
     )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -99,14 +110,14 @@ class ActivitySnapshotEvent:
 class AddOperation:
     """schema.json#AddOperation"""
 
-    op: Literal["add"] = attrs.field(
-        default="add", metadata={"required": True, "wire": "op", "const": "add"}
+    op: Literal['add'] = attrs.field(
+        default='add', metadata={'required': True, 'wire': 'op', 'const': 'add'}
     )
     path: JsonPointer = attrs.field(
-        metadata={"pattern": "^(/([^/~]|~[01])*)*$", "required": True, "wire": "path"}
+        metadata={'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
     )
-    value: Any = attrs.field(metadata={"required": True, "wire": "value"})
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={"extra": True})
+    value: Any = attrs.field(metadata={'required': True, 'wire': 'value'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -115,37 +126,37 @@ class AgentCapabilities:
 
     __agentproto_closed__: ClassVar[bool] = True
     identity: IdentityCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "identity"}
+        default=None, metadata={'required': False, 'wire': 'identity'}
     )
     transport: TransportCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "transport"}
+        default=None, metadata={'required': False, 'wire': 'transport'}
     )
     tools: ToolsCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "tools"}
+        default=None, metadata={'required': False, 'wire': 'tools'}
     )
     output: OutputCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "output"}
+        default=None, metadata={'required': False, 'wire': 'output'}
     )
     state: StateCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "state"}
+        default=None, metadata={'required': False, 'wire': 'state'}
     )
     multi_agent: MultiAgentCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "multiAgent"}
+        default=None, metadata={'required': False, 'wire': 'multiAgent'}
     )
     reasoning: ReasoningCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "reasoning"}
+        default=None, metadata={'required': False, 'wire': 'reasoning'}
     )
     multimodal: MultimodalCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "multimodal"}
+        default=None, metadata={'required': False, 'wire': 'multimodal'}
     )
     execution: ExecutionCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "execution"}
+        default=None, metadata={'required': False, 'wire': 'execution'}
     )
     human_in_the_loop: HumanInTheLoopCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "humanInTheLoop"}
+        default=None, metadata={'required': False, 'wire': 'humanInTheLoop'}
     )
     custom: dict[str, Any] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "custom"}
+        default=None, metadata={'required': False, 'wire': 'custom'}
     )
 
 
@@ -154,26 +165,31 @@ class AssistantMessage:
     """schema.json#AssistantMessage"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    role: Literal["assistant"] = attrs.field(
-        default="assistant", metadata={"required": True, "wire": "role", "const": "assistant"}
+    role: Literal['assistant'] = attrs.field(
+        default='assistant',
+        metadata={'required': True, 'wire': 'role', 'const': 'assistant'},
     )
-    id: str = attrs.field(metadata={"required": True, "wire": "id"})
-    content: str | None = attrs.field(default=None, metadata={"required": False, "wire": "content"})
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
+    content: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'content'}
+    )
     tool_calls: list[ToolCall] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "toolCalls"}
+        default=None, metadata={'required': False, 'wire': 'toolCalls'}
     )
-    name: str | None = attrs.field(default=None, metadata={"required": False, "wire": "name"})
+    name: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'name'}
+    )
     encrypted_value: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValue"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValue'}
     )
     encrypted_value_type: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValueType"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -182,9 +198,9 @@ class Attributable:
     """schema.json#Attributable"""
 
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={"extra": True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -192,13 +208,15 @@ class AudioPart:
     """schema.json#AudioPart"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["audio"] = attrs.field(
-        default="audio", metadata={"required": True, "wire": "type", "const": "audio"}
+    type: Literal['audio'] = attrs.field(
+        default='audio', metadata={'required': True, 'wire': 'type', 'const': 'audio'}
     )
-    source: PartSource = attrs.field(metadata={"required": True, "wire": "source"})
-    id: str | None = attrs.field(default=None, metadata={"required": False, "wire": "id"})
+    source: PartSource = attrs.field(metadata={'required': True, 'wire': 'source'})
+    id: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'id'}
+    )
     metadata: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "metadata"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'metadata'}
     )
 
 
@@ -206,45 +224,47 @@ class AudioPart:
 class BaseEvent:
     """schema.json#BaseEvent"""
 
-    type: EventType = attrs.field(metadata={"required": True, "wire": "type"})
+    type: EventType = attrs.field(metadata={'required': True, 'wire': 'type'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={"extra": True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
 class BaseMessage:
     """schema.json#BaseMessage"""
 
-    id: str = attrs.field(metadata={"required": True, "wire": "id"})
-    role: str = attrs.field(metadata={"required": True, "wire": "role"})
-    name: str | None = attrs.field(default=None, metadata={"required": False, "wire": "name"})
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
+    role: str = attrs.field(metadata={'required': True, 'wire': 'role'})
+    name: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'name'}
+    )
     encrypted_value: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValue"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValue'}
     )
     encrypted_value_type: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValueType"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={"extra": True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -252,24 +272,24 @@ class Context:
     """schema.json#Context"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    description: str = attrs.field(metadata={"required": True, "wire": "description"})
-    value: str = attrs.field(metadata={"required": True, "wire": "value"})
+    description: str = attrs.field(metadata={'required': True, 'wire': 'description'})
+    value: str = attrs.field(metadata={'required': True, 'wire': 'value'})
 
 
 @attrs.define(kw_only=True)
 class CopyOperation:
     """schema.json#CopyOperation"""
 
-    op: Literal["copy"] = attrs.field(
-        default="copy", metadata={"required": True, "wire": "op", "const": "copy"}
+    op: Literal['copy'] = attrs.field(
+        default='copy', metadata={'required': True, 'wire': 'op', 'const': 'copy'}
     )
     from_: JsonPointer = attrs.field(
-        metadata={"pattern": "^(/([^/~]|~[01])*)*$", "required": True, "wire": "from"}
+        metadata={'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'from'}
     )
     path: JsonPointer = attrs.field(
-        metadata={"pattern": "^(/([^/~]|~[01])*)*$", "required": True, "wire": "path"}
+        metadata={'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
     )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={"extra": True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -277,28 +297,28 @@ class CustomEvent:
     """schema.json#CustomEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["CUSTOM"] = attrs.field(
-        default="CUSTOM", metadata={"required": True, "wire": "type", "const": "CUSTOM"}
+    type: Literal['CUSTOM'] = attrs.field(
+        default='CUSTOM', metadata={'required': True, 'wire': 'type', 'const': 'CUSTOM'}
     )
-    name: str = attrs.field(metadata={"required": True, "wire": "name"})
-    value: Any = attrs.field(metadata={"required": True, "wire": "value"})
+    name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
+    value: Any = attrs.field(metadata={'required': True, 'wire': 'value'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -307,11 +327,11 @@ class DataSource:
     """schema.json#DataSource"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["data"] = attrs.field(
-        default="data", metadata={"required": True, "wire": "type", "const": "data"}
+    type: Literal['data'] = attrs.field(
+        default='data', metadata={'required': True, 'wire': 'type', 'const': 'data'}
     )
-    value: str = attrs.field(metadata={"required": True, "wire": "value"})
-    mime_type: str = attrs.field(metadata={"required": True, "wire": "mimeType"})
+    value: str = attrs.field(metadata={'required': True, 'wire': 'value'})
+    mime_type: str = attrs.field(metadata={'required': True, 'wire': 'mimeType'})
 
 
 @attrs.define(kw_only=True)
@@ -319,23 +339,26 @@ class DeveloperMessage:
     """schema.json#DeveloperMessage"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    role: Literal["developer"] = attrs.field(
-        default="developer", metadata={"required": True, "wire": "role", "const": "developer"}
+    role: Literal['developer'] = attrs.field(
+        default='developer',
+        metadata={'required': True, 'wire': 'role', 'const': 'developer'},
     )
-    content: str = attrs.field(metadata={"required": True, "wire": "content"})
-    id: str = attrs.field(metadata={"required": True, "wire": "id"})
-    name: str | None = attrs.field(default=None, metadata={"required": False, "wire": "name"})
+    content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
+    name: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'name'}
+    )
     encrypted_value: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValue"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValue'}
     )
     encrypted_value_type: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValueType"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -344,49 +367,20 @@ class DocumentPart:
     """schema.json#DocumentPart"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["document"] = attrs.field(
-        default="document", metadata={"required": True, "wire": "type", "const": "document"}
+    type: Literal['document'] = attrs.field(
+        default='document',
+        metadata={'required': True, 'wire': 'type', 'const': 'document'},
     )
-    source: PartSource = attrs.field(metadata={"required": True, "wire": "source"})
-    id: str | None = attrs.field(default=None, metadata={"required": False, "wire": "id"})
+    source: PartSource = attrs.field(metadata={'required': True, 'wire': 'source'})
+    id: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'id'}
+    )
     metadata: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "metadata"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'metadata'}
     )
 
 
-EventType: TypeAlias = Literal[
-    "TEXT_MESSAGE_START",
-    "TEXT_MESSAGE_CONTENT",
-    "TEXT_MESSAGE_END",
-    "TEXT_MESSAGE_CHUNK",
-    "TOOL_CALL_START",
-    "TOOL_CALL_ARGS",
-    "TOOL_CALL_END",
-    "TOOL_CALL_CHUNK",
-    "TOOL_CALL_RESULT",
-    "STATE_SNAPSHOT",
-    "STATE_DELTA",
-    "MESSAGES_SNAPSHOT",
-    "ACTIVITY_SNAPSHOT",
-    "ACTIVITY_DELTA",
-    "RAW",
-    "CUSTOM",
-    "RUN_STARTED",
-    "RUN_FINISHED",
-    "RUN_ERROR",
-    "STEP_STARTED",
-    "STEP_FINISHED",
-    "REASONING_START",
-    "REASONING_MESSAGE_START",
-    "REASONING_MESSAGE_CONTENT",
-    "REASONING_MESSAGE_END",
-    "REASONING_MESSAGE_CHUNK",
-    "REASONING_END",
-    "REASONING_ENCRYPTED_VALUE",
-    "SUBAGENT_STARTED",
-    "SUBAGENT_FINISHED",
-    "SUBAGENT_ERROR",
-]
+EventType: TypeAlias = Literal['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'TEXT_MESSAGE_CHUNK', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_CHUNK', 'TOOL_CALL_RESULT', 'STATE_SNAPSHOT', 'STATE_DELTA', 'MESSAGES_SNAPSHOT', 'ACTIVITY_SNAPSHOT', 'ACTIVITY_DELTA', 'RAW', 'CUSTOM', 'RUN_STARTED', 'RUN_FINISHED', 'RUN_ERROR', 'STEP_STARTED', 'STEP_FINISHED', 'REASONING_START', 'REASONING_MESSAGE_START', 'REASONING_MESSAGE_CONTENT', 'REASONING_MESSAGE_END', 'REASONING_MESSAGE_CHUNK', 'REASONING_END', 'REASONING_ENCRYPTED_VALUE', 'SUBAGENT_STARTED', 'SUBAGENT_FINISHED', 'SUBAGENT_ERROR']
 
 
 @attrs.define(kw_only=True)
@@ -395,27 +389,27 @@ class ExecutionCapabilities:
 
     __agentproto_closed__: ClassVar[bool] = True
     code_execution: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "codeExecution"}
+        default=None, metadata={'required': False, 'wire': 'codeExecution'}
     )
     sandboxed: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "sandboxed"}
+        default=None, metadata={'required': False, 'wire': 'sandboxed'}
     )
     max_iterations: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": 0,
-            "required": False,
-            "wire": "maxIterations",
+            'maximum': 9007199254740991,
+            'minimum': 0,
+            'required': False,
+            'wire': 'maxIterations',
         },
     )
     max_execution_time: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": 0,
-            "required": False,
-            "wire": "maxExecutionTime",
+            'maximum': 9007199254740991,
+            'minimum': 0,
+            'required': False,
+            'wire': 'maxExecutionTime',
         },
     )
 
@@ -425,15 +419,15 @@ class FileSource:
     """schema.json#FileSource"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["file"] = attrs.field(
-        default="file", metadata={"required": True, "wire": "type", "const": "file"}
+    type: Literal['file'] = attrs.field(
+        default='file', metadata={'required': True, 'wire': 'type', 'const': 'file'}
     )
-    value: str = attrs.field(metadata={"required": True, "wire": "value"})
+    value: str = attrs.field(metadata={'required': True, 'wire': 'value'})
     provider: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "provider"}
+        default=None, metadata={'required': False, 'wire': 'provider'}
     )
     mime_type: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "mimeType"}
+        default=None, metadata={'required': False, 'wire': 'mimeType'}
     )
 
 
@@ -442,8 +436,8 @@ class FunctionCall:
     """schema.json#FunctionCall"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    name: str = attrs.field(metadata={"required": True, "wire": "name"})
-    arguments: str = attrs.field(metadata={"required": True, "wire": "arguments"})
+    name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
+    arguments: str = attrs.field(metadata={'required': True, 'wire': 'arguments'})
 
 
 @attrs.define(kw_only=True)
@@ -452,22 +446,22 @@ class HumanInTheLoopCapabilities:
 
     __agentproto_closed__: ClassVar[bool] = True
     supported: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "supported"}
+        default=None, metadata={'required': False, 'wire': 'supported'}
     )
     approvals: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "approvals"}
+        default=None, metadata={'required': False, 'wire': 'approvals'}
     )
     interventions: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "interventions"}
+        default=None, metadata={'required': False, 'wire': 'interventions'}
     )
     feedback: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "feedback"}
+        default=None, metadata={'required': False, 'wire': 'feedback'}
     )
     interrupts: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "interrupts"}
+        default=None, metadata={'required': False, 'wire': 'interrupts'}
     )
     approve_with_edits: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "approveWithEdits"}
+        default=None, metadata={'required': False, 'wire': 'approveWithEdits'}
     )
 
 
@@ -476,20 +470,26 @@ class IdentityCapabilities:
     """schema.json#IdentityCapabilities"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    name: str | None = attrs.field(default=None, metadata={"required": False, "wire": "name"})
-    type: str | None = attrs.field(default=None, metadata={"required": False, "wire": "type"})
-    description: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "description"}
+    name: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'name'}
     )
-    version: str | None = attrs.field(default=None, metadata={"required": False, "wire": "version"})
+    type: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'type'}
+    )
+    description: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'description'}
+    )
+    version: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'version'}
+    )
     provider: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "provider"}
+        default=None, metadata={'required': False, 'wire': 'provider'}
     )
     documentation_url: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "documentationUrl"}
+        default=None, metadata={'required': False, 'wire': 'documentationUrl'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
 
@@ -498,13 +498,15 @@ class ImagePart:
     """schema.json#ImagePart"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["image"] = attrs.field(
-        default="image", metadata={"required": True, "wire": "type", "const": "image"}
+    type: Literal['image'] = attrs.field(
+        default='image', metadata={'required': True, 'wire': 'type', 'const': 'image'}
     )
-    source: PartSource = attrs.field(metadata={"required": True, "wire": "source"})
-    id: str | None = attrs.field(default=None, metadata={"required": False, "wire": "id"})
+    source: PartSource = attrs.field(metadata={'required': True, 'wire': 'source'})
+    id: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'id'}
+    )
     metadata: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "metadata"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'metadata'}
     )
 
 
@@ -513,23 +515,25 @@ class Interrupt:
     """schema.json#Interrupt"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    id: str = attrs.field(metadata={"required": True, "wire": "id"})
-    reason: str = attrs.field(metadata={"required": True, "wire": "reason"})
-    message: str | None = attrs.field(default=None, metadata={"required": False, "wire": "message"})
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
+    reason: str = attrs.field(metadata={'required': True, 'wire': 'reason'})
+    message: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'message'}
+    )
     tool_call_id: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "toolCallId"}
+        default=None, metadata={'required': False, 'wire': 'toolCallId'}
     )
     response_schema: dict[str, Any] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "responseSchema"}
+        default=None, metadata={'required': False, 'wire': 'responseSchema'}
     )
     expires_at: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "expiresAt"}
+        default=None, metadata={'required': False, 'wire': 'expiresAt'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -541,25 +545,27 @@ class MessagesSnapshotEvent:
     """schema.json#MessagesSnapshotEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["MESSAGES_SNAPSHOT"] = attrs.field(
-        default="MESSAGES_SNAPSHOT",
-        metadata={"required": True, "wire": "type", "const": "MESSAGES_SNAPSHOT"},
+    type: Literal['MESSAGES_SNAPSHOT'] = attrs.field(
+        default='MESSAGES_SNAPSHOT',
+        metadata={'required': True, 'wire': 'type', 'const': 'MESSAGES_SNAPSHOT'},
     )
-    messages: list[Message] = attrs.field(metadata={"required": True, "wire": "messages"})
+    messages: list[Message] = attrs.field(
+        metadata={'required': True, 'wire': 'messages'}
+    )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
 
@@ -567,7 +573,7 @@ class MessagesSnapshotEvent:
 class Metadata:
     """"""
 
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={"extra": True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 Model: TypeAlias = Any
@@ -577,16 +583,16 @@ Model: TypeAlias = Any
 class MoveOperation:
     """schema.json#MoveOperation"""
 
-    op: Literal["move"] = attrs.field(
-        default="move", metadata={"required": True, "wire": "op", "const": "move"}
+    op: Literal['move'] = attrs.field(
+        default='move', metadata={'required': True, 'wire': 'op', 'const': 'move'}
     )
     from_: JsonPointer = attrs.field(
-        metadata={"pattern": "^(/([^/~]|~[01])*)*$", "required": True, "wire": "from"}
+        metadata={'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'from'}
     )
     path: JsonPointer = attrs.field(
-        metadata={"pattern": "^(/([^/~]|~[01])*)*$", "required": True, "wire": "path"}
+        metadata={'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
     )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={"extra": True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -595,16 +601,16 @@ class MultiAgentCapabilities:
 
     __agentproto_closed__: ClassVar[bool] = True
     supported: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "supported"}
+        default=None, metadata={'required': False, 'wire': 'supported'}
     )
     delegation: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "delegation"}
+        default=None, metadata={'required': False, 'wire': 'delegation'}
     )
     handoffs: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "handoffs"}
+        default=None, metadata={'required': False, 'wire': 'handoffs'}
     )
     subagents: list[SubagentInfo] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagents"}
+        default=None, metadata={'required': False, 'wire': 'subagents'}
     )
 
 
@@ -614,10 +620,10 @@ class MultimodalCapabilities:
 
     __agentproto_closed__: ClassVar[bool] = True
     input: MultimodalInputCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "input"}
+        default=None, metadata={'required': False, 'wire': 'input'}
     )
     output: MultimodalOutputCapabilities | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "output"}
+        default=None, metadata={'required': False, 'wire': 'output'}
     )
 
 
@@ -626,11 +632,21 @@ class MultimodalInputCapabilities:
     """schema.json#MultimodalInputCapabilities"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    image: bool | None = attrs.field(default=None, metadata={"required": False, "wire": "image"})
-    audio: bool | None = attrs.field(default=None, metadata={"required": False, "wire": "audio"})
-    video: bool | None = attrs.field(default=None, metadata={"required": False, "wire": "video"})
-    pdf: bool | None = attrs.field(default=None, metadata={"required": False, "wire": "pdf"})
-    file: bool | None = attrs.field(default=None, metadata={"required": False, "wire": "file"})
+    image: bool | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'image'}
+    )
+    audio: bool | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'audio'}
+    )
+    video: bool | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'video'}
+    )
+    pdf: bool | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'pdf'}
+    )
+    file: bool | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'file'}
+    )
 
 
 @attrs.define(kw_only=True)
@@ -638,8 +654,12 @@ class MultimodalOutputCapabilities:
     """schema.json#MultimodalOutputCapabilities"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    image: bool | None = attrs.field(default=None, metadata={"required": False, "wire": "image"})
-    audio: bool | None = attrs.field(default=None, metadata={"required": False, "wire": "audio"})
+    image: bool | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'image'}
+    )
+    audio: bool | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'audio'}
+    )
 
 
 @attrs.define(kw_only=True)
@@ -648,10 +668,10 @@ class OutputCapabilities:
 
     __agentproto_closed__: ClassVar[bool] = True
     structured_output: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "structuredOutput"}
+        default=None, metadata={'required': False, 'wire': 'structuredOutput'}
     )
     supported_mime_types: list[str] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "supportedMimeTypes"}
+        default=None, metadata={'required': False, 'wire': 'supportedMimeTypes'}
     )
 
 
@@ -660,28 +680,30 @@ class RawEvent:
     """schema.json#RawEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["RAW"] = attrs.field(
-        default="RAW", metadata={"required": True, "wire": "type", "const": "RAW"}
+    type: Literal['RAW'] = attrs.field(
+        default='RAW', metadata={'required': True, 'wire': 'type', 'const': 'RAW'}
     )
-    event: Any = attrs.field(metadata={"required": True, "wire": "event"})
-    source: str | None = attrs.field(default=None, metadata={"required": False, "wire": "source"})
+    event: Any = attrs.field(metadata={'required': True, 'wire': 'event'})
+    source: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'source'}
+    )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -691,13 +713,13 @@ class ReasoningCapabilities:
 
     __agentproto_closed__: ClassVar[bool] = True
     supported: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "supported"}
+        default=None, metadata={'required': False, 'wire': 'supported'}
     )
     streaming: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "streaming"}
+        default=None, metadata={'required': False, 'wire': 'streaming'}
     )
     encrypted: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encrypted"}
+        default=None, metadata={'required': False, 'wire': 'encrypted'}
     )
 
 
@@ -706,39 +728,45 @@ class ReasoningEncryptedValueEvent:
     """schema.json#ReasoningEncryptedValueEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["REASONING_ENCRYPTED_VALUE"] = attrs.field(
-        default="REASONING_ENCRYPTED_VALUE",
-        metadata={"required": True, "wire": "type", "const": "REASONING_ENCRYPTED_VALUE"},
+    type: Literal['REASONING_ENCRYPTED_VALUE'] = attrs.field(
+        default='REASONING_ENCRYPTED_VALUE',
+        metadata={
+            'required': True,
+            'wire': 'type',
+            'const': 'REASONING_ENCRYPTED_VALUE',
+        },
     )
     subtype: ReasoningEncryptedValueSubtype = attrs.field(
-        metadata={"required": True, "wire": "subtype"}
+        metadata={'required': True, 'wire': 'subtype'}
     )
-    entity_id: str = attrs.field(metadata={"required": True, "wire": "entityId"})
-    encrypted_value: str = attrs.field(metadata={"required": True, "wire": "encryptedValue"})
+    entity_id: str = attrs.field(metadata={'required': True, 'wire': 'entityId'})
+    encrypted_value: str = attrs.field(
+        metadata={'required': True, 'wire': 'encryptedValue'}
+    )
     encrypted_value_type: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValueType"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
-ReasoningEncryptedValueSubtype: TypeAlias = Literal["tool-call", "message"]
+ReasoningEncryptedValueSubtype: TypeAlias = Literal['tool-call', 'message']
 
 
 @attrs.define(kw_only=True)
@@ -746,28 +774,28 @@ class ReasoningEndEvent:
     """schema.json#ReasoningEndEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["REASONING_END"] = attrs.field(
-        default="REASONING_END",
-        metadata={"required": True, "wire": "type", "const": "REASONING_END"},
+    type: Literal['REASONING_END'] = attrs.field(
+        default='REASONING_END',
+        metadata={'required': True, 'wire': 'type', 'const': 'REASONING_END'},
     )
-    message_id: str = attrs.field(metadata={"required": True, "wire": "messageId"})
+    message_id: str = attrs.field(metadata={'required': True, 'wire': 'messageId'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -776,22 +804,23 @@ class ReasoningMessage:
     """schema.json#ReasoningMessage"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    id: str = attrs.field(metadata={"required": True, "wire": "id"})
-    role: Literal["reasoning"] = attrs.field(
-        default="reasoning", metadata={"required": True, "wire": "role", "const": "reasoning"}
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
+    role: Literal['reasoning'] = attrs.field(
+        default='reasoning',
+        metadata={'required': True, 'wire': 'role', 'const': 'reasoning'},
     )
-    content: str = attrs.field(metadata={"required": True, "wire": "content"})
+    content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
     encrypted_value: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValue"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValue'}
     )
     encrypted_value_type: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValueType"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -800,31 +829,33 @@ class ReasoningMessageChunkEvent:
     """schema.json#ReasoningMessageChunkEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["REASONING_MESSAGE_CHUNK"] = attrs.field(
-        default="REASONING_MESSAGE_CHUNK",
-        metadata={"required": True, "wire": "type", "const": "REASONING_MESSAGE_CHUNK"},
+    type: Literal['REASONING_MESSAGE_CHUNK'] = attrs.field(
+        default='REASONING_MESSAGE_CHUNK',
+        metadata={'required': True, 'wire': 'type', 'const': 'REASONING_MESSAGE_CHUNK'},
     )
     message_id: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "messageId"}
+        default=None, metadata={'required': False, 'wire': 'messageId'}
     )
-    delta: str | None = attrs.field(default=None, metadata={"required": False, "wire": "delta"})
+    delta: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'delta'}
+    )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -833,29 +864,33 @@ class ReasoningMessageContentEvent:
     """schema.json#ReasoningMessageContentEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["REASONING_MESSAGE_CONTENT"] = attrs.field(
-        default="REASONING_MESSAGE_CONTENT",
-        metadata={"required": True, "wire": "type", "const": "REASONING_MESSAGE_CONTENT"},
+    type: Literal['REASONING_MESSAGE_CONTENT'] = attrs.field(
+        default='REASONING_MESSAGE_CONTENT',
+        metadata={
+            'required': True,
+            'wire': 'type',
+            'const': 'REASONING_MESSAGE_CONTENT',
+        },
     )
-    message_id: str = attrs.field(metadata={"required": True, "wire": "messageId"})
-    delta: str = attrs.field(metadata={"required": True, "wire": "delta"})
+    message_id: str = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    delta: str = attrs.field(metadata={'required': True, 'wire': 'delta'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -864,28 +899,28 @@ class ReasoningMessageEndEvent:
     """schema.json#ReasoningMessageEndEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["REASONING_MESSAGE_END"] = attrs.field(
-        default="REASONING_MESSAGE_END",
-        metadata={"required": True, "wire": "type", "const": "REASONING_MESSAGE_END"},
+    type: Literal['REASONING_MESSAGE_END'] = attrs.field(
+        default='REASONING_MESSAGE_END',
+        metadata={'required': True, 'wire': 'type', 'const': 'REASONING_MESSAGE_END'},
     )
-    message_id: str = attrs.field(metadata={"required": True, "wire": "messageId"})
+    message_id: str = attrs.field(metadata={'required': True, 'wire': 'messageId'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -894,31 +929,32 @@ class ReasoningMessageStartEvent:
     """schema.json#ReasoningMessageStartEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["REASONING_MESSAGE_START"] = attrs.field(
-        default="REASONING_MESSAGE_START",
-        metadata={"required": True, "wire": "type", "const": "REASONING_MESSAGE_START"},
+    type: Literal['REASONING_MESSAGE_START'] = attrs.field(
+        default='REASONING_MESSAGE_START',
+        metadata={'required': True, 'wire': 'type', 'const': 'REASONING_MESSAGE_START'},
     )
-    message_id: str = attrs.field(metadata={"required": True, "wire": "messageId"})
-    role: Literal["reasoning"] = attrs.field(
-        default="reasoning", metadata={"required": True, "wire": "role", "const": "reasoning"}
+    message_id: str = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    role: Literal['reasoning'] = attrs.field(
+        default='reasoning',
+        metadata={'required': True, 'wire': 'role', 'const': 'reasoning'},
     )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -927,28 +963,28 @@ class ReasoningStartEvent:
     """schema.json#ReasoningStartEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["REASONING_START"] = attrs.field(
-        default="REASONING_START",
-        metadata={"required": True, "wire": "type", "const": "REASONING_START"},
+    type: Literal['REASONING_START'] = attrs.field(
+        default='REASONING_START',
+        metadata={'required': True, 'wire': 'type', 'const': 'REASONING_START'},
     )
-    message_id: str = attrs.field(metadata={"required": True, "wire": "messageId"})
+    message_id: str = attrs.field(metadata={'required': True, 'wire': 'messageId'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -956,27 +992,27 @@ class ReasoningStartEvent:
 class RemoveOperation:
     """schema.json#RemoveOperation"""
 
-    op: Literal["remove"] = attrs.field(
-        default="remove", metadata={"required": True, "wire": "op", "const": "remove"}
+    op: Literal['remove'] = attrs.field(
+        default='remove', metadata={'required': True, 'wire': 'op', 'const': 'remove'}
     )
     path: JsonPointer = attrs.field(
-        metadata={"pattern": "^(/([^/~]|~[01])*)*$", "required": True, "wire": "path"}
+        metadata={'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
     )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={"extra": True})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
 class ReplaceOperation:
     """schema.json#ReplaceOperation"""
 
-    op: Literal["replace"] = attrs.field(
-        default="replace", metadata={"required": True, "wire": "op", "const": "replace"}
+    op: Literal['replace'] = attrs.field(
+        default='replace', metadata={'required': True, 'wire': 'op', 'const': 'replace'}
     )
     path: JsonPointer = attrs.field(
-        metadata={"pattern": "^(/([^/~]|~[01])*)*$", "required": True, "wire": "path"}
+        metadata={'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
     )
-    value: Any = attrs.field(metadata={"required": True, "wire": "value"})
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={"extra": True})
+    value: Any = attrs.field(metadata={'required': True, 'wire': 'value'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -984,21 +1020,19 @@ class ResumeEntry:
     """schema.json#ResumeEntry"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    interrupt_id: str = attrs.field(metadata={"required": True, "wire": "interruptId"})
-    status: Literal["resolved", "cancelled"] = attrs.field(
-        metadata={"required": True, "wire": "status"}
+    interrupt_id: str = attrs.field(metadata={'required': True, 'wire': 'interruptId'})
+    status: Literal['resolved', 'cancelled'] = attrs.field(
+        metadata={'required': True, 'wire': 'status'}
     )
     payload: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "payload"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'payload'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
 
-Role: TypeAlias = Literal[
-    "developer", "system", "assistant", "user", "tool", "activity", "reasoning"
-]
+Role: TypeAlias = Literal['developer', 'system', 'assistant', 'user', 'tool', 'activity', 'reasoning']
 
 
 @attrs.define(kw_only=True)
@@ -1006,29 +1040,32 @@ class RunAgentInput:
     """schema.json#RunAgentInput"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    thread_id: str = attrs.field(metadata={"required": True, "wire": "threadId"})
-    run_id: str = attrs.field(metadata={"required": True, "wire": "runId"})
-    messages: list[Message] = attrs.field(metadata={"required": True, "wire": "messages"})
+    thread_id: str = attrs.field(metadata={'required': True, 'wire': 'threadId'})
+    run_id: str = attrs.field(metadata={'required': True, 'wire': 'runId'})
+    messages: list[Message] = attrs.field(
+        metadata={'required': True, 'wire': 'messages'}
+    )
     protocol_version: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "protocolVersion"}
+        default=None, metadata={'required': False, 'wire': 'protocolVersion'}
     )
     parent_run_id: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "parentRunId"}
+        default=None, metadata={'required': False, 'wire': 'parentRunId'}
     )
     state: State | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "state"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'state'}
     )
     tools: list[Tool] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "tools"}
+        default=None, metadata={'required': False, 'wire': 'tools'}
     )
     context: list[Context] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "context"}
+        default=None, metadata={'required': False, 'wire': 'context'}
     )
     forwarded_props: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "forwardedProps"}
+        default=None,
+        metadata={'not_null': True, 'required': False, 'wire': 'forwardedProps'},
     )
     resume: list[ResumeEntry] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "resume"}
+        default=None, metadata={'required': False, 'wire': 'resume'}
     )
 
 
@@ -1037,28 +1074,31 @@ class RunErrorEvent:
     """schema.json#RunErrorEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["RUN_ERROR"] = attrs.field(
-        default="RUN_ERROR", metadata={"required": True, "wire": "type", "const": "RUN_ERROR"}
+    type: Literal['RUN_ERROR'] = attrs.field(
+        default='RUN_ERROR',
+        metadata={'required': True, 'wire': 'type', 'const': 'RUN_ERROR'},
     )
-    message: str = attrs.field(metadata={"required": True, "wire": "message"})
-    code: str | None = attrs.field(default=None, metadata={"required": False, "wire": "code"})
+    message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
+    code: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'code'}
+    )
     usage: list[TokenUsage] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "usage"}
+        default=None, metadata={'required': False, 'wire': 'usage'}
     )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
 
@@ -1067,8 +1107,9 @@ class RunFinishedCancelledOutcome:
     """schema.json#RunFinishedCancelledOutcome"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["cancelled"] = attrs.field(
-        default="cancelled", metadata={"required": True, "wire": "type", "const": "cancelled"}
+    type: Literal['cancelled'] = attrs.field(
+        default='cancelled',
+        metadata={'required': True, 'wire': 'type', 'const': 'cancelled'},
     )
 
 
@@ -1077,34 +1118,35 @@ class RunFinishedEvent:
     """schema.json#RunFinishedEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["RUN_FINISHED"] = attrs.field(
-        default="RUN_FINISHED", metadata={"required": True, "wire": "type", "const": "RUN_FINISHED"}
+    type: Literal['RUN_FINISHED'] = attrs.field(
+        default='RUN_FINISHED',
+        metadata={'required': True, 'wire': 'type', 'const': 'RUN_FINISHED'},
     )
-    thread_id: str = attrs.field(metadata={"required": True, "wire": "threadId"})
-    run_id: str = attrs.field(metadata={"required": True, "wire": "runId"})
+    thread_id: str = attrs.field(metadata={'required': True, 'wire': 'threadId'})
+    run_id: str = attrs.field(metadata={'required': True, 'wire': 'runId'})
     result: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "result"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'result'}
     )
     outcome: RunFinishedOutcome | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "outcome"}
+        default=None, metadata={'required': False, 'wire': 'outcome'}
     )
     usage: list[TokenUsage] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "usage"}
+        default=None, metadata={'required': False, 'wire': 'usage'}
     )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
 
@@ -1113,11 +1155,12 @@ class RunFinishedInterruptOutcome:
     """schema.json#RunFinishedInterruptOutcome"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["interrupt"] = attrs.field(
-        default="interrupt", metadata={"required": True, "wire": "type", "const": "interrupt"}
+    type: Literal['interrupt'] = attrs.field(
+        default='interrupt',
+        metadata={'required': True, 'wire': 'type', 'const': 'interrupt'},
     )
     interrupts: list[Interrupt] = attrs.field(
-        metadata={"minItems": 1, "required": True, "wire": "interrupts"}
+        metadata={'minItems': 1, 'required': True, 'wire': 'interrupts'}
     )
 
 
@@ -1126,17 +1169,16 @@ class RunFinishedSuccessOutcome:
     """schema.json#RunFinishedSuccessOutcome"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["success"] = attrs.field(
-        default="success", metadata={"required": True, "wire": "type", "const": "success"}
+    type: Literal['success'] = attrs.field(
+        default='success',
+        metadata={'required': True, 'wire': 'type', 'const': 'success'},
     )
     pending_tool_call_ids: list[str] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "pendingToolCallIds"}
+        default=None, metadata={'required': False, 'wire': 'pendingToolCallIds'}
     )
 
 
-RunFinishedOutcome: TypeAlias = (
-    RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | RunFinishedCancelledOutcome
-)
+RunFinishedOutcome: TypeAlias = RunFinishedSuccessOutcome | RunFinishedInterruptOutcome | RunFinishedCancelledOutcome
 
 
 @attrs.define(kw_only=True)
@@ -1144,34 +1186,35 @@ class RunStartedEvent:
     """schema.json#RunStartedEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["RUN_STARTED"] = attrs.field(
-        default="RUN_STARTED", metadata={"required": True, "wire": "type", "const": "RUN_STARTED"}
+    type: Literal['RUN_STARTED'] = attrs.field(
+        default='RUN_STARTED',
+        metadata={'required': True, 'wire': 'type', 'const': 'RUN_STARTED'},
     )
-    thread_id: str = attrs.field(metadata={"required": True, "wire": "threadId"})
-    run_id: str = attrs.field(metadata={"required": True, "wire": "runId"})
+    thread_id: str = attrs.field(metadata={'required': True, 'wire': 'threadId'})
+    run_id: str = attrs.field(metadata={'required': True, 'wire': 'runId'})
     protocol_version: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "protocolVersion"}
+        default=None, metadata={'required': False, 'wire': 'protocolVersion'}
     )
     parent_run_id: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "parentRunId"}
+        default=None, metadata={'required': False, 'wire': 'parentRunId'}
     )
     input: RunAgentInput | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "input"}
+        default=None, metadata={'required': False, 'wire': 'input'}
     )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
 
@@ -1184,12 +1227,16 @@ class StateCapabilities:
 
     __agentproto_closed__: ClassVar[bool] = True
     snapshots: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "snapshots"}
+        default=None, metadata={'required': False, 'wire': 'snapshots'}
     )
-    deltas: bool | None = attrs.field(default=None, metadata={"required": False, "wire": "deltas"})
-    memory: bool | None = attrs.field(default=None, metadata={"required": False, "wire": "memory"})
+    deltas: bool | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'deltas'}
+    )
+    memory: bool | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'memory'}
+    )
     persistent_state: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "persistentState"}
+        default=None, metadata={'required': False, 'wire': 'persistentState'}
     )
 
 
@@ -1198,27 +1245,28 @@ class StateDeltaEvent:
     """schema.json#StateDeltaEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["STATE_DELTA"] = attrs.field(
-        default="STATE_DELTA", metadata={"required": True, "wire": "type", "const": "STATE_DELTA"}
+    type: Literal['STATE_DELTA'] = attrs.field(
+        default='STATE_DELTA',
+        metadata={'required': True, 'wire': 'type', 'const': 'STATE_DELTA'},
     )
-    delta: JsonPatch = attrs.field(metadata={"required": True, "wire": "delta"})
+    delta: JsonPatch = attrs.field(metadata={'required': True, 'wire': 'delta'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1227,28 +1275,28 @@ class StateSnapshotEvent:
     """schema.json#StateSnapshotEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["STATE_SNAPSHOT"] = attrs.field(
-        default="STATE_SNAPSHOT",
-        metadata={"required": True, "wire": "type", "const": "STATE_SNAPSHOT"},
+    type: Literal['STATE_SNAPSHOT'] = attrs.field(
+        default='STATE_SNAPSHOT',
+        metadata={'required': True, 'wire': 'type', 'const': 'STATE_SNAPSHOT'},
     )
-    snapshot: State = attrs.field(metadata={"required": True, "wire": "snapshot"})
+    snapshot: State = attrs.field(metadata={'required': True, 'wire': 'snapshot'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1257,28 +1305,28 @@ class StepFinishedEvent:
     """schema.json#StepFinishedEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["STEP_FINISHED"] = attrs.field(
-        default="STEP_FINISHED",
-        metadata={"required": True, "wire": "type", "const": "STEP_FINISHED"},
+    type: Literal['STEP_FINISHED'] = attrs.field(
+        default='STEP_FINISHED',
+        metadata={'required': True, 'wire': 'type', 'const': 'STEP_FINISHED'},
     )
-    step_name: str = attrs.field(metadata={"required": True, "wire": "stepName"})
+    step_name: str = attrs.field(metadata={'required': True, 'wire': 'stepName'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1287,27 +1335,28 @@ class StepStartedEvent:
     """schema.json#StepStartedEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["STEP_STARTED"] = attrs.field(
-        default="STEP_STARTED", metadata={"required": True, "wire": "type", "const": "STEP_STARTED"}
+    type: Literal['STEP_STARTED'] = attrs.field(
+        default='STEP_STARTED',
+        metadata={'required': True, 'wire': 'type', 'const': 'STEP_STARTED'},
     )
-    step_name: str = attrs.field(metadata={"required": True, "wire": "stepName"})
+    step_name: str = attrs.field(metadata={'required': True, 'wire': 'stepName'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1316,29 +1365,31 @@ class SubagentErrorEvent:
     """schema.json#SubagentErrorEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["SUBAGENT_ERROR"] = attrs.field(
-        default="SUBAGENT_ERROR",
-        metadata={"required": True, "wire": "type", "const": "SUBAGENT_ERROR"},
+    type: Literal['SUBAGENT_ERROR'] = attrs.field(
+        default='SUBAGENT_ERROR',
+        metadata={'required': True, 'wire': 'type', 'const': 'SUBAGENT_ERROR'},
     )
     subagent_run_id: SubagentRunId = attrs.field(
-        metadata={"required": True, "wire": "subagentRunId"}
+        metadata={'required': True, 'wire': 'subagentRunId'}
     )
-    message: str = attrs.field(metadata={"required": True, "wire": "message"})
-    code: str | None = attrs.field(default=None, metadata={"required": False, "wire": "code"})
+    message: str = attrs.field(metadata={'required': True, 'wire': 'message'})
+    code: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'code'}
+    )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
 
@@ -1347,33 +1398,33 @@ class SubagentFinishedEvent:
     """schema.json#SubagentFinishedEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["SUBAGENT_FINISHED"] = attrs.field(
-        default="SUBAGENT_FINISHED",
-        metadata={"required": True, "wire": "type", "const": "SUBAGENT_FINISHED"},
+    type: Literal['SUBAGENT_FINISHED'] = attrs.field(
+        default='SUBAGENT_FINISHED',
+        metadata={'required': True, 'wire': 'type', 'const': 'SUBAGENT_FINISHED'},
     )
     subagent_run_id: SubagentRunId = attrs.field(
-        metadata={"required": True, "wire": "subagentRunId"}
+        metadata={'required': True, 'wire': 'subagentRunId'}
     )
     result: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "result"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'result'}
     )
     outcome: SubagentFinishedOutcome | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "outcome"}
+        default=None, metadata={'required': False, 'wire': 'outcome'}
     )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
 
@@ -1382,8 +1433,9 @@ class SubagentFinishedSuccessOutcome:
     """schema.json#SubagentFinishedSuccessOutcome"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["success"] = attrs.field(
-        default="success", metadata={"required": True, "wire": "type", "const": "success"}
+    type: Literal['success'] = attrs.field(
+        default='success',
+        metadata={'required': True, 'wire': 'type', 'const': 'success'},
     )
 
 
@@ -1392,17 +1444,16 @@ class SubagentFinishedSuspendedOutcome:
     """schema.json#SubagentFinishedSuspendedOutcome"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["suspended"] = attrs.field(
-        default="suspended", metadata={"required": True, "wire": "type", "const": "suspended"}
+    type: Literal['suspended'] = attrs.field(
+        default='suspended',
+        metadata={'required': True, 'wire': 'type', 'const': 'suspended'},
     )
     interrupt_ids: list[str] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "interruptIds"}
+        default=None, metadata={'required': False, 'wire': 'interruptIds'}
     )
 
 
-SubagentFinishedOutcome: TypeAlias = (
-    SubagentFinishedSuccessOutcome | SubagentFinishedSuspendedOutcome
-)
+SubagentFinishedOutcome: TypeAlias = SubagentFinishedSuccessOutcome | SubagentFinishedSuspendedOutcome
 
 
 @attrs.define(kw_only=True)
@@ -1410,9 +1461,9 @@ class SubagentInfo:
     """schema.json#SubagentInfo"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    name: str = attrs.field(metadata={"required": True, "wire": "name"})
+    name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "description"}
+        default=None, metadata={'required': False, 'wire': 'description'}
     )
 
 
@@ -1424,40 +1475,40 @@ class SubagentStartedEvent:
     """schema.json#SubagentStartedEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["SUBAGENT_STARTED"] = attrs.field(
-        default="SUBAGENT_STARTED",
-        metadata={"required": True, "wire": "type", "const": "SUBAGENT_STARTED"},
+    type: Literal['SUBAGENT_STARTED'] = attrs.field(
+        default='SUBAGENT_STARTED',
+        metadata={'required': True, 'wire': 'type', 'const': 'SUBAGENT_STARTED'},
     )
     subagent_run_id: SubagentRunId = attrs.field(
-        metadata={"required": True, "wire": "subagentRunId"}
+        metadata={'required': True, 'wire': 'subagentRunId'}
     )
-    name: str = attrs.field(metadata={"required": True, "wire": "name"})
+    name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
     description: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "description"}
+        default=None, metadata={'required': False, 'wire': 'description'}
     )
     parent_subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "parentSubagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'parentSubagentRunId'}
     )
     parent_tool_call_id: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "parentToolCallId"}
+        default=None, metadata={'required': False, 'wire': 'parentToolCallId'}
     )
     parent_message_id: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "parentMessageId"}
+        default=None, metadata={'required': False, 'wire': 'parentMessageId'}
     )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
 
@@ -1466,23 +1517,25 @@ class SystemMessage:
     """schema.json#SystemMessage"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    role: Literal["system"] = attrs.field(
-        default="system", metadata={"required": True, "wire": "role", "const": "system"}
+    role: Literal['system'] = attrs.field(
+        default='system', metadata={'required': True, 'wire': 'role', 'const': 'system'}
     )
-    content: str = attrs.field(metadata={"required": True, "wire": "content"})
-    id: str = attrs.field(metadata={"required": True, "wire": "id"})
-    name: str | None = attrs.field(default=None, metadata={"required": False, "wire": "name"})
+    content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
+    name: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'name'}
+    )
     encrypted_value: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValue"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValue'}
     )
     encrypted_value_type: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValueType"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1490,24 +1543,17 @@ class SystemMessage:
 class TestOperation:
     """schema.json#TestOperation"""
 
-    op: Literal["test"] = attrs.field(
-        default="test", metadata={"required": True, "wire": "op", "const": "test"}
+    op: Literal['test'] = attrs.field(
+        default='test', metadata={'required': True, 'wire': 'op', 'const': 'test'}
     )
     path: JsonPointer = attrs.field(
-        metadata={"pattern": "^(/([^/~]|~[01])*)*$", "required": True, "wire": "path"}
+        metadata={'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
     )
-    value: Any = attrs.field(metadata={"required": True, "wire": "value"})
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={"extra": True})
+    value: Any = attrs.field(metadata={'required': True, 'wire': 'value'})
+    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
-JsonPatchOperation: TypeAlias = (
-    AddOperation
-    | RemoveOperation
-    | ReplaceOperation
-    | MoveOperation
-    | CopyOperation
-    | TestOperation
-)
+JsonPatchOperation: TypeAlias = AddOperation | RemoveOperation | ReplaceOperation | MoveOperation | CopyOperation | TestOperation
 
 
 JsonPatch: TypeAlias = list[JsonPatchOperation]
@@ -1518,35 +1564,39 @@ class TextMessageChunkEvent:
     """schema.json#TextMessageChunkEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["TEXT_MESSAGE_CHUNK"] = attrs.field(
-        default="TEXT_MESSAGE_CHUNK",
-        metadata={"required": True, "wire": "type", "const": "TEXT_MESSAGE_CHUNK"},
+    type: Literal['TEXT_MESSAGE_CHUNK'] = attrs.field(
+        default='TEXT_MESSAGE_CHUNK',
+        metadata={'required': True, 'wire': 'type', 'const': 'TEXT_MESSAGE_CHUNK'},
     )
     message_id: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "messageId"}
+        default=None, metadata={'required': False, 'wire': 'messageId'}
     )
     role: TextMessageRole | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "role"}
+        default=None, metadata={'required': False, 'wire': 'role'}
     )
-    delta: str | None = attrs.field(default=None, metadata={"required": False, "wire": "delta"})
-    name: str | None = attrs.field(default=None, metadata={"required": False, "wire": "name"})
+    delta: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'delta'}
+    )
+    name: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'name'}
+    )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1555,29 +1605,29 @@ class TextMessageContentEvent:
     """schema.json#TextMessageContentEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["TEXT_MESSAGE_CONTENT"] = attrs.field(
-        default="TEXT_MESSAGE_CONTENT",
-        metadata={"required": True, "wire": "type", "const": "TEXT_MESSAGE_CONTENT"},
+    type: Literal['TEXT_MESSAGE_CONTENT'] = attrs.field(
+        default='TEXT_MESSAGE_CONTENT',
+        metadata={'required': True, 'wire': 'type', 'const': 'TEXT_MESSAGE_CONTENT'},
     )
-    message_id: str = attrs.field(metadata={"required": True, "wire": "messageId"})
-    delta: str = attrs.field(metadata={"required": True, "wire": "delta"})
+    message_id: str = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    delta: str = attrs.field(metadata={'required': True, 'wire': 'delta'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1586,32 +1636,32 @@ class TextMessageEndEvent:
     """schema.json#TextMessageEndEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["TEXT_MESSAGE_END"] = attrs.field(
-        default="TEXT_MESSAGE_END",
-        metadata={"required": True, "wire": "type", "const": "TEXT_MESSAGE_END"},
+    type: Literal['TEXT_MESSAGE_END'] = attrs.field(
+        default='TEXT_MESSAGE_END',
+        metadata={'required': True, 'wire': 'type', 'const': 'TEXT_MESSAGE_END'},
     )
-    message_id: str = attrs.field(metadata={"required": True, "wire": "messageId"})
+    message_id: str = attrs.field(metadata={'required': True, 'wire': 'messageId'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
-TextMessageRole: TypeAlias = Literal["developer", "system", "assistant", "user"]
+TextMessageRole: TypeAlias = Literal['developer', 'system', 'assistant', 'user']
 
 
 @attrs.define(kw_only=True)
@@ -1619,32 +1669,34 @@ class TextMessageStartEvent:
     """schema.json#TextMessageStartEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["TEXT_MESSAGE_START"] = attrs.field(
-        default="TEXT_MESSAGE_START",
-        metadata={"required": True, "wire": "type", "const": "TEXT_MESSAGE_START"},
+    type: Literal['TEXT_MESSAGE_START'] = attrs.field(
+        default='TEXT_MESSAGE_START',
+        metadata={'required': True, 'wire': 'type', 'const': 'TEXT_MESSAGE_START'},
     )
-    message_id: str = attrs.field(metadata={"required": True, "wire": "messageId"})
+    message_id: str = attrs.field(metadata={'required': True, 'wire': 'messageId'})
     role: TextMessageRole | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "role"}
+        default=None, metadata={'required': False, 'wire': 'role'}
     )
-    name: str | None = attrs.field(default=None, metadata={"required": False, "wire": "name"})
+    name: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'name'}
+    )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1653,13 +1705,15 @@ class TextPart:
     """schema.json#TextPart"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["text"] = attrs.field(
-        default="text", metadata={"required": True, "wire": "type", "const": "text"}
+    type: Literal['text'] = attrs.field(
+        default='text', metadata={'required': True, 'wire': 'type', 'const': 'text'}
     )
-    text: str = attrs.field(metadata={"required": True, "wire": "text"})
-    id: str | None = attrs.field(default=None, metadata={"required": False, "wire": "id"})
+    text: str = attrs.field(metadata={'required': True, 'wire': 'text'})
+    id: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'id'}
+    )
     metadata: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "metadata"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'metadata'}
     )
 
 
@@ -1669,61 +1723,63 @@ class TokenUsage:
 
     __agentproto_closed__: ClassVar[bool] = True
     provider: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "provider"}
+        default=None, metadata={'required': False, 'wire': 'provider'}
     )
-    model: str | None = attrs.field(default=None, metadata={"required": False, "wire": "model"})
+    model: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'model'}
+    )
     input_tokens: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": 0,
-            "required": False,
-            "wire": "inputTokens",
+            'maximum': 9007199254740991,
+            'minimum': 0,
+            'required': False,
+            'wire': 'inputTokens',
         },
     )
     output_tokens: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": 0,
-            "required": False,
-            "wire": "outputTokens",
+            'maximum': 9007199254740991,
+            'minimum': 0,
+            'required': False,
+            'wire': 'outputTokens',
         },
     )
     total_tokens: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": 0,
-            "required": False,
-            "wire": "totalTokens",
+            'maximum': 9007199254740991,
+            'minimum': 0,
+            'required': False,
+            'wire': 'totalTokens',
         },
     )
     reasoning_tokens: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": 0,
-            "required": False,
-            "wire": "reasoningTokens",
+            'maximum': 9007199254740991,
+            'minimum': 0,
+            'required': False,
+            'wire': 'reasoningTokens',
         },
     )
     cached_input_tokens: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": 0,
-            "required": False,
-            "wire": "cachedInputTokens",
+            'maximum': 9007199254740991,
+            'minimum': 0,
+            'required': False,
+            'wire': 'cachedInputTokens',
         },
     )
     cache_write_input_tokens: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": 0,
-            "required": False,
-            "wire": "cacheWriteInputTokens",
+            'maximum': 9007199254740991,
+            'minimum': 0,
+            'required': False,
+            'wire': 'cacheWriteInputTokens',
         },
     )
 
@@ -1733,13 +1789,14 @@ class Tool:
     """schema.json#Tool"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    name: str = attrs.field(metadata={"required": True, "wire": "name"})
-    description: str = attrs.field(metadata={"required": True, "wire": "description"})
+    name: str = attrs.field(metadata={'required': True, 'wire': 'name'})
+    description: str = attrs.field(metadata={'required': True, 'wire': 'description'})
     parameters: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "parameters"}
+        default=None,
+        metadata={'not_null': True, 'required': False, 'wire': 'parameters'},
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
 
@@ -1748,19 +1805,22 @@ class ToolCall:
     """schema.json#ToolCall"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    id: str = attrs.field(metadata={"required": True, "wire": "id"})
-    type: Literal["function"] = attrs.field(
-        default="function", metadata={"required": True, "wire": "type", "const": "function"}
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
+    type: Literal['function'] = attrs.field(
+        default='function',
+        metadata={'required': True, 'wire': 'type', 'const': 'function'},
     )
-    function: FunctionCall = attrs.field(metadata={"required": True, "wire": "function"})
+    function: FunctionCall = attrs.field(
+        metadata={'required': True, 'wire': 'function'}
+    )
     encrypted_value: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValue"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValue'}
     )
     encrypted_value_type: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValueType"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
 
@@ -1769,29 +1829,29 @@ class ToolCallArgsEvent:
     """schema.json#ToolCallArgsEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["TOOL_CALL_ARGS"] = attrs.field(
-        default="TOOL_CALL_ARGS",
-        metadata={"required": True, "wire": "type", "const": "TOOL_CALL_ARGS"},
+    type: Literal['TOOL_CALL_ARGS'] = attrs.field(
+        default='TOOL_CALL_ARGS',
+        metadata={'required': True, 'wire': 'type', 'const': 'TOOL_CALL_ARGS'},
     )
-    tool_call_id: str = attrs.field(metadata={"required": True, "wire": "toolCallId"})
-    delta: str = attrs.field(metadata={"required": True, "wire": "delta"})
+    tool_call_id: str = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    delta: str = attrs.field(metadata={'required': True, 'wire': 'delta'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1800,37 +1860,39 @@ class ToolCallChunkEvent:
     """schema.json#ToolCallChunkEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["TOOL_CALL_CHUNK"] = attrs.field(
-        default="TOOL_CALL_CHUNK",
-        metadata={"required": True, "wire": "type", "const": "TOOL_CALL_CHUNK"},
+    type: Literal['TOOL_CALL_CHUNK'] = attrs.field(
+        default='TOOL_CALL_CHUNK',
+        metadata={'required': True, 'wire': 'type', 'const': 'TOOL_CALL_CHUNK'},
     )
     tool_call_id: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "toolCallId"}
+        default=None, metadata={'required': False, 'wire': 'toolCallId'}
     )
     tool_call_name: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "toolCallName"}
+        default=None, metadata={'required': False, 'wire': 'toolCallName'}
     )
     parent_message_id: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "parentMessageId"}
+        default=None, metadata={'required': False, 'wire': 'parentMessageId'}
     )
-    delta: str | None = attrs.field(default=None, metadata={"required": False, "wire": "delta"})
+    delta: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'delta'}
+    )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1839,28 +1901,28 @@ class ToolCallEndEvent:
     """schema.json#ToolCallEndEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["TOOL_CALL_END"] = attrs.field(
-        default="TOOL_CALL_END",
-        metadata={"required": True, "wire": "type", "const": "TOOL_CALL_END"},
+    type: Literal['TOOL_CALL_END'] = attrs.field(
+        default='TOOL_CALL_END',
+        metadata={'required': True, 'wire': 'type', 'const': 'TOOL_CALL_END'},
     )
-    tool_call_id: str = attrs.field(metadata={"required": True, "wire": "toolCallId"})
+    tool_call_id: str = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1869,33 +1931,35 @@ class ToolCallResultEvent:
     """schema.json#ToolCallResultEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["TOOL_CALL_RESULT"] = attrs.field(
-        default="TOOL_CALL_RESULT",
-        metadata={"required": True, "wire": "type", "const": "TOOL_CALL_RESULT"},
+    type: Literal['TOOL_CALL_RESULT'] = attrs.field(
+        default='TOOL_CALL_RESULT',
+        metadata={'required': True, 'wire': 'type', 'const': 'TOOL_CALL_RESULT'},
     )
-    message_id: str = attrs.field(metadata={"required": True, "wire": "messageId"})
-    tool_call_id: str = attrs.field(metadata={"required": True, "wire": "toolCallId"})
-    content: str | list[ContentPart] = attrs.field(metadata={"required": True, "wire": "content"})
-    role: Literal["tool"] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "role", "const": "tool"}
+    message_id: str = attrs.field(metadata={'required': True, 'wire': 'messageId'})
+    tool_call_id: str = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    content: str | list[ContentPart] = attrs.field(
+        metadata={'required': True, 'wire': 'content'}
+    )
+    role: Literal['tool'] | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'role', 'const': 'tool'}
     )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -1904,68 +1968,38 @@ class ToolCallStartEvent:
     """schema.json#ToolCallStartEvent"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["TOOL_CALL_START"] = attrs.field(
-        default="TOOL_CALL_START",
-        metadata={"required": True, "wire": "type", "const": "TOOL_CALL_START"},
+    type: Literal['TOOL_CALL_START'] = attrs.field(
+        default='TOOL_CALL_START',
+        metadata={'required': True, 'wire': 'type', 'const': 'TOOL_CALL_START'},
     )
-    tool_call_id: str = attrs.field(metadata={"required": True, "wire": "toolCallId"})
-    tool_call_name: str = attrs.field(metadata={"required": True, "wire": "toolCallName"})
+    tool_call_id: str = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    tool_call_name: str = attrs.field(
+        metadata={'required': True, 'wire': 'toolCallName'}
+    )
     parent_message_id: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "parentMessageId"}
+        default=None, metadata={'required': False, 'wire': 'parentMessageId'}
     )
     timestamp: int | None = attrs.field(
         default=None,
         metadata={
-            "maximum": 9007199254740991,
-            "minimum": -9007199254740991,
-            "required": False,
-            "wire": "timestamp",
+            'maximum': 9007199254740991,
+            'minimum': -9007199254740991,
+            'required': False,
+            'wire': 'timestamp',
         },
     )
     raw_event: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "rawEvent"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
-Event: TypeAlias = (
-    TextMessageStartEvent
-    | TextMessageContentEvent
-    | TextMessageEndEvent
-    | TextMessageChunkEvent
-    | ToolCallStartEvent
-    | ToolCallArgsEvent
-    | ToolCallEndEvent
-    | ToolCallChunkEvent
-    | ToolCallResultEvent
-    | StateSnapshotEvent
-    | StateDeltaEvent
-    | MessagesSnapshotEvent
-    | ActivitySnapshotEvent
-    | ActivityDeltaEvent
-    | RawEvent
-    | CustomEvent
-    | RunStartedEvent
-    | RunFinishedEvent
-    | RunErrorEvent
-    | StepStartedEvent
-    | StepFinishedEvent
-    | ReasoningStartEvent
-    | ReasoningMessageStartEvent
-    | ReasoningMessageContentEvent
-    | ReasoningMessageEndEvent
-    | ReasoningMessageChunkEvent
-    | ReasoningEndEvent
-    | ReasoningEncryptedValueEvent
-    | SubagentStartedEvent
-    | SubagentFinishedEvent
-    | SubagentErrorEvent
-)
+Event: TypeAlias = TextMessageStartEvent | TextMessageContentEvent | TextMessageEndEvent | TextMessageChunkEvent | ToolCallStartEvent | ToolCallArgsEvent | ToolCallEndEvent | ToolCallChunkEvent | ToolCallResultEvent | StateSnapshotEvent | StateDeltaEvent | MessagesSnapshotEvent | ActivitySnapshotEvent | ActivityDeltaEvent | RawEvent | CustomEvent | RunStartedEvent | RunFinishedEvent | RunErrorEvent | StepStartedEvent | StepFinishedEvent | ReasoningStartEvent | ReasoningMessageStartEvent | ReasoningMessageContentEvent | ReasoningMessageEndEvent | ReasoningMessageChunkEvent | ReasoningEndEvent | ReasoningEncryptedValueEvent | SubagentStartedEvent | SubagentFinishedEvent | SubagentErrorEvent
 
 
 @attrs.define(kw_only=True)
@@ -1973,24 +2007,28 @@ class ToolMessage:
     """schema.json#ToolMessage"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    id: str = attrs.field(metadata={"required": True, "wire": "id"})
-    role: Literal["tool"] = attrs.field(
-        default="tool", metadata={"required": True, "wire": "role", "const": "tool"}
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
+    role: Literal['tool'] = attrs.field(
+        default='tool', metadata={'required': True, 'wire': 'role', 'const': 'tool'}
     )
-    content: str | list[ContentPart] = attrs.field(metadata={"required": True, "wire": "content"})
-    tool_call_id: str = attrs.field(metadata={"required": True, "wire": "toolCallId"})
-    error: str | None = attrs.field(default=None, metadata={"required": False, "wire": "error"})
+    content: str | list[ContentPart] = attrs.field(
+        metadata={'required': True, 'wire': 'content'}
+    )
+    tool_call_id: str = attrs.field(metadata={'required': True, 'wire': 'toolCallId'})
+    error: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'error'}
+    )
     encrypted_value: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValue"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValue'}
     )
     encrypted_value_type: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValueType"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
@@ -2000,16 +2038,16 @@ class ToolsCapabilities:
 
     __agentproto_closed__: ClassVar[bool] = True
     supported: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "supported"}
+        default=None, metadata={'required': False, 'wire': 'supported'}
     )
     items: list[Tool] | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "items"}
+        default=None, metadata={'required': False, 'wire': 'items'}
     )
     parallel_calls: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "parallelCalls"}
+        default=None, metadata={'required': False, 'wire': 'parallelCalls'}
     )
     client_provided: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "clientProvided"}
+        default=None, metadata={'required': False, 'wire': 'clientProvided'}
     )
 
 
@@ -2019,19 +2057,19 @@ class TransportCapabilities:
 
     __agentproto_closed__: ClassVar[bool] = True
     streaming: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "streaming"}
+        default=None, metadata={'required': False, 'wire': 'streaming'}
     )
     websocket: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "websocket"}
+        default=None, metadata={'required': False, 'wire': 'websocket'}
     )
     http_binary: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "httpBinary"}
+        default=None, metadata={'required': False, 'wire': 'httpBinary'}
     )
     push_notifications: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "pushNotifications"}
+        default=None, metadata={'required': False, 'wire': 'pushNotifications'}
     )
     resumable: bool | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "resumable"}
+        default=None, metadata={'required': False, 'wire': 'resumable'}
     )
 
 
@@ -2040,12 +2078,12 @@ class UrlSource:
     """schema.json#UrlSource"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["url"] = attrs.field(
-        default="url", metadata={"required": True, "wire": "type", "const": "url"}
+    type: Literal['url'] = attrs.field(
+        default='url', metadata={'required': True, 'wire': 'type', 'const': 'url'}
     )
-    value: str = attrs.field(metadata={"required": True, "wire": "value"})
+    value: str = attrs.field(metadata={'required': True, 'wire': 'value'})
     mime_type: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "mimeType"}
+        default=None, metadata={'required': False, 'wire': 'mimeType'}
     )
 
 
@@ -2057,35 +2095,31 @@ class UserMessage:
     """schema.json#UserMessage"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    role: Literal["user"] = attrs.field(
-        default="user", metadata={"required": True, "wire": "role", "const": "user"}
+    role: Literal['user'] = attrs.field(
+        default='user', metadata={'required': True, 'wire': 'role', 'const': 'user'}
     )
-    content: str | list[ContentPart] = attrs.field(metadata={"required": True, "wire": "content"})
-    id: str = attrs.field(metadata={"required": True, "wire": "id"})
-    name: str | None = attrs.field(default=None, metadata={"required": False, "wire": "name"})
+    content: str | list[ContentPart] = attrs.field(
+        metadata={'required': True, 'wire': 'content'}
+    )
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
+    name: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'name'}
+    )
     encrypted_value: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValue"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValue'}
     )
     encrypted_value_type: str | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "encryptedValueType"}
+        default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
     metadata: Metadata | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "metadata"}
+        default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
-        default=None, metadata={"required": False, "wire": "subagentRunId"}
+        default=None, metadata={'required': False, 'wire': 'subagentRunId'}
     )
 
 
-Message: TypeAlias = (
-    DeveloperMessage
-    | SystemMessage
-    | AssistantMessage
-    | UserMessage
-    | ToolMessage
-    | ActivityMessage
-    | ReasoningMessage
-)
+Message: TypeAlias = DeveloperMessage | SystemMessage | AssistantMessage | UserMessage | ToolMessage | ActivityMessage | ReasoningMessage
 
 
 @attrs.define(kw_only=True)
@@ -2093,13 +2127,15 @@ class VideoPart:
     """schema.json#VideoPart"""
 
     __agentproto_closed__: ClassVar[bool] = True
-    type: Literal["video"] = attrs.field(
-        default="video", metadata={"required": True, "wire": "type", "const": "video"}
+    type: Literal['video'] = attrs.field(
+        default='video', metadata={'required': True, 'wire': 'type', 'const': 'video'}
     )
-    source: PartSource = attrs.field(metadata={"required": True, "wire": "source"})
-    id: str | None = attrs.field(default=None, metadata={"required": False, "wire": "id"})
+    source: PartSource = attrs.field(metadata={'required': True, 'wire': 'source'})
+    id: str | None = attrs.field(
+        default=None, metadata={'required': False, 'wire': 'id'}
+    )
     metadata: Any | None = attrs.field(
-        default=None, metadata={"not_null": True, "required": False, "wire": "metadata"}
+        default=None, metadata={'not_null': True, 'required': False, 'wire': 'metadata'}
     )
 
 
