@@ -370,6 +370,14 @@ def test_copy_of_container_already_copied_in_this_patch_does_not_alias() -> None
     assert doc == {"a": {"b": {"c": 1}}}
 
 
+def test_copy_into_own_child_is_allowed() -> None:
+    """copy, unlike move, may put a value below its own source."""
+    doc = {"a": {"b": 1}}
+    result = apply_patch(doc, [{"op": "copy", "from": "/a", "path": "/a/c"}])
+    assert result == {"a": {"b": 1, "c": {"b": 1}}}
+    assert doc == {"a": {"b": 1}}
+
+
 def test_copy_root_into_itself() -> None:
     """copy from "" stores a snapshot of the document, not a cycle."""
     result = apply_patch({"a": 1}, [{"op": "copy", "from": "", "path": "/self"}])
@@ -459,7 +467,7 @@ def test_invalid_pointer_fails(path: str) -> None:
 
 
 def test_empty_tokens_are_member_names() -> None:
-    """"/" names the member "" and "/a/" the member "" of /a."""
+    """ "/" names the member "" and "/a/" the member "" of /a."""
     result = apply_patch({"a": {}}, [{"op": "add", "path": "/", "value": 1}])
     assert result == {"a": {}, "": 1}
     result = apply_patch({"a": {}}, [{"op": "add", "path": "/a/", "value": 1}])
@@ -568,7 +576,7 @@ def test_typed_operation_missing_from_fails() -> None:
 
 
 def test_failing_second_operation_leaves_input_unchanged() -> None:
-    """When the 2nd operation fails the input equals its earlier deep copy and the error names op 1."""
+    """A failing 2nd operation leaves the input equal to its earlier deep copy and names index 1."""
     doc = {"a": {"b": [1, 2]}, "c": {"d": 1}}
     before = copy.deepcopy(doc)
     ops = [
@@ -621,7 +629,11 @@ def test_input_is_never_mutated() -> None:
 
 def test_untouched_subtrees_are_shared() -> None:
     """Subtrees off every touched path are the very objects of the input."""
-    doc = {"a": {"b": {"c": 1}, "x": [1, 2]}, "d": {"e": [3]}, "f": [{"g": 1}, {"h": 2}]}
+    doc: dict[str, Any] = {
+        "a": {"b": {"c": 1}, "x": [1, 2]},
+        "d": {"e": [3]},
+        "f": [{"g": 1}, {"h": 2}],
+    }
     ops = [
         {"op": "replace", "path": "/a/b/c", "value": 2},
         {"op": "add", "path": "/f/1/i", "value": 3},
@@ -640,7 +652,7 @@ def test_untouched_subtrees_are_shared() -> None:
 
 def test_containers_copied_once_per_patch() -> None:
     """Several writes under one container copy it once: later ops reuse the patch's copy."""
-    doc = {"a": {"b": {}}}
+    doc: dict[str, Any] = {"a": {"b": {}}}
     ops = [{"op": "add", "path": f"/a/b/k{i}", "value": i} for i in range(50)]
     result = apply_patch(doc, ops)
     new = [c for c in containers(result) if all(c is not o for o in containers(doc))]
@@ -785,7 +797,10 @@ def failing_operation(draw: st.DrawFn, doc: Any) -> dict[str, Any]:
     # past the end of an array, or a token below a scalar.
     tokens, value = draw(st.sampled_from(where))
     if isinstance(value, dict):
-        missing: tuple[str, ...] = (*tokens, "missing" + "x" * max((len(k) for k in value), default=0))
+        missing: tuple[str, ...] = (
+            *tokens,
+            "missing" + "x" * max((len(k) for k in value), default=0),
+        )
     elif isinstance(value, list):
         missing = (*tokens, str(len(value)))
     else:
@@ -816,7 +831,7 @@ def test_property_failing_operation_is_atomic(data: st.DataObject) -> None:
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_property_matches_jsonpatch(data: st.DataObject) -> None:
-    """For valid patches the result equals jsonpatch's on a deep copy, and the input is unchanged."""
+    """Valid patches give jsonpatch's result on a deep copy and leave the input unchanged."""
     doc, ops = data.draw(doc_and_valid_patch())
     before = copy.deepcopy(doc)
     expected = jsonpatch.apply_patch(copy.deepcopy(doc), ops)
@@ -851,9 +866,7 @@ def test_property_untouched_subtrees_keep_identity(data: st.DataObject) -> None:
     for value in op_values:
         known.update(id(c) for c in containers(value))
     copies = {id(c) for c in containers(result) if id(c) not in known}
-    bound = 1 + sum(
-        op["path"].count("/") + op.get("from", "").count("/") for op in ops
-    )
+    bound = 1 + sum(op["path"].count("/") + op.get("from", "").count("/") for op in ops)
     assert len(copies) <= bound
 
 

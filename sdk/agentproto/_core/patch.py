@@ -163,7 +163,7 @@ def _normalise(operation: Any, index: int) -> tuple[str, str, Any, Any]:
             value = _MISSING
         if from_ is UNSET:
             from_ = _MISSING
-    if type(path) is not str:
+    if not isinstance(path, str):
         shown = "" if path is _MISSING else repr(path)
         reason = "missing 'path'" if path is _MISSING else f"'path' is not a string: {shown}"
         raise PatchError(reason, index=index, path=shown)
@@ -175,7 +175,7 @@ def _normalise(operation: Any, index: int) -> tuple[str, str, Any, Any]:
     if op in _NEEDS_FROM:
         if from_ is _MISSING:
             raise PatchError(f"missing 'from' for {op!r}", index=index, path=path)
-        if type(from_) is not str:
+        if not isinstance(from_, str):
             raise PatchError(f"'from' is not a string: {from_!r}", index=index, path=path)
     return op, path, value, from_
 
