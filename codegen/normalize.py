@@ -176,7 +176,7 @@ class Normalizer:
             self.out[name] = {"$ref": schema["$ref"]}
         elif schema.get("type") == "object" or "properties" in schema or "allOf" in schema:
             if "properties" not in schema and "allOf" not in schema:
-                self.out[name] = {"type": "object", "additionalProperties": True}
+                pass  # a free-form object: inlined as dict[str, Any] where it is used
             else:
                 props, required, closed = self._flatten(name)
                 self._object(name, props, required, closed=closed, anchor=name)
@@ -279,6 +279,8 @@ class Normalizer:
             extra = {k: v for k, v in prop.items() if k != "$ref"}
             if extra:
                 raise NormalizeError(f"{hoist_name}: $ref with siblings {sorted(extra)}")
+            if self._free_form(ref_schema):
+                prop = {"type": "object", "additionalProperties": True}
         nullable = False
         if isinstance(prop.get("type"), list):
             types = [t for t in prop["type"] if t != "null"]
@@ -322,7 +324,10 @@ class Normalizer:
                 yield member
 
     def _member_schema(self, member: JSON, where: str) -> JSON:
-        if _ref_name(member):
+        target = _ref_name(member)
+        if target is not None:
+            if self._free_form(self.src[target]):
+                return {"type": "object", "additionalProperties": True}
             return {"$ref": member["$ref"]}
         if "properties" in member:
             raise NormalizeError(f"{where}: inline object in a property union; name it")
@@ -367,6 +372,15 @@ class Normalizer:
             else:
                 raise NormalizeError(f"{where}: union member of unknown shape; name it")
         self.out[name] = {"anyOf": refs}
+
+    @staticmethod
+    def _free_form(schema: JSON) -> bool:
+        """An object definition with no declared members (``Metadata``): plain JSON."""
+        return (
+            isinstance(schema, dict)
+            and schema.get("type") == "object"
+            and not ({"properties", "allOf", "anyOf", "oneOf"} & schema.keys())
+        )
 
     @staticmethod
     def _is_open_scalar(member: JSON) -> bool:

@@ -516,8 +516,14 @@ class WireConverter(cattrs.Converter):
                 env[slot] = self.loader(tp)
             lines.append(f"v = {slot}(v, {fpath}, c)")
         if constrained:
+            # bounds are compared inline (the common case: timestamps); the rest is rarer
+            for key, op in (("minimum", "<"), ("maximum", ">")):
+                if key in meta:
+                    lines.append(f"if v {op} {meta[key]!r}:")
+                    lines.append(f"    check(v, {fpath}, {slot}_meta)")
+            if any(k in meta for k in ("minItems", "minLength", "pattern")):
+                lines.append(f"check(v, {fpath}, {slot}_meta)")
             env[slot + "_meta"] = meta
-            lines.append(f"check(v, {fpath}, {slot}_meta)")
         if "item" in meta:
             env[slot + "_item"] = meta["item"]
             lines.append("for i, x in enumerate(v):")

@@ -1047,35 +1047,6 @@ class CancelRequestNotification:
 
 
 @attrs.define(kw_only=True)
-class CancelledIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/4"""
-
-    stop_reason: Literal['cancelled'] = attrs.field(
-        default='cancelled',
-        metadata={'required': True, 'wire': 'stopReason', 'const': 'cancelled'},
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': 'usage',
-        },
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': '_meta',
-        },
-    )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
-
-
-@attrs.define(kw_only=True)
 class CancelledRequestPermissionOutcome:
     """schema.unstable.json#RequestPermissionOutcome/anyOf/0"""
 
@@ -1203,7 +1174,7 @@ class ClientRequest:
 class ClientSessionCapabilities:
     """schema.unstable.json#ClientSessionCapabilities"""
 
-    compaction: CompactionCapabilities | None = attrs.field(
+    compaction: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
             'nullable': True,
@@ -1221,7 +1192,7 @@ class ClientSessionCapabilities:
             'wire': 'configOptions',
         },
     )
-    notices: NoticeCapabilities | None = attrs.field(
+    notices: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
             'nullable': True,
@@ -1274,13 +1245,6 @@ class CloseSessionResponse:
             'wire': '_meta',
         },
     )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
-
-
-@attrs.define(kw_only=True)
-class CompactionCapabilities:
-    """"""
-
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -2022,35 +1986,6 @@ class EmbeddedResource:
 
 
 @attrs.define(kw_only=True)
-class EndTurnIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/0"""
-
-    stop_reason: Literal['end_turn'] = attrs.field(
-        default='end_turn',
-        metadata={'required': True, 'wire': 'stopReason', 'const': 'end_turn'},
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': 'usage',
-        },
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': '_meta',
-        },
-    )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
-
-
-@attrs.define(kw_only=True)
 class EnumOption:
     """schema.unstable.json#EnumOption"""
 
@@ -2127,44 +2062,6 @@ class ErrorClientResponse:
 
 
 ErrorCode: TypeAlias = int
-
-
-@attrs.define(kw_only=True)
-class ErrorIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/5"""
-
-    stop_reason: Literal['error'] = attrs.field(
-        default='error',
-        metadata={'required': True, 'wire': 'stopReason', 'const': 'error'},
-    )
-    error: Error | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': 'error',
-        },
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': 'usage',
-        },
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': '_meta',
-        },
-    )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 @attrs.define(kw_only=True)
@@ -3028,64 +2925,6 @@ class MarkdownPlanUpdateContent:
 
 
 @attrs.define(kw_only=True)
-class MaxTokensIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/1"""
-
-    stop_reason: Literal['max_tokens'] = attrs.field(
-        default='max_tokens',
-        metadata={'required': True, 'wire': 'stopReason', 'const': 'max_tokens'},
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': 'usage',
-        },
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': '_meta',
-        },
-    )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
-
-
-@attrs.define(kw_only=True)
-class MaxTurnRequestsIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/2"""
-
-    stop_reason: Literal['max_turn_requests'] = attrs.field(
-        default='max_turn_requests',
-        metadata={'required': True, 'wire': 'stopReason', 'const': 'max_turn_requests'},
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': 'usage',
-        },
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': '_meta',
-        },
-    )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
-
-
-@attrs.define(kw_only=True)
 class McpCapabilities:
     """schema.unstable.json#McpCapabilities"""
 
@@ -3388,34 +3227,6 @@ class NewSessionResponse:
 
 
 @attrs.define(kw_only=True)
-class NoneIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/7"""
-
-    stop_reason: None | None = attrs.field(
-        default=None, metadata={'required': False, 'wire': 'stopReason'}
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': 'usage',
-        },
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': '_meta',
-        },
-    )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
-
-
-@attrs.define(kw_only=True)
 class Notice:
     """schema.unstable.json#Notice"""
 
@@ -3443,13 +3254,6 @@ class Notice:
             'wire': '_meta',
         },
     )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
-
-
-@attrs.define(kw_only=True)
-class NoticeCapabilities:
-    """"""
-
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -3638,33 +3442,6 @@ class OtherElicitationPropertySchema:
 
     __agentproto_other__: ClassVar[bool] = True
     type: str = attrs.field(metadata={'required': True, 'wire': 'type'})
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
-
-
-@attrs.define(kw_only=True)
-class OtherIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/6"""
-
-    __agentproto_other__: ClassVar[bool] = True
-    stop_reason: str = attrs.field(metadata={'required': True, 'wire': 'stopReason'})
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': 'usage',
-        },
-    )
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': '_meta',
-        },
-    )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
@@ -4201,35 +3978,6 @@ class ReadTextFileResponse:
     """schema.unstable.json#ReadTextFileResponse"""
 
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
-    meta: dict[str, Any] | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': '_meta',
-        },
-    )
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
-
-
-@attrs.define(kw_only=True)
-class RefusalIdleStateUpdate:
-    """schema.unstable.json#IdleStateUpdate/anyOf/3"""
-
-    stop_reason: Literal['refusal'] = attrs.field(
-        default='refusal',
-        metadata={'required': True, 'wire': 'stopReason', 'const': 'refusal'},
-    )
-    usage: Usage | None = attrs.field(
-        default=None,
-        metadata={
-            'nullable': True,
-            'on_error': 'default',
-            'required': False,
-            'wire': 'usage',
-        },
-    )
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={

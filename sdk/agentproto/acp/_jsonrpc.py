@@ -48,6 +48,7 @@ from typing import Any, TypeAlias
 
 import attrs
 import orjson
+
 from agentproto._core.errors import DecodeError, SchemaError, UsageError
 
 __all__ = [
@@ -346,8 +347,9 @@ class MessageReader:
             The messages, in stream order, up to the first bad line, if any.
 
         Raises:
-            DecodeError: the first line waiting to be reported is bad (its
-                messages came out in the previous call). Call again to continue.
+            DecodeError: the first line waiting to be reported is bad (the
+                messages before it were returned by the previous call). Call
+                again to continue past it.
             UsageError: the reader was closed.
         """
         if self._closed:
@@ -417,11 +419,8 @@ class MessageReader:
             return
         if isinstance(value, list):
             if not value:
-                self._ready.append(
-                    DecodeError(
-                        "invalid JSON-RPC batch: empty array [minItems at <root>]", line=line
-                    )
-                )
+                empty = SchemaError("minItems", "", "a batch must not be empty")
+                self._ready.append(_shape_error(empty, line))
                 return
             messages: list[Message] = []
             for index, item in enumerate(value):

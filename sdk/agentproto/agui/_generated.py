@@ -35,7 +35,7 @@ class ActivityDeltaEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -59,7 +59,7 @@ class ActivityMessage:
     content: dict[str, Any] = attrs.field(
         metadata={'required': True, 'wire': 'content'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -98,7 +98,7 @@ class ActivitySnapshotEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -185,7 +185,7 @@ class AssistantMessage:
     encrypted_value_type: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -237,7 +237,7 @@ class BaseEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
@@ -258,7 +258,7 @@ class BaseMessage:
     encrypted_value_type: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -314,7 +314,7 @@ class CustomEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -354,7 +354,7 @@ class DeveloperMessage:
     encrypted_value_type: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -488,7 +488,7 @@ class IdentityCapabilities:
     documentation_url: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'documentationUrl'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
@@ -529,7 +529,7 @@ class Interrupt:
     expires_at: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'expiresAt'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -564,16 +564,9 @@ class MessagesSnapshotEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
-
-
-@attrs.define(kw_only=True)
-class Metadata:
-    """"""
-
-    extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
 Model: TypeAlias = Any
@@ -699,7 +692,7 @@ class RawEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -758,7 +751,7 @@ class ReasoningEncryptedValueEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -791,7 +784,7 @@ class ReasoningEndEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -816,7 +809,7 @@ class ReasoningMessage:
     encrypted_value_type: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -851,7 +844,7 @@ class ReasoningMessageChunkEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -886,7 +879,7 @@ class ReasoningMessageContentEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -916,7 +909,7 @@ class ReasoningMessageEndEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -950,7 +943,7 @@ class ReasoningMessageStartEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -980,7 +973,7 @@ class ReasoningStartEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1027,7 +1020,7 @@ class ResumeEntry:
     payload: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'payload'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
@@ -1097,7 +1090,7 @@ class RunErrorEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
@@ -1145,7 +1138,7 @@ class RunFinishedEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
@@ -1213,7 +1206,7 @@ class RunStartedEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
@@ -1262,7 +1255,7 @@ class StateDeltaEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1292,7 +1285,7 @@ class StateSnapshotEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1322,7 +1315,7 @@ class StepFinishedEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1352,7 +1345,7 @@ class StepStartedEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1388,7 +1381,7 @@ class SubagentErrorEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
@@ -1423,7 +1416,7 @@ class SubagentFinishedEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
@@ -1507,7 +1500,7 @@ class SubagentStartedEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
@@ -1531,7 +1524,7 @@ class SystemMessage:
     encrypted_value_type: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1592,7 +1585,7 @@ class TextMessageChunkEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1623,7 +1616,7 @@ class TextMessageContentEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1653,7 +1646,7 @@ class TextMessageEndEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1692,7 +1685,7 @@ class TextMessageStartEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1795,7 +1788,7 @@ class Tool:
         default=None,
         metadata={'not_null': True, 'required': False, 'wire': 'parameters'},
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
@@ -1819,7 +1812,7 @@ class ToolCall:
     encrypted_value_type: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
 
@@ -1847,7 +1840,7 @@ class ToolCallArgsEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1888,7 +1881,7 @@ class ToolCallChunkEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1918,7 +1911,7 @@ class ToolCallEndEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1955,7 +1948,7 @@ class ToolCallResultEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -1991,7 +1984,7 @@ class ToolCallStartEvent:
     raw_event: Any | None = attrs.field(
         default=None, metadata={'not_null': True, 'required': False, 'wire': 'rawEvent'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -2024,7 +2017,7 @@ class ToolMessage:
     encrypted_value_type: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(
@@ -2111,7 +2104,7 @@ class UserMessage:
     encrypted_value_type: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'encryptedValueType'}
     )
-    metadata: Metadata | None = attrs.field(
+    metadata: dict[str, Any] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'metadata'}
     )
     subagent_run_id: SubagentRunId | None = attrs.field(

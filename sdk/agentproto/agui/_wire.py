@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentproto._core.converter import WireConverter
+from agentproto._core.converter import _STRICT, WireConverter, _Context
 from agentproto._core.diagnostics import Diagnostic
 from agentproto.agui import _generated
 from agentproto.agui._generated import Event, Message, RunAgentInput
@@ -35,9 +35,7 @@ def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Eve
         SchemaError: the event does not match the schema; ``keyword`` and
             ``location`` say what failed and where.
     """
-    if diagnostics is None:
-        return _converter.load(obj, Event)  # type: ignore[no-any-return]
-    return _converter.load(obj, Event, diagnostics=diagnostics)  # type: ignore[no-any-return]
+    return _load_event(obj, "", _STRICT if diagnostics is None else _Context(diagnostics))  # type: ignore[no-any-return]
 
 
 def parse_message(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Message:
