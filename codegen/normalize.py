@@ -208,7 +208,11 @@ class Normalizer:
     ) -> None:
         properties: dict[str, JSON] = {}
         python_names: set[str] = set()
-        for wire, prop in props.items():
+        # required members first, in the schema's `required` order, then the optional
+        # ones (own before inherited): the order producers usually write them in
+        ordered = [r for r in required if r in props] + [k for k in props if k not in required]
+        for wire in ordered:
+            prop = props[wire]
             schema, ap = self._property(prop, name + pascal(wire), wire)
             ap["wire"] = wire
             ap["required"] = wire in required

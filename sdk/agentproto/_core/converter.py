@@ -48,7 +48,7 @@ from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError
 from agentproto._core.unset import UNSET, Unset
 
-__all__ = ["WireConverter", "escape_pointer"]
+__all__ = ["Unrecognised", "WireConverter", "escape_pointer"]
 
 T = TypeVar("T")
 Loader = Callable[[Any, str, "_Context"], Any]
@@ -75,6 +75,20 @@ def escape_pointer(token: str) -> str:
 def _json_type(value: Any) -> str:
     name: str = _JSON_TYPE_NAMES.get(value.__class__, value.__class__.__name__)
     return name
+
+
+class Unrecognised(Exception):
+    """Tolerant mode: a value is an unknown member of a union or enumeration.
+
+    It is not an error: the enclosing optional field is removed, the enclosing list
+    element dropped, or (in a required position) the container itself removed,
+    each with a diagnostic. Raised only when parsing tolerantly.
+    """
+
+    def __init__(self, path: str, detail: str) -> None:
+        self.path = path
+        self.detail = detail
+        super().__init__(f"{path}: {detail}")
 
 
 class _Context:
@@ -259,7 +273,10 @@ class WireConverter(cattrs.Converter):
                         and v.__class__ is values[0].__class__
                     ):
                         return v
-                    raise _error(keyword, p, f"{v!r} is not one of {list(values)!r}")
+                    detail = f"{v!r} is not one of {list(values)!r}"
+                    if c.diagnostics is not None and keyword == "enum" and v.__class__ is str:
+                        raise Unrecognised(p, f"unknown enumeration value {detail}")
+                    raise _error(keyword, p, detail)
                 return v
 
             return load_literal
@@ -275,13 +292,17 @@ class WireConverter(cattrs.Converter):
         def load_list(v: Any, p: str, c: _Context) -> Any:
             if v.__class__ is not list:
                 raise _type_error("array", v, p)
-            if not skip_invalid or c.diagnostics is None:
+            if c.diagnostics is None:
                 return [item(x, f"{p}/{i}", c) for i, x in enumerate(v)]
             out = []
             for i, x in enumerate(v):
                 try:
                     out.append(item(x, f"{p}/{i}", c))
+                except Unrecognised as unknown:
+                    c.report("unknown-member-dropped", unknown.path, unknown.detail)
                 except SchemaError as exc:
+                    if not skip_invalid:
+                        raise
                     c.report("invalid-item-skipped", f"{p}/{i}", f"skipped: {exc}")
             return out
 
@@ -384,6 +405,8 @@ class WireConverter(cattrs.Converter):
                     return fn(v, p, c)
                 if other_loader is not None:
                     return other_loader(v, p, c)
+                if c.diagnostics is not None:
+                    raise Unrecognised(p, f"unknown {wire} {tag!r} (known: {known})")
             if closed or tag is _MISSING:
                 raise _error(
                     "oneOf",
@@ -409,6 +432,7 @@ class WireConverter(cattrs.Converter):
             "load_number": _load_number,
             "check": _check_constraints,
             "unknown": self._unknown,
+            "Unrecognised": Unrecognised,
         }
         closed = getattr(cls, "__agentproto_closed__", False)
         lines = [
@@ -446,15 +470,27 @@ class WireConverter(cattrs.Converter):
             else:
                 indent = ""
             check = self._value_code(tp, meta, f"F{index}", fpath, env)
+            default = "UNSET" if meta.get("patch") else "None"
             guarded = meta.get("on_error") == "default" and bool(check)
-            if guarded:
+            # an unknown union member or enum value in an optional field removes the field
+            strippable = not meta.get("required") and any(f"F{index}(" in ln for ln in check)
+            if guarded or strippable:
                 body.append(f"{indent}try:")
                 body.extend(f"{indent}    {line}" for line in check)
-                body.append(f"{indent}except SchemaError as exc:")
-                body.append(f"{indent}    if c.diagnostics is None:")
-                body.append(f"{indent}        raise")
-                body.append(f"{indent}    c.report('invalid-field-defaulted', {fpath}, str(exc))")
-                body.append(f"{indent}    v = {'UNSET' if meta.get('patch') else 'None'}")
+                if strippable:
+                    body += [
+                        f"{indent}except Unrecognised as u:",
+                        f"{indent}    c.report('unknown-member-stripped', u.path, u.detail)",
+                        f"{indent}    v = {default}",
+                    ]
+                if guarded:
+                    body += [
+                        f"{indent}except SchemaError as exc:",
+                        f"{indent}    if c.diagnostics is None:",
+                        f"{indent}        raise",
+                        f"{indent}    c.report('invalid-field-defaulted', {fpath}, str(exc))",
+                        f"{indent}    v = {default}",
+                    ]
             else:
                 body.extend(f"{indent}{line}" for line in check)
             body.append(f"{indent}o.{name} = v")

@@ -165,11 +165,11 @@ class AssistantMessage:
     """schema.json#AssistantMessage"""
 
     __agentproto_closed__: ClassVar[bool] = True
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
     role: Literal['assistant'] = attrs.field(
         default='assistant',
         metadata={'required': True, 'wire': 'role', 'const': 'assistant'},
     )
-    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
     content: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'content'}
     )
@@ -339,12 +339,12 @@ class DeveloperMessage:
     """schema.json#DeveloperMessage"""
 
     __agentproto_closed__: ClassVar[bool] = True
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
     role: Literal['developer'] = attrs.field(
         default='developer',
         metadata={'required': True, 'wire': 'role', 'const': 'developer'},
     )
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
-    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
     name: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'name'}
     )
@@ -1510,11 +1510,11 @@ class SystemMessage:
     """schema.json#SystemMessage"""
 
     __agentproto_closed__: ClassVar[bool] = True
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
     role: Literal['system'] = attrs.field(
         default='system', metadata={'required': True, 'wire': 'role', 'const': 'system'}
     )
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
-    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
     name: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'name'}
     )
@@ -2088,13 +2088,13 @@ class UserMessage:
     """schema.json#UserMessage"""
 
     __agentproto_closed__: ClassVar[bool] = True
+    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
     role: Literal['user'] = attrs.field(
         default='user', metadata={'required': True, 'wire': 'role', 'const': 'user'}
     )
     content: str | list[ContentPart] = attrs.field(
         metadata={'required': True, 'wire': 'content'}
     )
-    id: str = attrs.field(metadata={'required': True, 'wire': 'id'})
     name: str | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'name'}
     )
