@@ -20,6 +20,9 @@ class Unset(enum.Enum):
     def __repr__(self) -> str:
         return "UNSET"
 
+    def __str__(self) -> str:
+        return "UNSET"
+
     def __bool__(self) -> Literal[False]:
         return False
 
