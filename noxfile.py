@@ -26,6 +26,13 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def conformance(session: nox.Session) -> None:
+    """AG-UI conformance corpora (-- --corpus DIR --protocol-version V --json PATH)."""
+    _install(session, "test", "codegen")
+    session.run("python", "-m", "tests.conformance.agui_runner", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff: lint and formatting check of the hand-written code."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))

@@ -159,8 +159,10 @@ class Normalizer:
         text = json.dumps(self.src)
         self.ref_counts = {name: text.count(f'"#/$defs/{name}"') for name in self.src}
         self.absorbed: set[str] = set()
-        unions = {n for n, s in self.src.items() if "anyOf" in s or "oneOf" in s}
-        for name in [*unions, *(n for n in self.src if n not in unions)]:
+        # unions first (hoisting may absorb an object definition), in schema order so
+        # that the output never depends on hash order
+        unions = [n for n, s in self.src.items() if "anyOf" in s or "oneOf" in s]
+        for name in [*unions, *(n for n in self.src if n not in set(unions))]:
             if name not in self.absorbed:
                 self._definition(name, self.src[name])
         if self.errors:
@@ -180,6 +182,10 @@ class Normalizer:
             else:
                 props, required, closed = self._flatten(name)
                 self._object(name, props, required, closed=closed, anchor=name)
+                if isinstance(schema.get("x-method"), str):
+                    # the JSON-RPC method whose params (or result) this is: lets the
+                    # runtime pick a request's params class by its `method`
+                    self.info[name]["method"] = schema["x-method"]
         elif "enum" in schema:
             self.out[name] = {"type": schema.get("type", "string"), "enum": schema["enum"]}
         elif "const" in schema:

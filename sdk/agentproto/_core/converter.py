@@ -316,12 +316,29 @@ class WireConverter(cattrs.Converter):
             if tagged is not None:
                 return tagged
         candidates = [(self._json_classes(m), m) for m in members]
+        shapes = {m: self._shape(m) for m in classes}
+
+        def ranked(v: Any, fitting: list[Any]) -> list[Any]:
+            """Classes first, best match first: all required members present, then
+            the most members of the object declared; the rest keep their order."""
+            if v.__class__ is not dict or not shapes:
+                return fitting
+            keys = v.keys()
+
+            def score(member: Any) -> tuple[int, int]:
+                shape = shapes.get(member)
+                if shape is None:
+                    return (0, -1)
+                required, known = shape
+                return (1 if required <= keys else 0, len(known & keys))
+
+            return sorted(fitting, key=score, reverse=True)
 
         def load_union(v: Any, p: str, c: _Context) -> Any:
             fitting = [m for kinds, m in candidates if kinds is None or v.__class__ in kinds]
             if len(fitting) == 1:
                 return self.loader(fitting[0])(v, p, c)
-            for member in fitting:
+            for member in ranked(v, fitting):
                 try:
                     return self.loader(member)(v, p, c)
                 except SchemaError:
@@ -329,6 +346,36 @@ class WireConverter(cattrs.Converter):
             raise _error("oneOf", p, f"{_json_type(v)} value matches no alternative")
 
         return load_union
+
+    @staticmethod
+    def _shape(cls: type) -> tuple[frozenset[str], frozenset[str]]:
+        """(required wire names, all wire names) of a class."""
+        fields = [f for f in attrs.fields(cls) if "wire" in f.metadata]
+        required = frozenset(f.metadata["wire"] for f in fields if f.metadata.get("required"))
+        return required, frozenset(f.metadata["wire"] for f in fields)
+
+    def method_loader(self, tp: Any) -> Callable[[Any, str, _Context, Any], Any] | None:
+        """For a union of JSON-RPC params classes: a loader choosing by ``method``.
+
+        Request classes carry the method they belong to; a ``params`` member is
+        loaded as the class of its request's ``method`` (falling back to the
+        general union loader for a method no class claims, such as extensions).
+        """
+        members = [m for m in get_args(tp) if m not in _NONE_TYPES]
+        table = {
+            getattr(m, "__agentproto_method__"): self.loader(m)  # noqa: B009
+            for m in members
+            if attrs.has(m) and getattr(m, "__agentproto_method__", None)
+        }
+        if not table:
+            return None
+        fallback = self.loader(tp)
+
+        def load_params(v: Any, p: str, c: _Context, method: Any) -> Any:
+            fn = table.get(method) if method.__class__ is str else None
+            return (fn or fallback)(v, p, c)
+
+        return load_params
 
     def _json_classes(self, tp: Any) -> frozenset[type] | None:
         """JSON value classes a type may accept (``None`` = any)."""
@@ -548,6 +595,10 @@ class WireConverter(cattrs.Converter):
         else:
             if get_origin(tp) is list and meta.get("skip_invalid_items"):
                 env[slot] = self._list_loader(self.loader(get_args(tp)[0]), skip_invalid=True)
+            elif meta.get("wire") == "params" and (by_method := self.method_loader(tp)):
+                env[slot] = by_method
+                lines.append(f"v = {slot}(v, {fpath}, c, getattr(o, 'method', None))")
+                return lines
             else:
                 env[slot] = self.loader(tp)
             lines.append(f"v = {slot}(v, {fpath}, c)")

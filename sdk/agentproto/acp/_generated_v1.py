@@ -300,6 +300,7 @@ class Annotations:
 class ArchiveSessionRequest:
     """schema.unstable.json#ArchiveSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/archive'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -319,6 +320,7 @@ class ArchiveSessionRequest:
 class ArchiveSessionResponse:
     """schema.unstable.json#ArchiveSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/archive'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -603,6 +605,7 @@ class AuthStatusCapabilities:
 class AuthStatusRequest:
     """schema.unstable.json#AuthStatusRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'auth/status'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -619,6 +622,7 @@ class AuthStatusRequest:
 class AuthStatusResponse:
     """schema.unstable.json#AuthStatusResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'auth/status'
     state: AuthState = attrs.field(metadata={'required': True, 'wire': 'state'})
     accounts: list[AuthAccount] | None = attrs.field(
         default=None,
@@ -645,6 +649,7 @@ class AuthStatusResponse:
 class AuthStatusUpdateNotification:
     """schema.unstable.json#AuthStatusUpdateNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'auth/status_update'
     state: AuthState = attrs.field(metadata={'required': True, 'wire': 'state'})
     accounts: list[AuthAccount] | None = attrs.field(
         default=None,
@@ -671,6 +676,7 @@ class AuthStatusUpdateNotification:
 class AuthenticateRequest:
     """schema.unstable.json#AuthenticateRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'authenticate'
     method_id: AuthMethodId = attrs.field(
         metadata={'required': True, 'wire': 'methodId'}
     )
@@ -690,6 +696,7 @@ class AuthenticateRequest:
 class AuthenticateResponse:
     """schema.unstable.json#AuthenticateResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'authenticate'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1012,6 +1019,7 @@ class CancelCreateElicitationResponse:
 class CancelNotification:
     """schema.unstable.json#CancelNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'session/cancel'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1031,6 +1039,7 @@ class CancelNotification:
 class CancelRequestNotification:
     """schema.unstable.json#CancelRequestNotification"""
 
+    __agentproto_method__: ClassVar[str] = '$/cancel_request'
     request_id: RequestId = attrs.field(
         metadata={'required': True, 'wire': 'requestId'}
     )
@@ -1217,6 +1226,7 @@ class ClientSessionCapabilities:
 class CloseSessionRequest:
     """schema.unstable.json#CloseSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/close'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1236,6 +1246,7 @@ class CloseSessionRequest:
 class CloseSessionResponse:
     """schema.unstable.json#CloseSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/close'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1396,6 +1407,7 @@ class CompactionUpdateSessionUpdate:
 class CompleteElicitationNotification:
     """schema.unstable.json#CompleteElicitationNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'elicitation/complete'
     elicitation_id: ElicitationId = attrs.field(
         metadata={'required': True, 'wire': 'elicitationId'}
     )
@@ -1553,6 +1565,7 @@ class Cost:
 class CreateTerminalRequest:
     """schema.unstable.json#CreateTerminalRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/create'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1591,6 +1604,7 @@ class CreateTerminalRequest:
 class CreateTerminalResponse:
     """schema.unstable.json#CreateTerminalResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/create'
     terminal_id: TerminalId = attrs.field(
         metadata={'required': True, 'wire': 'terminalId'}
     )
@@ -1676,6 +1690,7 @@ class DeclineCreateElicitationResponse:
 class DeleteSessionRequest:
     """schema.unstable.json#DeleteSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/delete'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1695,6 +1710,7 @@ class DeleteSessionRequest:
 class DeleteSessionResponse:
     """schema.unstable.json#DeleteSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/delete'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1768,6 +1784,7 @@ class DiffToolCallContent:
 class DisableProviderRequest:
     """schema.unstable.json#DisableProviderRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/disable'
     provider_id: ProviderId = attrs.field(
         metadata={'required': True, 'wire': 'providerId'}
     )
@@ -1787,6 +1804,7 @@ class DisableProviderRequest:
 class DisableProviderResponse:
     """schema.unstable.json#DisableProviderResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/disable'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2164,6 +2182,7 @@ class FileSystemCapabilities:
 class ForkSessionRequest:
     """schema.unstable.json#ForkSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/fork'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -2194,6 +2213,7 @@ class ForkSessionRequest:
 class ForkSessionResponse:
     """schema.unstable.json#ForkSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/fork'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -2436,6 +2456,7 @@ class Implementation:
 class InitializeRequest:
     """schema.unstable.json#InitializeRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'initialize'
     protocol_version: ProtocolVersion = attrs.field(
         metadata={
             'maximum': 65535,
@@ -2480,6 +2501,7 @@ InitializeProxyRequest: TypeAlias = InitializeRequest
 class InitializeResponse:
     """schema.unstable.json#InitializeResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'initialize'
     protocol_version: ProtocolVersion = attrs.field(
         metadata={
             'maximum': 65535,
@@ -2659,6 +2681,7 @@ class ItemsPlanUpdateContent:
 class KillTerminalRequest:
     """schema.unstable.json#KillTerminalRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/kill'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -2681,6 +2704,7 @@ class KillTerminalRequest:
 class KillTerminalResponse:
     """schema.unstable.json#KillTerminalResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/kill'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2697,6 +2721,7 @@ class KillTerminalResponse:
 class ListProvidersRequest:
     """schema.unstable.json#ListProvidersRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/list'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2713,6 +2738,7 @@ class ListProvidersRequest:
 class ListProvidersResponse:
     """schema.unstable.json#ListProvidersResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/list'
     providers: list[ProviderInfo] = attrs.field(
         metadata={'required': True, 'wire': 'providers'}
     )
@@ -2732,6 +2758,7 @@ class ListProvidersResponse:
 class ListSessionsRequest:
     """schema.unstable.json#ListSessionsRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/list'
     cwd: str | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'cwd'}
     )
@@ -2757,6 +2784,7 @@ class ListSessionsRequest:
 class ListSessionsResponse:
     """schema.unstable.json#ListSessionsResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/list'
     sessions: list[SessionInfo] = attrs.field(
         metadata={
             'on_error': 'default',
@@ -2793,6 +2821,7 @@ LlmProtocol: TypeAlias = str
 class LoadSessionRequest:
     """schema.unstable.json#LoadSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/load'
     mcp_servers: list[McpServer] = attrs.field(
         metadata={'required': True, 'wire': 'mcpServers'}
     )
@@ -2823,6 +2852,7 @@ class LoadSessionRequest:
 class LoadSessionResponse:
     """schema.unstable.json#LoadSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/load'
     modes: SessionModeState | None = attrs.field(
         default=None,
         metadata={
@@ -2874,6 +2904,7 @@ class LogoutCapabilities:
 class LogoutRequest:
     """schema.unstable.json#LogoutRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'logout'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2890,6 +2921,7 @@ class LogoutRequest:
 class LogoutResponse:
     """schema.unstable.json#LogoutResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'logout'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -3057,6 +3089,7 @@ MessageId: TypeAlias = str
 class MessageMcpNotification:
     """schema.unstable.json#MessageMcpNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'mcp/message'
     server_id: McpServerAcpId = attrs.field(
         metadata={'required': True, 'wire': 'serverId'}
     )
@@ -3083,6 +3116,7 @@ class MessageMcpNotification:
 class MessageMcpRequest:
     """schema.unstable.json#MessageMcpRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'mcp/message'
     server_id: McpServerAcpId = attrs.field(
         metadata={'required': True, 'wire': 'serverId'}
     )
@@ -3165,6 +3199,7 @@ class MultiSelectPropertySchema:
 class NewSessionRequest:
     """schema.unstable.json#NewSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/new'
     cwd: str = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     mcp_servers: list[McpServer] = attrs.field(
         metadata={'required': True, 'wire': 'mcpServers'}
@@ -3192,6 +3227,7 @@ class NewSessionRequest:
 class NewSessionResponse:
     """schema.unstable.json#NewSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/new'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -3762,6 +3798,7 @@ class PromptCapabilities:
 class PromptRequest:
     """schema.unstable.json#PromptRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/prompt'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -3784,6 +3821,7 @@ class PromptRequest:
 class PromptResponse:
     """schema.unstable.json#PromptResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/prompt'
     stop_reason: StopReason = attrs.field(
         metadata={'required': True, 'wire': 'stopReason'}
     )
@@ -3906,6 +3944,7 @@ class ProxyRequest:
 class ProxySuccessorNotification:
     """schema.unstable.json#ProxySuccessorNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'proxy/successor'
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: Any | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'params'}
@@ -3926,6 +3965,7 @@ class ProxySuccessorNotification:
 class ProxySuccessorRequest:
     """schema.unstable.json#ProxySuccessorRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'proxy/successor'
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: Any | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'params'}
@@ -3949,6 +3989,7 @@ ProxySuccessorResponse: TypeAlias = Any
 class ReadTextFileRequest:
     """schema.unstable.json#ReadTextFileRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'fs/read_text_file'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -3977,6 +4018,7 @@ class ReadTextFileRequest:
 class ReadTextFileResponse:
     """schema.unstable.json#ReadTextFileResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'fs/read_text_file'
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
@@ -3994,6 +4036,7 @@ class ReadTextFileResponse:
 class ReleaseTerminalRequest:
     """schema.unstable.json#ReleaseTerminalRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/release'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4016,6 +4059,7 @@ class ReleaseTerminalRequest:
 class ReleaseTerminalResponse:
     """schema.unstable.json#ReleaseTerminalResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/release'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -4056,6 +4100,7 @@ RequestId: TypeAlias = int | str | None
 class RequestPermissionRequest:
     """schema.unstable.json#RequestPermissionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/request_permission'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4081,6 +4126,7 @@ class RequestPermissionRequest:
 class RequestPermissionResponse:
     """schema.unstable.json#RequestPermissionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/request_permission'
     outcome: RequestPermissionOutcome = attrs.field(
         metadata={'required': True, 'wire': 'outcome'}
     )
@@ -4375,6 +4421,7 @@ ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
 class ResumeSessionRequest:
     """schema.unstable.json#ResumeSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/resume'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4405,6 +4452,7 @@ class ResumeSessionRequest:
 class ResumeSessionResponse:
     """schema.unstable.json#ResumeSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/resume'
     modes: SessionModeState | None = attrs.field(
         default=None,
         metadata={
@@ -5300,6 +5348,7 @@ class SessionModeState:
 class SessionNotification:
     """schema.unstable.json#SessionNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'session/update'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -5355,6 +5404,7 @@ class SessionStatusCapabilities:
 class SessionStatusRequest:
     """schema.unstable.json#SessionStatusRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/status'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -5374,6 +5424,7 @@ class SessionStatusRequest:
 class SessionStatusResponse:
     """schema.unstable.json#SessionStatusResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/status'
     status: SessionStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
@@ -5473,6 +5524,7 @@ class SessionTitleCapabilities:
 class SetProviderRequest:
     """schema.unstable.json#SetProviderRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/set'
     provider_id: ProviderId = attrs.field(
         metadata={'required': True, 'wire': 'providerId'}
     )
@@ -5497,6 +5549,7 @@ class SetProviderRequest:
 class SetProviderResponse:
     """schema.unstable.json#SetProviderResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/set'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -5513,6 +5566,7 @@ class SetProviderResponse:
 class SetSessionConfigOptionResponse:
     """schema.unstable.json#SetSessionConfigOptionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/set_config_option'
     config_options: list[SessionConfigOption] = attrs.field(
         metadata={
             'on_error': 'default',
@@ -5537,6 +5591,7 @@ class SetSessionConfigOptionResponse:
 class SetSessionModeRequest:
     """schema.unstable.json#SetSessionModeRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/set_mode'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -5557,6 +5612,7 @@ class SetSessionModeRequest:
 class SetSessionModeResponse:
     """schema.unstable.json#SetSessionModeResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/set_mode'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -5573,6 +5629,7 @@ class SetSessionModeResponse:
 class SetSessionTitleRequest:
     """schema.unstable.json#SetSessionTitleRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/set_title'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -5593,6 +5650,7 @@ class SetSessionTitleRequest:
 class SetSessionTitleResponse:
     """schema.unstable.json#SetSessionTitleResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/set_title'
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
@@ -6104,6 +6162,7 @@ TerminalId: TypeAlias = str
 class TerminalOutputRequest:
     """schema.unstable.json#TerminalOutputRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/output'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -6126,6 +6185,7 @@ class TerminalOutputRequest:
 class TerminalOutputResponse:
     """schema.unstable.json#TerminalOutputResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/output'
     output: str = attrs.field(metadata={'required': True, 'wire': 'output'})
     truncated: bool = attrs.field(metadata={'required': True, 'wire': 'truncated'})
     exit_status: TerminalExitStatus | None = attrs.field(
@@ -6627,6 +6687,7 @@ ToolKind: TypeAlias = Literal['read', 'edit', 'delete', 'move', 'search', 'execu
 class UnarchiveSessionRequest:
     """schema.unstable.json#UnarchiveSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/unarchive'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -6646,6 +6707,7 @@ class UnarchiveSessionRequest:
 class UnarchiveSessionResponse:
     """schema.unstable.json#UnarchiveSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/unarchive'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -6910,6 +6972,7 @@ SetSessionConfigOptionRequest: TypeAlias = BooleanSetSessionConfigOptionRequest 
 class WaitForTerminalExitRequest:
     """schema.unstable.json#WaitForTerminalExitRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/wait_for_exit'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -6932,6 +6995,7 @@ class WaitForTerminalExitRequest:
 class WaitForTerminalExitResponse:
     """schema.unstable.json#WaitForTerminalExitResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/wait_for_exit'
     exit_code: int | None = attrs.field(
         default=None,
         metadata={
@@ -6967,6 +7031,7 @@ class WaitForTerminalExitResponse:
 class WriteTextFileRequest:
     """schema.unstable.json#WriteTextFileRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'fs/write_text_file'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -6988,6 +7053,7 @@ class WriteTextFileRequest:
 class WriteTextFileResponse:
     """schema.unstable.json#WriteTextFileResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'fs/write_text_file'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={

@@ -468,6 +468,7 @@ class Annotations:
 class ArchiveSessionRequest:
     """schema.unstable.json#ArchiveSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/archive'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -487,6 +488,7 @@ class ArchiveSessionRequest:
 class ArchiveSessionResponse:
     """schema.unstable.json#ArchiveSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/archive'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -755,6 +757,7 @@ class AuthStatusCapabilities:
 class AuthStatusRequest:
     """schema.unstable.json#AuthStatusRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'auth/status'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -771,6 +774,7 @@ class AuthStatusRequest:
 class AuthStatusResponse:
     """schema.unstable.json#AuthStatusResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'auth/status'
     state: AuthState = attrs.field(metadata={'required': True, 'wire': 'state'})
     accounts: list[AuthAccount] | None = attrs.field(
         default=None,
@@ -797,6 +801,7 @@ class AuthStatusResponse:
 class AuthStatusUpdateNotification:
     """schema.unstable.json#AuthStatusUpdateNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'auth/status_update'
     state: AuthState = attrs.field(metadata={'required': True, 'wire': 'state'})
     accounts: list[AuthAccount] | None = attrs.field(
         default=None,
@@ -1143,6 +1148,7 @@ class CancelCreateElicitationResponse:
 class CancelRequestNotification:
     """schema.unstable.json#CancelRequestNotification"""
 
+    __agentproto_method__: ClassVar[str] = '$/cancel_request'
     request_id: RequestId = attrs.field(
         metadata={'required': True, 'wire': 'requestId'}
     )
@@ -1162,6 +1168,7 @@ class CancelRequestNotification:
 class CancelSessionNotification:
     """schema.unstable.json#CancelSessionNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'session/cancel'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1181,6 +1188,7 @@ class CancelSessionNotification:
 class CancelTerminalRequest:
     """schema.unstable.json#CancelTerminalRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/cancel'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1203,6 +1211,7 @@ class CancelTerminalRequest:
 class CancelTerminalResponse:
     """schema.unstable.json#CancelTerminalResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'terminal/cancel'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1219,6 +1228,7 @@ class CancelTerminalResponse:
 class CancelToolCallRequest:
     """schema.unstable.json#CancelToolCallRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'tool_call/cancel'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1241,6 +1251,7 @@ class CancelToolCallRequest:
 class CancelToolCallResponse:
     """schema.unstable.json#CancelToolCallResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'tool_call/cancel'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1401,6 +1412,7 @@ class ClientRequest:
 class CloseSessionRequest:
     """schema.unstable.json#CloseSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/close'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1420,6 +1432,7 @@ class CloseSessionRequest:
 class CloseSessionResponse:
     """schema.unstable.json#CloseSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/close'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1720,6 +1733,7 @@ class CompactionUpdateSessionUpdate:
 class CompleteElicitationNotification:
     """schema.unstable.json#CompleteElicitationNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'elicitation/complete'
     elicitation_id: ElicitationId = attrs.field(
         metadata={'required': True, 'wire': 'elicitationId'}
     )
@@ -1960,6 +1974,7 @@ class DeleteDiffChange:
 class DeleteSessionRequest:
     """schema.unstable.json#DeleteSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/delete'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1979,6 +1994,7 @@ class DeleteSessionRequest:
 class DeleteSessionResponse:
     """schema.unstable.json#DeleteSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/delete'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2095,6 +2111,7 @@ class DiffToolCallContent:
 class DisableProviderRequest:
     """schema.unstable.json#DisableProviderRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/disable'
     provider_id: ProviderId = attrs.field(
         metadata={'required': True, 'wire': 'providerId'}
     )
@@ -2114,6 +2131,7 @@ class DisableProviderRequest:
 class DisableProviderResponse:
     """schema.unstable.json#DisableProviderResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/disable'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2477,6 +2495,7 @@ class FilePlanUpdateContent:
 class ForkSessionRequest:
     """schema.unstable.json#ForkSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/fork'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -2507,6 +2526,7 @@ class ForkSessionRequest:
 class ForkSessionResponse:
     """schema.unstable.json#ForkSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/fork'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -2833,6 +2853,7 @@ class Implementation:
 class InitializeRequest:
     """schema.unstable.json#InitializeRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'initialize'
     protocol_version: ProtocolVersion = attrs.field(
         metadata={
             'maximum': 65535,
@@ -2865,6 +2886,7 @@ InitializeProxyRequest: TypeAlias = InitializeRequest
 class InitializeResponse:
     """schema.unstable.json#InitializeResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'initialize'
     protocol_version: ProtocolVersion = attrs.field(
         metadata={
             'maximum': 65535,
@@ -3031,6 +3053,7 @@ class ItemsPlanUpdateContent:
 class ListProvidersRequest:
     """schema.unstable.json#ListProvidersRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/list'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -3047,6 +3070,7 @@ class ListProvidersRequest:
 class ListProvidersResponse:
     """schema.unstable.json#ListProvidersResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/list'
     providers: list[ProviderInfo] = attrs.field(
         metadata={'required': True, 'wire': 'providers'}
     )
@@ -3066,6 +3090,7 @@ class ListProvidersResponse:
 class ListSessionsRequest:
     """schema.unstable.json#ListSessionsRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/list'
     cwd: AbsolutePath | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'cwd'}
     )
@@ -3091,6 +3116,7 @@ class ListSessionsRequest:
 class ListSessionsResponse:
     """schema.unstable.json#ListSessionsResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/list'
     sessions: list[SessionInfo] = attrs.field(
         metadata={
             'on_error': 'default',
@@ -3122,6 +3148,7 @@ LlmProtocol: TypeAlias = str
 class LoginAuthRequest:
     """schema.unstable.json#LoginAuthRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'auth/login'
     method_id: AuthMethodId = attrs.field(
         metadata={'required': True, 'wire': 'methodId'}
     )
@@ -3141,6 +3168,7 @@ class LoginAuthRequest:
 class LoginAuthResponse:
     """schema.unstable.json#LoginAuthResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'auth/login'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -3157,6 +3185,7 @@ class LoginAuthResponse:
 class LogoutAuthRequest:
     """schema.unstable.json#LogoutAuthRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'auth/logout'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -3173,6 +3202,7 @@ class LogoutAuthRequest:
 class LogoutAuthResponse:
     """schema.unstable.json#LogoutAuthResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'auth/logout'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -3391,6 +3421,7 @@ MessageId: TypeAlias = str
 class MessageMcpNotification:
     """schema.unstable.json#MessageMcpNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'mcp/message'
     server_id: McpServerAcpId = attrs.field(
         metadata={'required': True, 'wire': 'serverId'}
     )
@@ -3417,6 +3448,7 @@ class MessageMcpNotification:
 class MessageMcpRequest:
     """schema.unstable.json#MessageMcpRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'mcp/message'
     server_id: McpServerAcpId = attrs.field(
         metadata={'required': True, 'wire': 'serverId'}
     )
@@ -3578,6 +3610,7 @@ class MultiSelectPropertySchema:
 class NewSessionRequest:
     """schema.unstable.json#NewSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/new'
     cwd: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     additional_directories: list[AbsolutePath] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'additionalDirectories'}
@@ -3605,6 +3638,7 @@ class NewSessionRequest:
 class NewSessionResponse:
     """schema.unstable.json#NewSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/new'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4388,6 +4422,7 @@ class PromptImageCapabilities:
 class PromptRequest:
     """schema.unstable.json#PromptRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/prompt'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4410,6 +4445,7 @@ class PromptRequest:
 class PromptResponse:
     """schema.unstable.json#PromptResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/prompt'
     message_id: MessageId = attrs.field(
         metadata={'required': True, 'wire': 'messageId'}
     )
@@ -4523,6 +4559,7 @@ class ProxyRequest:
 class ProxySuccessorNotification:
     """schema.unstable.json#ProxySuccessorNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'proxy/successor'
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: Any | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'params'}
@@ -4543,6 +4580,7 @@ class ProxySuccessorNotification:
 class ProxySuccessorRequest:
     """schema.unstable.json#ProxySuccessorRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'proxy/successor'
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: Any | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'params'}
@@ -4606,6 +4644,7 @@ RequestId: TypeAlias = int | str
 class RequestPermissionRequest:
     """schema.unstable.json#RequestPermissionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/request_permission'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4641,6 +4680,7 @@ class RequestPermissionRequest:
 class RequestPermissionResponse:
     """schema.unstable.json#RequestPermissionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/request_permission'
     outcome: RequestPermissionOutcome = attrs.field(
         metadata={'required': True, 'wire': 'outcome'}
     )
@@ -4959,6 +4999,7 @@ ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
 class ResumeSessionRequest:
     """schema.unstable.json#ResumeSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/resume'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4993,6 +5034,7 @@ class ResumeSessionRequest:
 class ResumeSessionResponse:
     """schema.unstable.json#ResumeSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/resume'
     config_options: list[SessionConfigOption] | None = attrs.field(
         default=None,
         metadata={
@@ -5829,6 +5871,7 @@ class SessionStatusCapabilities:
 class SessionStatusRequest:
     """schema.unstable.json#SessionStatusRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/status'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -5848,6 +5891,7 @@ class SessionStatusRequest:
 class SessionStatusResponse:
     """schema.unstable.json#SessionStatusResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/status'
     status: SessionStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
     state: StateUpdate | None = attrs.field(
         default=None,
@@ -5956,6 +6000,7 @@ class SessionTitleCapabilities:
 class SetProviderRequest:
     """schema.unstable.json#SetProviderRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/set'
     provider_id: ProviderId = attrs.field(
         metadata={'required': True, 'wire': 'providerId'}
     )
@@ -5980,6 +6025,7 @@ class SetProviderRequest:
 class SetProviderResponse:
     """schema.unstable.json#SetProviderResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'providers/set'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -5999,6 +6045,7 @@ SetSessionConfigOptionRequest: TypeAlias = IdSetSessionConfigOptionRequest | Boo
 class SetSessionConfigOptionResponse:
     """schema.unstable.json#SetSessionConfigOptionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/set_config_option'
     config_options: list[SessionConfigOption] = attrs.field(
         metadata={'required': True, 'skip_invalid_items': True, 'wire': 'configOptions'}
     )
@@ -6018,6 +6065,7 @@ class SetSessionConfigOptionResponse:
 class SetSessionTitleRequest:
     """schema.unstable.json#SetSessionTitleRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/set_title'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -6038,6 +6086,7 @@ class SetSessionTitleRequest:
 class SetSessionTitleResponse:
     """schema.unstable.json#SetSessionTitleResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/set_title'
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
@@ -7553,6 +7602,7 @@ ToolKind: TypeAlias = str
 class UnarchiveSessionRequest:
     """schema.unstable.json#UnarchiveSessionRequest"""
 
+    __agentproto_method__: ClassVar[str] = 'session/unarchive'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -7572,6 +7622,7 @@ class UnarchiveSessionRequest:
 class UnarchiveSessionResponse:
     """schema.unstable.json#UnarchiveSessionResponse"""
 
+    __agentproto_method__: ClassVar[str] = 'session/unarchive'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -7649,6 +7700,7 @@ ErrorData: TypeAlias = UnsupportedProtocolVersionErrorData | SessionNotFoundErro
 class UpdateSessionNotification:
     """schema.unstable.json#UpdateSessionNotification"""
 
+    __agentproto_method__: ClassVar[str] = 'session/update'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )

@@ -1,11 +1,23 @@
 """AG-UI: agent ↔ user-interface events.
 
 The typed layer (every schema class) is :mod:`agentproto.agui.schema`; this package
-exports the hand-written API.
+exports the hand-written API:
+
+* wire conversion: :func:`parse_event`, :func:`dump_event` (and messages, run input);
+* consuming a stream: :class:`Consumer` (the sans-I/O pipeline), :func:`iter_events`
+  / :func:`aiter_events` over byte iterators, :func:`consume` / :func:`aconsume` to
+  run a whole stream into state;
+* state: :class:`Conversation` (the reducer) and :class:`Change`;
+* the next request: :func:`next_run_input`, :func:`dump_run_input`.
 """
 
 from agentproto.agui import schema
+from agentproto.agui._consumer import Consumer, Middleware
+from agentproto.agui._conversation import Change, Conversation
 from agentproto.agui._generated import Event, Message
+from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
+from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
+from agentproto.agui._verify import RunRecord
 from agentproto.agui._wire import (
     dump_event,
     make_converter,
@@ -15,10 +27,22 @@ from agentproto.agui._wire import (
 )
 
 __all__ = [
+    "PROTOCOL_VERSION",
+    "Change",
+    "Consumer",
+    "Conversation",
     "Event",
     "Message",
+    "Middleware",
+    "RunRecord",
+    "aconsume",
+    "aiter_events",
+    "consume",
     "dump_event",
+    "dump_run_input",
+    "iter_events",
     "make_converter",
+    "next_run_input",
     "parse_event",
     "parse_message",
     "parse_run_input",

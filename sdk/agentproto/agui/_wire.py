@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentproto._core.converter import _STRICT, WireConverter, _Context
+from agentproto._core.converter import _STRICT, Unrecognised, WireConverter, _Context
 from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.errors import SchemaError
 from agentproto.agui import _generated
 from agentproto.agui._generated import Event, Message, RunAgentInput
 
@@ -35,7 +36,15 @@ def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Eve
         SchemaError: the event does not match the schema; ``keyword`` and
             ``location`` say what failed and where.
     """
-    return _load_event(obj, "", _STRICT if diagnostics is None else _Context(diagnostics))  # type: ignore[no-any-return]
+    if diagnostics is None:
+        return _load_event(obj, "", _STRICT)  # type: ignore[no-any-return]
+    try:
+        return _load_event(obj, "", _Context(diagnostics))  # type: ignore[no-any-return]
+    except Unrecognised as unknown:
+        # tolerant parsing of one event cannot drop it: an unknown event type (or an
+        # unknown member in a required position) is an error here; the Consumer
+        # pipeline drops such events with a diagnostic instead
+        raise SchemaError("oneOf", unknown.path, unknown.detail) from None
 
 
 def parse_message(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Message:

@@ -1,0 +1,385 @@
+"""JSON parsing and encoding with the limits a network peer needs.
+
+Theory of operation
+-------------------
+:func:`loads` hands the document straight to orjson, which validates UTF-8,
+rejects NaN/Infinity and parses in one native pass. Everything else happens
+around that call, cheaply on success and carefully on failure:
+
+* **Depth.** orjson stops at 1024 levels on its own (sometimes with a
+  ``RecursionError``); we enforce the caller's ``max_depth``. A document of
+  ``n`` characters cannot nest deeper than ``n`` levels, nor deeper than its
+  number of ``[`` and ``{``; only when both bounds exceed the limit (after a
+  successful parse, or to explain a failed one) do we scan precisely. The scan
+  masks escaped backslashes and quotes (same length, so offsets are kept),
+  splits on the remaining quotes so that odd pieces are string contents, and
+  sums bracket deltas with C-level iterators. Only a document that really is
+  too deep pays a Python loop, over one window, to find the byte offset of the
+  first bracket over the limit.
+* **Big integers.** orjson silently turns integers outside the 64-bit range
+  into floats (or fails when they overflow a double). A digit run of 19 or more
+  is the necessary sign; it is found with one ``translate`` and one ``find``,
+  and such documents are re-parsed with the standard library so integers stay
+  exact.
+* **Errors.** On failure the input is re-examined to say what went wrong and
+  where, as a byte offset: the first invalid UTF-8 byte (or lone surrogate in a
+  ``str``), the first bracket over the depth limit, or orjson's own position
+  (a character index, converted to bytes).
+
+:func:`dumps` is orjson's compact output, with the standard library as the
+fallback for what orjson cannot encode but JSON can (integers beyond 64 bits,
+nesting deeper than 254 levels). Non-finite floats, which orjson would write as
+``null``, and values that are not JSON raise :class:`SchemaError` with the JSON
+Pointer of the offending value.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import uuid
+from itertools import accumulate
+from typing import Any, Final
+
+import orjson
+
+from agentproto._core.errors import DecodeError, SchemaError
+
+__all__ = ["DEFAULT_MAX_DEPTH", "dumps", "loads"]
+
+DEFAULT_MAX_DEPTH: Final = 512
+"""Default nesting limit of :func:`loads` (arrays and objects both count)."""
+
+# --- big integers --------------------------------------------------------------
+
+# Integers orjson keeps exact lie in [-2**63, 2**64 - 1]: at most 20 digits, and
+# every integer outside the range has at least 19. Digits map to "0" and
+# everything else to " ", so a run of 19 digits becomes a run of 19 zeros.
+_DIGIT_RUN_LENGTH: Final = 19
+_DIGIT_RUN: Final = b"0" * _DIGIT_RUN_LENGTH
+_DIGIT_RUN_TABLE: Final = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
+
+# --- depth scan ----------------------------------------------------------------
+
+_BRACKET_DELTA: Final = tuple(
+    1 if i in (0x5B, 0x7B) else -1 if i in (0x5D, 0x7D) else 0 for i in range(256)
+)
+_NOT_BRACKETS: Final = bytes(i for i in range(256) if i not in (0x5B, 0x5D, 0x7B, 0x7D))
+_DEPTH_WINDOW: Final = 4096
+
+# --- encoding ------------------------------------------------------------------
+
+_DUMPS_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+_ORJSON_LIMITS: Final = ("Integer exceeds 64-bit range", "Recursion limit reached")
+_MAX_ENCODE_DEPTH: Final = 10_000
+
+
+class _Failure(Exception):
+    """Why a document failed to parse and where (a byte offset into it).
+
+    Internal to ``agentproto._core``: :func:`loads` turns it into a
+    :class:`DecodeError`, the line decoders add a line number first.
+    """
+
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
+
+
+def loads(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH, offset: int = 0) -> Any:
+    """Parse one JSON document.
+
+    Args:
+        data: the document, as UTF-8 bytes or text.
+        max_depth: the deepest nesting of arrays and objects accepted (``[]``
+            is depth 1, a scalar depth 0).
+        offset: added to every byte offset reported, so that a caller parsing
+            a slice of a larger stream reports positions in that stream.
+
+    Returns:
+        The document as plain Python values (``dict``, ``list``, ``str``,
+        ``int``, ``float``, ``bool``, ``None``); integers are exact at any size.
+
+    Raises:
+        DecodeError: the bytes are not UTF-8 (``offset`` is that of the first
+            invalid byte), not JSON (orjson's message and position), nest deeper
+            than ``max_depth`` (position of the first bracket too deep), or hold
+            a number that is not finite.
+    """
+    try:
+        value = orjson.loads(data)
+    except (orjson.JSONDecodeError, RecursionError) as exc:
+        try:
+            return _recover(data, max_depth, exc)
+        except _Failure as failure:
+            raise DecodeError(failure.message, offset=offset + failure.pos) from None
+    size = len(data)
+    if size > max_depth or size >= _DIGIT_RUN_LENGTH:
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        if size > max_depth or raw.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0:
+            try:
+                return _finish(data, raw, value, max_depth)
+            except _Failure as failure:
+                raise DecodeError(failure.message, offset=offset + failure.pos) from None
+    return value
+
+
+def _loads(data: bytes, max_depth: int) -> Any:
+    """Parse like :func:`loads`, raising :class:`_Failure` with a relative offset."""
+    try:
+        value = orjson.loads(data)
+    except (orjson.JSONDecodeError, RecursionError) as exc:
+        return _recover(data, max_depth, exc)
+    size = len(data)
+    if size > max_depth or (
+        size >= _DIGIT_RUN_LENGTH and data.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0
+    ):
+        return _finish(data, data, value, max_depth)
+    return value
+
+
+def _finish(data: bytes | str, raw: bytes, value: Any, max_depth: int) -> Any:
+    """Check the depth of a parsed document and re-parse it if it may hold big integers."""
+    if len(raw) > max_depth:  # a document of n bytes nests at most n deep
+        pos = _depth_failure(raw, max_depth)
+        if pos is not None:
+            raise _Failure(f"JSON nests deeper than {max_depth} levels", pos)
+    if raw.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0:
+        text = data if isinstance(data, str) else raw.decode("utf-8")
+        return _loads_exact(text, 0, check_strings=False)
+    return value
+
+
+def _recover(data: bytes | str, max_depth: int, exc: Exception) -> Any:
+    """Explain why orjson failed, or parse exactly when only big integers did."""
+    if isinstance(data, str):
+        text = data
+        try:
+            raw = data.encode("utf-8")
+        except UnicodeEncodeError as bad:
+            pos = len(data[: bad.start].encode("utf-8", "surrogatepass"))
+            raise _Failure("text contains a lone surrogate", pos) from None
+    else:
+        raw = data
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise _Failure(f"invalid UTF-8 ({bad.reason})", bad.start) from None
+    depth_pos = _depth_failure(raw, max_depth)
+    if depth_pos is not None:
+        raise _Failure(f"JSON nests deeper than {max_depth} levels", depth_pos)
+    if not isinstance(exc, orjson.JSONDecodeError):
+        raise _Failure("JSON nests too deeply for the parser", 0)
+    pos = _byte_pos(text, exc.pos)
+    if (
+        exc.msg.startswith("number is infinity")
+        and raw.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0
+    ):
+        # Possibly an integer beyond a double's range, which is valid JSON.
+        return _loads_exact(text, pos, check_strings=True)
+    raise _Failure(f"invalid JSON: {exc.msg}", pos)
+
+
+def _byte_pos(text: str, char_pos: int) -> int:
+    """UTF-8 byte offset of character ``char_pos`` of ``text``."""
+    char_pos = max(0, min(char_pos, len(text)))
+    if text.isascii():
+        return char_pos
+    return len(text[:char_pos].encode("utf-8", "surrogatepass"))
+
+
+def _finite_float(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        raise ValueError(f"number {literal[:32]} is too large for a double")
+    return number
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _loads_exact(text: str, fallback_pos: int, *, check_strings: bool) -> Any:
+    """Parse with the standard library, which keeps integers exact."""
+    try:
+        value = json.loads(text, parse_float=_finite_float, parse_constant=_reject_constant)
+    except RecursionError:
+        raise _Failure("JSON nests too deeply for the parser", 0) from None
+    except json.JSONDecodeError as exc:
+        raise _Failure(f"invalid JSON: {exc.msg}", _byte_pos(text, exc.pos)) from None
+    except ValueError as exc:  # a non-finite float, or an integer past int's digit limit
+        raise _Failure(f"invalid JSON number: {exc}", fallback_pos) from None
+    if check_strings:
+        problem = _find_problem(value)
+        if problem is not None:
+            raise _Failure(f"invalid JSON: {problem[1]}", fallback_pos)
+    return value
+
+
+def _depth_failure(raw: bytes, max_depth: int) -> int | None:
+    """Byte offset of the first bracket nested deeper than ``max_depth``, if any."""
+    if raw.count(b"[") + raw.count(b"{") <= max_depth:
+        return None
+    masked = raw.replace(b"\\\\", b"  ").replace(b'\\"', b"  ")
+    parts = masked.split(b'"')  # even pieces are outside strings, odd ones inside
+    brackets = b"".join(parts[::2]).translate(None, _NOT_BRACKETS)
+    delta = _BRACKET_DELTA.__getitem__
+    if max(accumulate(map(delta, brackets)), default=0) <= max_depth:
+        return None
+    depth = 0
+    pos = 0
+    for index, part in enumerate(parts):
+        if not index & 1:
+            opens = part.count(b"[") + part.count(b"{")
+            if depth + opens > max_depth:
+                hit = _locate_depth(part, depth, max_depth)
+                if hit is not None:
+                    return pos + hit
+            depth += opens - part.count(b"]") - part.count(b"}")
+        pos += len(part) + 1
+    return None  # pragma: no cover - the C-level check above found a failure
+
+
+def _locate_depth(part: bytes, depth: int, max_depth: int) -> int | None:
+    """Offset in ``part`` where nesting, starting at ``depth``, first exceeds the limit."""
+    delta = _BRACKET_DELTA.__getitem__
+    for start in range(0, len(part), _DEPTH_WINDOW):
+        window = part[start : start + _DEPTH_WINDOW]
+        if max(accumulate(map(delta, window), initial=depth)) > max_depth:
+            for index, byte in enumerate(window):
+                depth += _BRACKET_DELTA[byte]
+                if depth > max_depth:
+                    return start + index
+        depth += sum(map(delta, window))
+    return None
+
+
+# --- dumps ---------------------------------------------------------------------
+
+
+def dumps(obj: Any) -> bytes:
+    """Encode a JSON value compactly.
+
+    Keys keep insertion order, there is no whitespace, and non-ASCII text is
+    written as UTF-8. Besides plain JSON values (``dict`` with ``str`` keys,
+    ``list``, ``tuple``, ``str``, ``int``, ``float``, ``bool``, ``None`` and
+    their subclasses) enums are written as their value and UUIDs as strings;
+    dataclasses and datetimes are refused, as anything else that is not JSON.
+    Integers of any size are exact.
+
+    Args:
+        obj: the value to encode.
+
+    Returns:
+        UTF-8 JSON bytes.
+
+    Raises:
+        SchemaError: ``obj`` holds something that is not JSON (keyword
+            ``"type"``, location the JSON Pointer of the offending value): a
+            non-``str`` key, a non-finite float, a lone surrogate, an
+            unsupported type, or a circular reference.
+    """
+    try:
+        out = orjson.dumps(obj, option=_DUMPS_OPTIONS)
+    except orjson.JSONEncodeError as exc:
+        return _dumps_fallback(obj, str(exc))
+    if b"null" in out:  # orjson writes NaN and infinities as null: find them
+        problem = _find_problem(obj, floats_only=True)
+        if problem is not None:
+            raise SchemaError("type", problem[0], problem[1])
+    return out
+
+
+def _dumps_fallback(obj: Any, reason: str) -> bytes:
+    """Encode what orjson refused, or raise a located :class:`SchemaError`."""
+    problem = _find_problem(obj)
+    if problem is None and reason.startswith(_ORJSON_LIMITS):
+        try:
+            text = json.dumps(
+                obj,
+                ensure_ascii=False,
+                separators=(",", ":"),
+                allow_nan=False,
+                default=_stdlib_default,
+            )
+        except RecursionError:
+            raise SchemaError("type", "", "value nests too deeply to encode") from None
+        except (TypeError, ValueError) as exc:
+            raise SchemaError("type", "", f"cannot encode value: {exc}") from None
+        return text.encode("utf-8")
+    if problem is None:
+        problem = ("", f"cannot encode value: {reason}")
+    raise SchemaError("type", problem[0], problem[1])
+
+
+def _stdlib_default(value: Any) -> Any:
+    """Encode for the standard library what orjson encodes natively."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _find_problem(obj: Any, *, floats_only: bool = False) -> tuple[str, str] | None:
+    """JSON Pointer and explanation of the first value in ``obj`` that is not JSON.
+
+    With ``floats_only`` (for a value orjson has already encoded) only
+    non-finite floats are looked for. Paths are built only for the answer.
+    """
+    # Each entry: value, its path as a linked list (parent, token), its depth.
+    stack: list[tuple[Any, tuple[Any, str] | None, int]] = [(obj, None, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        value, node, depth = pop()
+        problem: str | None = None
+        if isinstance(value, str):
+            if not floats_only:
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    problem = "string contains a lone surrogate"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                problem = f"number {value!r} is not finite"
+        elif value is None or isinstance(value, int | uuid.UUID):
+            pass
+        elif depth >= _MAX_ENCODE_DEPTH:
+            problem = "value nests too deeply (or refers to itself)"
+        elif isinstance(value, dict):
+            if not floats_only:
+                problem = _key_problem(value)
+            items = list(value.items())
+            for key, item in reversed(items):
+                push((item, (node, str(key)), depth + 1))
+        elif isinstance(value, list | tuple):
+            for index in range(len(value) - 1, -1, -1):
+                push((value[index], (node, str(index)), depth + 1))
+        elif isinstance(value, enum.Enum):
+            push((value.value, node, depth + 1))
+        else:
+            problem = f"{type(value).__name__} is not a JSON value"
+        if problem is not None:
+            return _render_pointer(node), problem
+    return None
+
+
+def _key_problem(mapping: dict[Any, Any]) -> str | None:
+    for key in mapping:
+        if not isinstance(key, str):
+            return f"object key {key!r} is not a string"
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"object key {key!r} contains a lone surrogate"
+    return None
+
+
+def _render_pointer(node: tuple[Any, str] | None) -> str:
+    tokens: list[str] = []
+    while node is not None:
+        node, token = node
+        tokens.append(token.replace("~", "~0").replace("/", "~1"))
+    return "".join(f"/{token}" for token in reversed(tokens))

@@ -1,0 +1,160 @@
+"""The next request: a ``RunAgentInput`` built from a conversation, checked before sending.
+
+Two steps, kept apart so that a caller may adjust the typed input in between:
+
+* :func:`next_run_input` builds the typed :class:`RunAgentInput` from a
+  :class:`~agentproto.agui._conversation.Conversation`: its messages without
+  the activity messages (rendering material the agent does not resume from),
+  its state, and the run's own parameters. The result is independent of the
+  conversation.
+* :func:`dump_run_input` turns a typed input into the wire JSON to send, after
+  the same enforcement incoming material gets: activity messages are stripped
+  (whoever built the input), a malformed known field is fatal
+  (:class:`~agentproto._core.errors.SchemaError`, before anything is sent), and
+  unknown material (an enumeration value or union member the schema does not
+  know) is fatal too unless a diagnostics list is given, in which case it is
+  stripped by the spec's depth rules and reported there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.readonly import thaw
+from agentproto._core.unset import UNSET
+from agentproto.agui._boundary import flatten_for_peer
+from agentproto.agui._conversation import Conversation
+from agentproto.agui._generated import Context, ResumeEntry, RunAgentInput, Tool
+from agentproto.agui._wire import make_converter
+
+__all__ = ["PROTOCOL_VERSION", "dump_run_input", "next_run_input"]
+
+PROTOCOL_VERSION: Final = "1.0"
+"""The protocol version this SDK speaks (the draft describes 1.0 behaviour)."""
+
+_converter = make_converter()
+_ACTIVITY: Final = frozenset({"activity"})
+
+
+def next_run_input(
+    conversation: Conversation,
+    *,
+    thread_id: str,
+    run_id: str,
+    tools: Iterable[Tool] = (),
+    context: Iterable[Context] = (),
+    forwarded_props: Any = UNSET,
+    resume: Iterable[ResumeEntry] | None = None,
+    parent_run_id: str | None = None,
+    protocol_version: str | None = PROTOCOL_VERSION,
+    state: Any = UNSET,
+    diagnostics: list[Diagnostic] | None = None,
+) -> RunAgentInput:
+    """The ``RunAgentInput`` of the next run of ``conversation``.
+
+    Args:
+        conversation: the conversation so far; its messages (activity messages
+            left out) and its state are copied into the input.
+        thread_id: the conversation's thread.
+        run_id: the new run's id.
+        tools: the tools the agent may call (sent as a list, ``[]`` when none).
+        context: ambient context entries (sent as a list, ``[]`` when none).
+        forwarded_props: any JSON value, passed through untouched (copied);
+            omitted means the input carries none.
+        resume: answers to the interrupts that ended the previous run.
+        parent_run_id: the run that spawned this one, if any.
+        protocol_version: the version this client declares; ``None`` leaves it
+            out (for a peer that predates the field).
+        state: overrides the conversation's state when given (copied).
+        diagnostics: where to report a ``null`` state, which the schema does not
+            let a request carry: it is then left out (an agent reads an absent
+            state as ``{}``).
+
+    Returns:
+        a new typed input; nothing in it is shared with ``conversation`` or
+        with the arguments' JSON values.
+    """
+    snapshot = conversation.state_json() if state is UNSET else thaw(state)
+    if snapshot is None and diagnostics is not None:
+        diagnostics.append(
+            Diagnostic(
+                code="run-input.null-state",
+                message="the state is null, which a RunAgentInput cannot carry; it is left out"
+                " (an absent state means {})",
+                path="/state",
+            )
+        )
+    return RunAgentInput(
+        thread_id=thread_id,
+        run_id=run_id,
+        messages=conversation._fresh_messages(skip_roles=_ACTIVITY),
+        protocol_version=protocol_version,
+        parent_run_id=parent_run_id,
+        state=snapshot,
+        tools=list(tools),
+        context=list(context),
+        forwarded_props=None if forwarded_props is UNSET else thaw(forwarded_props),
+        resume=None if resume is None else list(resume),
+    )
+
+
+def dump_run_input(
+    run_input: RunAgentInput,
+    *,
+    diagnostics: list[Diagnostic] | None = None,
+    peer_version: str | None = None,
+) -> dict[str, Any]:
+    """The wire JSON of a run input, enforced as incoming material is.
+
+    Activity messages are always stripped (the spec forbids sending them); with
+    a diagnostics list each one stripped is reported (code
+    ``run-input.activity-stripped``).
+
+    Args:
+        run_input: the typed input.
+        peer_version: the newest version an old peer speaks, when pinned to one:
+            the input is then down-translated for it (no ``protocolVersion`` before
+            1.0, text-only content at or before 0.0.39, with a diagnostic per
+            message whose non-text parts are dropped).
+        diagnostics: ``None`` (default) for strict checking: anything the schema
+            does not define is fatal. A list for tolerant checking: unknown
+            enumeration values and union members are stripped (an optional field
+            removed, a list element dropped) and reported there, as enforcement
+            does for incoming events.
+
+    Returns:
+        a new ``dict`` (camelCase keys) sharing nothing with ``run_input``.
+
+    Raises:
+        SchemaError: a known field holds a value the schema rejects (wrong type,
+            missing required member, ...), or, in strict mode, something
+            unknown; ``keyword`` and ``location`` say what and where.
+    """
+    wire: dict[str, Any] = thaw(_converter.dump(run_input))
+    messages = wire.get("messages")
+    if isinstance(messages, list):
+        kept = []
+        for index, message in enumerate(messages):
+            if isinstance(message, dict) and message.get("role") == "activity":
+                if diagnostics is not None:
+                    diagnostics.append(
+                        Diagnostic(
+                            code="run-input.activity-stripped",
+                            message="activity messages are not sent in run input; stripped",
+                            path=f"/messages/{index}",
+                            subject=message.get("id")
+                            if isinstance(message.get("id"), str)
+                            else None,
+                        )
+                    )
+                continue
+            kept.append(message)
+        wire["messages"] = kept
+    if diagnostics is None:
+        _converter.load(wire, RunAgentInput)
+        return flatten_for_peer(wire, peer_version, [])
+    loaded = _converter.load(wire, RunAgentInput, diagnostics=diagnostics)
+    result: dict[str, Any] = _converter.dump(loaded)
+    return flatten_for_peer(result, peer_version, diagnostics)

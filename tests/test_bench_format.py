@@ -1,0 +1,165 @@
+"""The benchmark harness: its generated run and the format of its ``--json`` output.
+
+Runs the real harness on a tiny run, so it is fast and needs no peer SDK; when
+ag-ui-protocol is not importable the comparison figures must be reported as missing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentproto.agui import dump_event, parse_event
+from tests.benchmarks import bench
+from tests.benchmarks.run_generator import generate_run, to_jsonl, to_sse
+
+TINY = ["--events", "200", "--repeat", "1"]
+KEYS = {"name", "unit", "ours", "peer", "ratio", "better"}
+PEER_FIGURES = {"agui.decode_json", "agui.encode_json"}
+PEER_INSTALLED = (
+    importlib.util.find_spec("ag_ui") is not None
+    and importlib.util.find_spec("pydantic") is not None
+)
+
+
+def _run(tmp_path: Path, *extra: str) -> tuple[int, list[dict[str, Any]]]:
+    out = tmp_path / "figures.json"
+    status = bench.main([*TINY, "--json", str(out), *extra])
+    return status, json.loads(out.read_text())
+
+
+def _check_figure(fig: dict[str, Any]) -> None:
+    assert set(fig) == KEYS
+    assert isinstance(fig["name"], str) and fig["name"] in bench.REGISTRY
+    assert fig["better"] in ("higher", "lower")
+    assert isinstance(fig["ours"], float) and fig["ours"] > 0
+    if fig["unit"] == "us/event" and fig["peer"] is not None:  # a comparison
+        assert isinstance(fig["peer"], float) and fig["peer"] > 0
+        assert fig["better"] == "higher"
+        assert math.isclose(fig["ratio"], fig["peer"] / fig["ours"], rel_tol=1e-4)
+    elif fig["unit"] == "us/event":  # a scaling figure of ours alone
+        assert isinstance(fig["ratio"], float) and fig["better"] == "lower"
+    else:  # a throughput figure
+        assert fig["unit"] == "events/s"
+        assert fig["peer"] is None and fig["ratio"] is None
+
+
+def test_generated_run_is_deterministic_and_framed() -> None:
+    """The same length and seed give the same run, bounded by RUN_STARTED and RUN_FINISHED."""
+    run = generate_run(300, seed=7)
+    assert run == generate_run(300, seed=7)
+    assert run != generate_run(300, seed=8)
+    assert len(run) == 300
+    assert run[0]["type"] == "RUN_STARTED" and run[-1]["type"] == "RUN_FINISHED"
+    assert all(e["type"] not in ("RUN_STARTED", "RUN_FINISHED") for e in run[1:-1])
+    assert [len(generate_run(n)) for n in (2, 3, 4, 5)] == [2, 3, 4, 5]
+
+
+def test_generated_run_parses_strictly_and_round_trips() -> None:
+    """Every generated event is schema-valid for our strict parser and dumps back unchanged."""
+    for event in generate_run(1_000, seed=3):
+        assert dump_event(parse_event(event)) == event
+
+
+OPENS = {
+    "TEXT_MESSAGE_START": ("text", "messageId"),
+    "TOOL_CALL_START": ("tool", "toolCallId"),
+    "REASONING_START": ("reasoning", "messageId"),
+    "REASONING_MESSAGE_START": ("reasoning message", "messageId"),
+    "STEP_STARTED": ("step", "stepName"),
+}
+CLOSES = {
+    "TEXT_MESSAGE_END": ("text", "messageId"),
+    "TOOL_CALL_END": ("tool", "toolCallId"),
+    "REASONING_END": ("reasoning", "messageId"),
+    "REASONING_MESSAGE_END": ("reasoning message", "messageId"),
+    "STEP_FINISHED": ("step", "stepName"),
+}
+MINTS = {
+    **OPENS,
+    "TOOL_CALL_RESULT": ("result", "messageId"),
+    "ACTIVITY_SNAPSHOT": ("activity", "messageId"),
+}
+
+
+def test_generated_run_closes_what_it_opens_and_never_reuses_an_id() -> None:
+    """Every opened message, tool call, reasoning span and step is closed, and ids never repeat."""
+    run = generate_run(2_000, seed=1)
+    open_: set[tuple[str, str]] = set()
+    minted: list[str] = [run[0]["threadId"], run[0]["runId"]]
+    for event in run:
+        kind = event["type"]
+        if kind in OPENS:
+            family, key = OPENS[kind]
+            assert (family, event[key]) not in open_
+            open_.add((family, event[key]))
+        elif kind in CLOSES:
+            family, key = CLOSES[kind]
+            open_.remove((family, event[key]))
+        if kind in MINTS:
+            minted.append(event[MINTS[kind][1]])
+    assert not open_
+    assert len(minted) == len(set(minted))
+
+
+def test_sse_and_jsonl_frame_one_compact_document_per_event() -> None:
+    """``to_sse`` writes ``data: <json>\\n\\n`` and ``to_jsonl`` one line per event."""
+    run = generate_run(20)
+    frames = to_sse(run).split(b"\n\n")
+    assert frames[-1] == b"" and len(frames) == 21
+    assert [json.loads(f.removeprefix(b"data: ")) for f in frames[:-1]] == run
+    lines = to_jsonl(run).split(b"\n")
+    assert lines[-1] == b"" and [json.loads(line) for line in lines[:-1]] == run
+    assert b"\n" not in lines[0] and b": " not in lines[0]
+
+
+@pytest.mark.skipif(not PEER_INSTALLED, reason="ag-ui-protocol not installed")
+def test_json_output_with_peer(tmp_path: Path) -> None:
+    """With the peer installed every figure is written with the documented keys and ratio."""
+    status, figures = _run(tmp_path, "--only", "agui.*")
+    assert status == 0
+    assert [f["name"] for f in figures] == [n for n in bench.REGISTRY if n.startswith("agui.")]
+    for fig in figures:
+        _check_figure(fig)
+
+
+def test_missing_peer_is_reported_not_faked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without ag-ui-protocol its comparisons are named as skipped, not written with a null peer."""
+    monkeypatch.setitem(sys.modules, "ag_ui", None)
+    monkeypatch.setitem(sys.modules, "ag_ui.core", None)
+    status, figures = _run(tmp_path, "--only", "agui.*")
+    assert status == 1
+    err = capsys.readouterr().err
+    for name in PEER_FIGURES:
+        assert f"SKIPPED {name}: peer ag-ui-protocol is missing" in err
+    assert "peer missing: 2 figure(s) not measured" in err
+    assert {f["name"] for f in figures} == {"agui.decode_floor"}
+    for fig in figures:
+        _check_figure(fig)
+
+
+def test_only_filters_figures(tmp_path: Path) -> None:
+    """``--only`` keeps the figures whose name matches the glob, and nothing else runs."""
+    status, figures = _run(tmp_path, "--only", "agui.decode_fl*")
+    assert status == 0
+    assert [f["name"] for f in figures] == ["agui.decode_floor"]
+
+
+def test_figure_constructors_follow_the_documented_conventions() -> None:
+    """Comparison, scaling and throughput figures carry their documented unit, ratio, better."""
+    cmp_ = bench.Figure.comparison("x", 2.0, 3.0)
+    assert (cmp_.unit, cmp_.ratio, cmp_.better) == ("us/event", 1.5, "higher")
+    scale = bench.Figure.scaling("y", 2.0, 5.0)
+    assert (scale.ours, scale.peer, scale.ratio, scale.better) == (5.0, None, 2.5, "lower")
+    tput = bench.Figure.throughput("z", 123456.0)
+    assert (tput.unit, tput.peer, tput.ratio, tput.better) == ("events/s", None, None, "higher")
+    for fig in (cmp_, scale, tput):
+        assert set(fig.to_json()) == KEYS
