@@ -74,7 +74,7 @@ def test_public_names() -> None:
 def test_event_is_frozen() -> None:
     """SSEEvent is an immutable value."""
     event = SSEEvent(data="x", offset=3)
-    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         event.data = "y"  # type: ignore[misc]
     assert event == SSEEvent(data="x", event=None, id=None, retry=None, offset=3)
 
@@ -310,6 +310,13 @@ def test_final_event_without_blank_line_is_an_error_by_default() -> None:
     with pytest.raises(DecodeError, match="inside an SSE event") as info:
         decoder.close()
     assert info.value.offset == 9
+
+
+def test_truncation_offset_skips_leading_blank_lines() -> None:
+    """The truncation error points at the unfinished event's first line, not at blank lines."""
+    with pytest.raises(DecodeError) as info:
+        decode(b"\n\ndata: b")
+    assert info.value.offset == 2
 
 
 def test_incomplete_line_at_end_is_an_error() -> None:

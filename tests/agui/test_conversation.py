@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import typing
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,11 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentproto import SchemaError, UsageError
-from agentproto._core.converter import Unrecognised
 from agentproto._core.diagnostics import Diagnostic
 from agentproto.agui import make_converter, parse_event, parse_run_input, schema
 from agentproto.agui._conversation import _HANDLERS, Change, Conversation
-from tests.conftest import mirror_dir
 from tests.jsonsame import same_json
 
 CONVERTER = make_converter()
@@ -68,31 +64,6 @@ def tool(call_id: str, name: str, *deltas: str, **start: Any) -> list[Any]:
         *(ev("TOOL_CALL_ARGS", toolCallId=call_id, delta=d) for d in deltas),
         ev("TOOL_CALL_END", toolCallId=call_id),
     ]
-
-
-def subset(expected: Any, actual: Any, path: str = "") -> str | None:
-    """The corpus README's subset match: arrays same length, objects on named keys only."""
-    if isinstance(expected, dict):
-        if not isinstance(actual, dict):
-            return f"{path or '/'}: expected an object, got {actual!r}"
-        for key, value in expected.items():
-            if key not in actual:
-                return f"{path}/{key}: missing"
-            problem = subset(value, actual[key], f"{path}/{key}")
-            if problem:
-                return problem
-        return None
-    if isinstance(expected, list):
-        if not isinstance(actual, list) or len(actual) != len(expected):
-            return f"{path or '/'}: expected {len(expected)} items, got {actual!r}"
-        for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
-            problem = subset(want, got, f"{path}/{index}")
-            if problem:
-                return problem
-        return None
-    if not same_json(expected, actual):
-        return f"{path or '/'}: expected {expected!r}, got {actual!r}"
-    return None
 
 
 # ---- construction and reading -------------------------------------------------------------
@@ -1619,75 +1590,3 @@ def test_hand_built_events_with_wrong_types_do_not_corrupt_the_conversation() ->
         change = conversation.apply(event)
         assert change.diagnostics and not change, event
     assert conversation.to_json() == before
-
-
-# ---- the conformance corpora ------------------------------------------------------------------
-
-_CORPORA = ("draft", "1.1", "1.0")
-
-# Streams whose messages/state cannot be reproduced by the reducer alone: they need a stage
-# of the pipeline that runs before it (chunk expansion, the compatibility boundary).
-_NEEDS_EARLIER_STAGE = {
-    "chunk-expansion-assembles": "chunk expansion (TEXT_MESSAGE_CHUNK)",
-    "chunk-repeat-identical-accepted": "chunk expansion (TEXT_MESSAGE_CHUNK)",
-    "raw-does-not-close-chunk-stream": "chunk expansion (TEXT_MESSAGE_CHUNK)",
-    "subagent-terminal-closes-open-chunk-stream": "chunk expansion (TEXT_MESSAGE_CHUNK)",
-    "era-0-0-45-thinking-translated": "the compatibility boundary (THINKING_* → REASONING_*)",
-}
-
-
-def _corpus_cases() -> list[Any]:
-    cases = []
-    for corpus in _CORPORA:
-        folder = mirror_dir() / "agui" / corpus / "conformance" / "streams"
-        for path in sorted(folder.glob("*.json")):
-            fixture = json.loads(path.read_text(encoding="utf-8"))
-            expect = fixture.get("expect", {})
-            if not {"messages", "messageCount", "state"} & set(expect):
-                continue
-            cases.append(pytest.param(path, id=f"{corpus}/{path.stem}"))
-    return cases
-
-
-def _needs_earlier_stage(fixture: dict[str, Any]) -> str | None:
-    reason = _NEEDS_EARLIER_STAGE.get(fixture["name"])
-    chunked = any(str(e.get("type", "")).endswith("_CHUNK") for e in fixture["stream"])
-    assert chunked <= (reason is not None), f"{fixture['name']} carries chunks: list it"
-    return reason
-
-
-@pytest.mark.parametrize("path", _corpus_cases())
-def test_corpus_streams_fold_into_the_expected_messages_and_state(path: Path) -> None:
-    """Corpus streams expecting messages/messageCount/state fold into them (subset match)."""
-    fixture = json.loads(path.read_text(encoding="utf-8"))
-    reason = _needs_earlier_stage(fixture)
-    if reason is not None:
-        pytest.skip(f"needs {reason}, which runs before the reducer")
-    diagnostics: list[Diagnostic] = []
-    run_input = parse_run_input(
-        {"threadId": "t", "runId": "r", "messages": [], **fixture.get("input", {})},
-        diagnostics=diagnostics,
-    )
-    conversation = Conversation.from_input(run_input)
-    for raw in fixture["stream"]:
-        try:
-            event = parse_event(raw, diagnostics=diagnostics)
-        except Unrecognised:
-            continue  # an unknown event type: enforcement drops it
-        conversation.apply(event)
-    document = conversation.to_json()
-    expect = fixture["expect"]
-    problems = []
-    if "messageCount" in expect and len(document["messages"]) != expect["messageCount"]:
-        problems.append(f"messageCount: {len(document['messages'])} != {expect['messageCount']}")
-    if "messages" in expect:
-        problems.append(subset(expect["messages"], document["messages"], "/messages"))
-    if "state" in expect:
-        problems.append(subset(expect["state"], document["state"], "/state"))
-    assert not [p for p in problems if p], problems
-
-
-def test_corpus_skips_are_exactly_the_listed_streams() -> None:
-    """The skip list names only streams that exist and need an earlier stage."""
-    names = {Path(p.values[0]).stem for p in _corpus_cases()}
-    assert set(_NEEDS_EARLIER_STAGE) <= names

@@ -52,9 +52,7 @@ the decoder buffers more of it.
 from __future__ import annotations
 
 import re
-from typing import Final
-
-import attrs
+from typing import Final, NamedTuple
 
 from agentproto._core.errors import DecodeError, UsageError
 
@@ -70,8 +68,7 @@ _LF: Final = 0x0A
 _CR: Final = 0x0D
 
 
-@attrs.frozen(kw_only=True)
-class SSEEvent:
+class SSEEvent(NamedTuple):
     """One dispatched Server-Sent Event.
 
     Attributes:
@@ -83,6 +80,8 @@ class SSEEvent:
         retry: the reconnection time in milliseconds given in this event's
             block, if any.
         offset: byte offset in the stream of the event's first line.
+
+    A named tuple: immutable, and cheap to build for every event of a stream.
     """
 
     data: str
@@ -254,6 +253,7 @@ class SSEDecoder:
             return []
         self._closed = True
         tail = bytes(self._buf)
+        start = self._tail_start()
         self._buf.clear()
         if not tail:
             return []
@@ -270,7 +270,7 @@ class SSEDecoder:
                 if retry is not None:
                     self._retry = retry
         if unfinished and self._strict_end:
-            self._error = DecodeError("stream ended inside an SSE event", offset=self._tail_start())
+            self._error = DecodeError("stream ended inside an SSE event", offset=start)
             raise self._error
         return []
 

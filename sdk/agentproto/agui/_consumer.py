@@ -33,7 +33,7 @@ from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
 from agentproto._core.jsonlines import JSONLinesDecoder
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, loads
-from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
+from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder, SSEEvent
 from agentproto.agui._boundary import CompatibilityBoundary, upgrade_input
 from agentproto.agui._chunks import ChunkExpander
 from agentproto.agui._conversation import Conversation
@@ -114,6 +114,7 @@ class Consumer:
             JSONLinesDecoder(max_line_bytes=max_event_bytes) if transport == "jsonl" else None
         )
         self._max_depth = max_depth
+        self._context = _Context([])  # enforcement's diagnostics go to the current event
         self._index = 0  # index of the next input event
         self._failure: AgentProtoError | None = None
         self._pending: AgentProtoError | None = None  # raised by the next call
@@ -149,7 +150,7 @@ class Consumer:
         delivered: list[Event] = []
         try:
             if self._sse is not None:
-                self._documents([(e.data, e.offset) for e in self._sse.feed(data)], delivered)
+                self._documents(self._sse.feed(data), delivered)
             else:
                 assert self._jsonl is not None
                 self._values([line.value for line in self._jsonl.feed(data)], delivered)
@@ -191,7 +192,7 @@ class Consumer:
         delivered: list[Event] = []
         try:
             if self._sse is not None:
-                self._documents([(e.data, e.offset) for e in self._sse.close()], delivered)
+                self._documents(self._sse.close(), delivered)
             elif self._jsonl is not None:
                 self._values([line.value for line in self._jsonl.close()], delivered)
             for event in self._chunks.close():
@@ -217,27 +218,45 @@ class Consumer:
         self._failure = error
         self._verifier.abort(error)  # the open run fails, whichever stage found the problem
 
-    def _documents(self, documents: list[tuple[str, int]], delivered: list[Event]) -> None:
-        for text, offset in documents:
+    def _documents(self, events: list[SSEEvent], delivered: list[Event]) -> None:
+        max_depth = self._max_depth
+        process = self._process
+        for event in events:
             try:
-                value = loads(text, max_depth=self._max_depth)
+                value = loads(event.data, max_depth=max_depth)
             except DecodeError as exc:
-                raise DecodeError(f"event {self._index}: {exc}", offset=offset) from exc
-            self._process(value, delivered)
+                raise DecodeError(f"event {self._index}: {exc}", offset=event.offset) from exc
+            process(value, delivered)
 
     def _values(self, values: list[Any], delivered: list[Event]) -> None:
         for value in values:
             self._process(value, delivered)
 
     def _process(self, raw: Any, delivered: list[Event]) -> None:
+        """One input event through boundary, middleware, enforcement and the rest."""
         index = self._index
-        self._index += 1
+        self._index = index + 1
         found: list[Diagnostic] = []
         try:
-            event = self._enforce(raw, found)
-            if event is not None:
-                for explicit in self._chunks.feed(event):
-                    self._verify_apply(explicit, found, delivered)
+            if raw.__class__ is not dict:
+                raise SchemaError("type", "", f"an event must be a JSON object, not {raw!r:.40}")
+            translated = self._boundary.translate(raw, found)
+            for hook in self._middleware:
+                if translated is None:
+                    break
+                translated = hook(translated)
+            if translated is None:
+                return
+            self._context.diagnostics = found
+            try:
+                event: Event = _load_event(translated, "", self._context)
+            except Unrecognised as unknown:
+                self._dropped(translated, unknown, found)
+                return
+            for explicit in self._chunks.feed(event):
+                found += self._verifier.feed(explicit)
+                found += self.conversation.apply(explicit).diagnostics
+                delivered.append(explicit)
         except SchemaError as exc:
             kind = raw.get("type") if isinstance(raw, dict) else None
             raise SchemaError(
@@ -247,32 +266,17 @@ class Consumer:
             if found:
                 self.diagnostics += [attrs.evolve(d, index=index) for d in found]
 
-    def _enforce(self, raw: Any, found: list[Diagnostic]) -> Event | None:
-        if not isinstance(raw, dict):
-            raise SchemaError("type", "", f"an event must be a JSON object, not {raw!r:.40}")
-        translated = self._boundary.translate(raw, found)
-        for hook in self._middleware:
-            if translated is None:
-                break
-            translated = hook(translated)
-        if translated is None:
-            return None
-        try:
-            event: Event = _load_event(translated, "", _Context(found))
-        except Unrecognised as unknown:
-            kind = translated.get("type")
-            found.append(
-                Diagnostic(
-                    code="unknown-event-dropped"
-                    if unknown.path == ""
-                    else "unknown-member-dropped",
-                    message=f"dropped event {kind!r}: {unknown.detail}",
-                    path=unknown.path,
-                    subject=str(kind),
-                )
+    @staticmethod
+    def _dropped(event: dict[str, Any], unknown: Unrecognised, found: list[Diagnostic]) -> None:
+        kind = event.get("type")
+        found.append(
+            Diagnostic(
+                code="unknown-event-dropped" if not unknown.path else "unknown-member-dropped",
+                message=f"dropped event {kind!r}: {unknown.detail}",
+                path=unknown.path,
+                subject=str(kind),
             )
-            return None
-        return event
+        )
 
     def _verify_apply(self, event: Event, found: list[Diagnostic], delivered: list[Event]) -> None:
         found += self._verifier.feed(event)
