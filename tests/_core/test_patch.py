@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from agentproto._core import patch as patch_module
 from agentproto._core.errors import AgentProtoError, PatchError
-from agentproto._core.patch import apply_patch, make_patch
+from agentproto._core.patch import apply_patch, apply_patch_in_place, make_patch
 from agentproto._core.unset import UNSET
 
 # --- helpers ------------------------------------------------------------------
@@ -875,3 +875,45 @@ def test_property_untouched_subtrees_keep_identity(data: st.DataObject) -> None:
 def test_property_make_patch_round_trips(old: Any, new: Any) -> None:
     """apply_patch(old, make_patch(old, new)) equals new."""
     assert same_json(apply_patch(old, make_patch(old, new)), new)
+
+
+# ---- in place ---------------------------------------------------------------------------
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_property_in_place_failure_rolls_back(data: st.DataObject) -> None:
+    """In place, a patch whose k-th operation fails is undone: the document is as before."""
+    doc, prefix = data.draw(doc_and_valid_patch())
+    current = jsonpatch.apply_patch(doc, prefix)
+    bad = data.draw(failing_operation(current))
+    owned = copy.deepcopy(doc)
+    before = copy.deepcopy(doc)
+    with pytest.raises(PatchError) as info:
+        apply_patch_in_place(owned, [*prefix, bad])
+    assert info.value.index == len(prefix)
+    assert same_json(owned, before)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_property_in_place_matches_jsonpatch(data: st.DataObject) -> None:
+    """In place, valid patches give jsonpatch's result and share nothing with the patch."""
+    doc, ops = data.draw(doc_and_valid_patch())
+    expected = jsonpatch.apply_patch(copy.deepcopy(doc), ops)
+    ops_before = copy.deepcopy(ops)
+    result = apply_patch_in_place(copy.deepcopy(doc), ops)
+    assert same_json(result, expected)
+    op_containers = {id(c) for op in ops if "value" in op for c in containers(op["value"])}
+    assert not op_containers & {id(c) for c in containers(result)}
+    assert same_json(ops, ops_before)
+
+
+def test_in_place_changes_the_given_document() -> None:
+    """apply_patch_in_place edits the document it is given and returns it."""
+    doc: dict[str, Any] = {"items": [1, 2, 3], "n": 0}
+    items = doc["items"]
+    result = apply_patch_in_place(doc, [{"op": "replace", "path": "/n", "value": 5}])
+    assert result is doc
+    assert doc == {"items": [1, 2, 3], "n": 5}
+    assert doc["items"] is items

@@ -809,14 +809,15 @@ def test_state_is_read_only_and_copied_on_request() -> None:
     assert conversation.state == {"a": {"b": [1]}}
 
 
-def test_state_views_and_message_tuples_are_snapshots() -> None:
-    """A state view or messages tuple read earlier keeps showing what it showed then."""
+def test_state_view_is_live_and_json_and_message_tuples_are_snapshots() -> None:
+    """A state view shows the current state; state_json() and messages tuples keep theirs."""
     conversation = Conversation(state={"n": 1, "big": {"k": [1]}})
     run(conversation, *text("m", "x"))
-    state, messages = conversation.state, conversation.messages
+    view, snapshot, messages = conversation.state, conversation.state_json(), conversation.messages
     conversation.apply(ev("STATE_DELTA", delta=[{"op": "replace", "path": "/n", "value": 2}]))
     run(conversation, *text("m2", "y"))
-    assert state == {"n": 1, "big": {"k": [1]}} and conversation.state["n"] == 2
+    assert view["n"] == 2 and conversation.state["n"] == 2
+    assert snapshot == {"n": 1, "big": {"k": [1]}}
     assert len(messages) == 1 and len(conversation.messages) == 2
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agentproto._core.errors import PatchError
-from agentproto._core.patch import apply_patch
+from agentproto._core.patch import apply_patch, apply_patch_in_place
 
 CORPUS_DIR = "jsonpatch-tests"
 CORPUS_FILES = ("tests.json", "spec_tests.json")
@@ -110,6 +110,41 @@ def run_case(case: dict[str, Any]) -> tuple[str, str]:
     return "passed", ""
 
 
+def run_case_in_place(case: dict[str, Any]) -> tuple[str, str]:
+    """Run one case through the in-place applier: a failure must roll back completely."""
+    if case.get("disabled"):
+        return "skipped", "disabled in the corpus"
+    doc = copy.deepcopy(case["doc"])
+    before = copy.deepcopy(doc)
+    try:
+        result = apply_patch_in_place(doc, case["patch"])
+    except PatchError as error:
+        if not json_equal(doc, before):
+            return "failed", "a failed patch left the document changed"
+        if "error" in case:
+            return "passed", ""
+        return "failed", f"unexpected PatchError: {error}"
+    except Exception as error:
+        return "failed", f"{type(error).__name__} instead of PatchError: {error}"
+    if "error" in case:
+        return "failed", f"no error raised (expected: {case['error']})"
+    if "expected" in case and not json_equal(result, case["expected"]):
+        return "failed", f"result {result!r} != expected {case['expected']!r}"
+    return "passed", ""
+
+
+@pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
+@pytest.mark.parametrize(
+    "case", [case for _, case in CASES] or [None], ids=[i for i, _ in CASES] or ["no-corpus"]
+)
+def test_jsonpatch_case_in_place(case: dict[str, Any]) -> None:
+    """Each corpus case through apply_patch_in_place, failed patches fully rolled back."""
+    outcome, reason = run_case_in_place(case)
+    if outcome == "skipped":
+        pytest.skip(reason)
+    assert outcome == "passed", reason
+
+
 @pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
 @pytest.mark.parametrize(
     "case", [case for _, case in CASES] or [None], ids=[i for i, _ in CASES] or ["no-corpus"]
@@ -123,17 +158,21 @@ def test_jsonpatch_case(case: dict[str, Any]) -> None:
 
 
 @pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
-def test_jsonpatch_corpus_summary() -> None:
+@pytest.mark.parametrize(
+    ("label", "runner"),
+    [("jsonpatch-tests", run_case), ("jsonpatch-tests in place", run_case_in_place)],
+)
+def test_jsonpatch_corpus_summary(label: str, runner: Any) -> None:
     """Every enabled case passes, and every case is counted exactly once."""
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     failures = []
     for case_id, case in CASES:
-        outcome, reason = run_case(case)
+        outcome, reason = runner(case)
         counts[outcome] += 1
         if outcome == "failed":
             failures.append(f"{case_id}: {reason}")
     line = (
-        f"jsonpatch-tests: {counts['passed']} passed, {counts['failed']} failed, "
+        f"{label}: {counts['passed']} passed, {counts['failed']} failed, "
         f"{counts['skipped']} skipped"
     )
     print(line)

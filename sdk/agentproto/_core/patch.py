@@ -43,10 +43,13 @@ import jsonpatch
 from agentproto._core.errors import PatchError
 from agentproto._core.unset import UNSET
 
-__all__ = ["apply_patch", "make_patch"]
+__all__ = ["apply_patch", "apply_patch_in_place", "make_patch"]
 
 # Marks a member absent from an operation or a location absent from a document.
 _MISSING: Any = object()
+# Undo-log markers of apply_patch_in_place: an array element was inserted / removed.
+_INSERTED: Any = object()
+_REMOVED: Any = object()
 
 _OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})
 _NEEDS_VALUE = frozenset({"add", "replace", "test"})
@@ -124,6 +127,165 @@ def apply_patch(document: Any, operations: Sequence[Any]) -> Any:
             doc, found = _remove(doc, from_tokens, owned, index, from_)
             doc = _add(doc, tokens, found, owned, index, path)
     return doc
+
+
+def apply_patch_in_place(document: Any, operations: Sequence[Any]) -> Any:
+    """Apply an RFC 6902 JSON Patch to a document the caller owns, in place.
+
+    Each operation costs O(1) plus the pointer walk (an array insert or removal
+    moves that array's tail, as ``list.insert`` does), whatever the size of the
+    document or of the containers on the path: nothing is copied but the values
+    the patch brings in. An undo log makes it atomic: when an operation fails,
+    the operations before it are undone and the document is exactly as it was.
+
+    Use it when nothing else holds references into ``document`` (a reducer's own
+    state); :func:`apply_patch` leaves its input untouched instead.
+
+    Args:
+        document: a JSON value owned by the caller; it is changed in place.
+        operations: the patch, as for :func:`apply_patch`. Values it adds are
+            deep-copied, so the document never shares containers with the patch.
+
+    Returns:
+        The patched document: ``document`` itself, unless the patch replaced the
+        whole document (path ``""``).
+
+    Raises:
+        PatchError: as :func:`apply_patch`; the document is then unchanged.
+    """
+    undo: list[tuple[Any, ...]] = []
+    doc = document
+    try:
+        for index, operation in enumerate(operations):
+            op, path, value, from_ = _normalise(operation, index)
+            tokens = _tokens(path, index, path)
+            if op == "test":
+                if not _json_equal(_get(doc, tokens, index, path), value):
+                    raise PatchError("test failed: the value differs", index=index, path=path)
+            elif op == "add":
+                doc = _add_in_place(doc, tokens, _copy_json(value), undo, index, path)
+            elif op == "replace":
+                if not tokens:
+                    doc = _copy_json(value)
+                    continue
+                parent = _get_container(doc, tokens[:-1], index, path)
+                _replace_in_place(parent, tokens[-1], _copy_json(value), undo, index, path)
+            elif op == "remove":
+                _remove_in_place(doc, tokens, undo, index, path)
+            elif op == "copy":
+                found = _get(doc, _tokens(from_, index, from_), index, from_)
+                doc = _add_in_place(doc, tokens, _copy_json(found), undo, index, path)
+            else:  # move
+                from_tokens = _tokens(from_, index, from_)
+                if from_tokens == tokens:
+                    _get(doc, from_tokens, index, from_)  # "from" must exist even for a no-op
+                    continue
+                n = len(from_tokens)
+                if len(tokens) > n and tokens[:n] == from_tokens:
+                    raise PatchError(
+                        f"cannot move {from_!r} into its own child", index=index, path=path
+                    )
+                found = _remove_in_place(doc, from_tokens, undo, index, from_)
+                doc = _add_in_place(doc, tokens, found, undo, index, path)
+    except PatchError:
+        _rollback(undo)
+        raise
+    return doc
+
+
+def _copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value (scalars are shared: they are immutable)."""
+    if isinstance(value, dict):
+        return {k: _copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(v) for v in value]
+    return value
+
+
+def _get_container(doc: Any, tokens: tuple[str, ...], index: int, path: str) -> Any:
+    node = _get(doc, tokens, index, path)
+    if not isinstance(node, (dict, list)):
+        raise PatchError("the parent is not an object or array", index=index, path=path)
+    return node
+
+
+def _add_in_place(
+    doc: Any,
+    tokens: tuple[str, ...],
+    value: Any,
+    undo: list[tuple[Any, ...]],
+    index: int,
+    path: str,
+) -> Any:
+    if not tokens:
+        return value
+    parent = _get_container(doc, tokens[:-1], index, path)
+    token = tokens[-1]
+    if isinstance(parent, dict):
+        undo.append((parent, token, parent.get(token, _MISSING)))
+        parent[token] = value
+    elif token == "-":
+        undo.append((parent, len(parent), _INSERTED))
+        parent.append(value)
+    else:
+        i = _array_index(token)
+        if i < 0 or i > len(parent):
+            raise PatchError(f"array index {token!r} out of range", index=index, path=path)
+        undo.append((parent, i, _INSERTED))
+        parent.insert(i, value)
+    return doc
+
+
+def _remove_in_place(
+    doc: Any, tokens: tuple[str, ...], undo: list[tuple[Any, ...]], index: int, path: str
+) -> Any:
+    if not tokens:
+        raise PatchError("cannot remove the whole document", index=index, path=path)
+    parent = _get_container(doc, tokens[:-1], index, path)
+    token = tokens[-1]
+    if isinstance(parent, dict):
+        found = parent.pop(token, _MISSING)
+        if found is _MISSING:
+            raise PatchError(f"no member {token!r}", index=index, path=path)
+        undo.append((parent, token, found))
+        return found
+    i = _array_index(token)
+    if i < 0 or i >= len(parent):
+        raise PatchError(f"array index {token!r} out of range", index=index, path=path)
+    found = parent.pop(i)
+    undo.append((parent, i, _REMOVED, found))
+    return found
+
+
+def _replace_in_place(
+    parent: Any, token: str, value: Any, undo: list[tuple[Any, ...]], index: int, path: str
+) -> None:
+    if isinstance(parent, dict):
+        old = parent.get(token, _MISSING)
+        if old is _MISSING:
+            raise PatchError(f"no member {token!r}", index=index, path=path)
+        undo.append((parent, token, old))
+        parent[token] = value
+        return
+    i = _array_index(token)
+    if i < 0 or i >= len(parent):
+        raise PatchError(f"array index {token!r} out of range", index=index, path=path)
+    undo.append((parent, i, parent[i]))
+    parent[i] = value
+
+
+def _rollback(undo: list[tuple[Any, ...]]) -> None:
+    """Undo logged changes, newest first."""
+    for entry in reversed(undo):
+        container, key, old = entry[0], entry[1], entry[2]
+        if old is _INSERTED:
+            del container[key]
+        elif old is _REMOVED:
+            container.insert(key, entry[3])
+        elif old is _MISSING:
+            del container[key]
+        else:
+            container[key] = old
 
 
 def make_patch(old: Any, new: Any) -> list[dict[str, Any]]:

@@ -21,13 +21,13 @@ changes again (don't). ``to_json()`` and run input are always built from the
 records, never from the cache.
 
 **Costs.** Text, reasoning and argument deltas are appended to a list of parts
-and joined lazily, when the message is read (O(1) amortised per delta). State
-and activity content are immutable JSON values; deltas go through
-:func:`~agentproto._core.patch.apply_patch`, which copies only the containers
-on the touched paths (shallow copies) and shares everything else: a one-op
-delta costs the size of the objects and arrays along its path, not of the
-document (a delta into a 10 000-member object pays for copying that object's
-member table). Nothing copies a whole document per event;
+and joined lazily, when the message is read (O(1) amortised per delta). The
+state belongs to the reducer alone (a snapshot is copied in when it arrives), so
+state deltas go through :func:`~agentproto._core.patch.apply_patch_in_place`:
+O(operations) whatever the size of the state or the width of the containers
+on the path, atomic through an undo log. Activity content is an immutable value
+patched by :func:`~agentproto._core.patch.apply_patch`, which copies only the
+containers on the touched paths. Nothing copies a whole document per event;
 snapshots and event payloads are copied once, when they arrive (O(event size)),
 so that a caller changing an event afterwards cannot reach the state.
 
@@ -103,7 +103,7 @@ import attrs
 
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import PatchError, SchemaError, UsageError
-from agentproto._core.patch import apply_patch
+from agentproto._core.patch import apply_patch, apply_patch_in_place
 from agentproto._core.readonly import readonly, thaw
 from agentproto._core.unset import UNSET
 from agentproto.agui import _generated as g
@@ -438,11 +438,9 @@ class Conversation:
     def state(self) -> Any:
         """The state as a read-only view (O(1), no copy); :meth:`state_json` copies.
 
-        Events replace the state rather than change it (patches copy the
-        containers they touch and share the rest), so a view keeps showing the
-        state it was taken from, and a subtree no event touched is the very same
-        object in an older and a newer view's data: compare by identity to find
-        what changed.
+        The view is a live, read-only window on the reducer's state: it shows
+        the state as it is when read, deltas included. Take :meth:`state_json`
+        for a snapshot that later events do not change.
         """
         return readonly(self._state)
 
@@ -843,17 +841,16 @@ class Conversation:
                 path="/delta",
             )
         try:
-            new = apply_patch(self._state, ops)
+            # the state is the reducer's own (snapshots are copied in), so it is patched
+            # in place: O(operations), however wide the containers on the path are
+            self._state = apply_patch_in_place(self._state, ops)
         except PatchError as exc:
             return _problem(
                 "state.patch-failed",
                 f"Failed to apply state patch: {exc}; the state is unchanged",
                 path=f"/delta/{exc.index}",
             )
-        if new is self._state:
-            return _NOTHING
-        self._state = new
-        return _STATE_CHANGED
+        return _STATE_CHANGED if ops else _NOTHING
 
     # -- messages snapshot
 
