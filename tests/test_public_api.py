@@ -26,6 +26,7 @@ EXPECTED_ALL = {
         "Consumer",
         "Conversation",
         "Event",
+        "EventDecoder",
         "Message",
         "Middleware",
         "RunRecord",

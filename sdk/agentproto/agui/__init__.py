@@ -12,8 +12,9 @@ exports the hand-written API:
 """
 
 from agentproto.agui import schema
-from agentproto.agui._consumer import Consumer, Middleware
+from agentproto.agui._consumer import Consumer
 from agentproto.agui._conversation import Change, Conversation
+from agentproto.agui._decoder import EventDecoder, Middleware
 from agentproto.agui._generated import Event, Message
 from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
 from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
@@ -32,6 +33,7 @@ __all__ = [
     "Consumer",
     "Conversation",
     "Event",
+    "EventDecoder",
     "Message",
     "Middleware",
     "RunRecord",

@@ -1,0 +1,238 @@
+"""Stages 1-4 of the AG-UI processing model: bytes or JSON in, enforced typed events out.
+
+Theory of operation. Every incoming event takes the same path whatever the
+transport (SSE, JSON Lines, in-process dicts, a replayed recording):
+
+1. **framing** (bytes only): SSE or JSON Lines into JSON documents;
+2. **compatibility boundary** (:mod:`._boundary`): version check, retired shapes;
+3. **middleware**: caller hooks see the raw material before anything is stripped;
+4. **enforcement**: the document becomes a typed event; unknown event types,
+   properties and union members are stripped with diagnostics (each carrying the
+   0-based index of its input event), a known field holding a malformed value is
+   fatal (:class:`~agentproto.SchemaError`).
+
+:class:`EventDecoder` stops there; :class:`~agentproto.agui.Consumer` adds chunk
+expansion, verification and the reducer by giving the decoder its next stage.
+
+Errors never lose what came before them: when a problem is found after some
+events of a chunk were decoded, those events are handed on and the error is
+raised by the next call. After a fatal error every call raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+
+import attrs
+
+from agentproto._core.converter import Unrecognised, _Context
+from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
+from agentproto._core.jsonlines import JSONLinesDecoder
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, loads
+from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
+from agentproto.agui._boundary import CompatibilityBoundary
+from agentproto.agui._generated import Event
+from agentproto.agui._wire import _load_event
+
+__all__ = ["EventDecoder", "Middleware", "Transport"]
+
+Middleware = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+"""A hook on raw events: return the (possibly changed) event, or None to drop it."""
+
+Transport = Literal["sse", "jsonl"]
+
+# What follows enforcement: (typed event, its diagnostics so far, delivered events).
+NextStage = Callable[[Event, list[Diagnostic], list[Event]], None]
+
+
+def _deliver(event: Event, found: list[Diagnostic], delivered: list[Event]) -> None:
+    delivered.append(event)
+
+
+class EventDecoder:
+    """Decode and enforce AG-UI events: framing, boundary, middleware, enforcement.
+
+    Args:
+        protocol_version: the ``MAJOR.MINOR`` this client speaks.
+        peer_version: the newest version an old peer speaks, when pinned to one.
+        middleware: hooks applied in order to each raw event after the boundary.
+        transport: framing of :meth:`feed_bytes`: ``"sse"`` or ``"jsonl"``.
+        max_event_bytes: largest single event accepted from bytes.
+        max_depth: deepest JSON nesting accepted.
+
+    Attributes:
+        diagnostics: every tolerated problem so far, in order, each with the
+            0-based ``index`` of the input event that caused it.
+    """
+
+    def __init__(
+        self,
+        *,
+        protocol_version: str = "1.0",
+        peer_version: str | None = None,
+        middleware: Sequence[Middleware] = (),
+        transport: Transport = "sse",
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        if transport not in ("sse", "jsonl"):
+            raise UsageError(
+                "decoder.transport", f"transport must be 'sse' or 'jsonl': {transport!r}"
+            )
+        self.diagnostics: list[Diagnostic] = []
+        self._boundary = CompatibilityBoundary(
+            protocol_version=protocol_version, peer_version=peer_version
+        )
+        self._middleware = tuple(middleware)
+        self._sse = SSEDecoder(max_event_bytes=max_event_bytes) if transport == "sse" else None
+        self._jsonl = (
+            JSONLinesDecoder(max_line_bytes=max_event_bytes, max_depth=max_depth)
+            if transport == "jsonl"
+            else None
+        )
+        self._max_depth = max_depth
+        self._context = _Context([])  # enforcement's diagnostics go to the current event
+        self._index = 0  # index of the next input event
+        self._next: NextStage = _deliver
+        self._on_failure: Callable[[AgentProtoError], None] | None = None
+        self._failure: AgentProtoError | None = None
+        self._pending: AgentProtoError | None = None  # raised by the next call
+        self._closed = False
+
+    @property
+    def failure(self) -> AgentProtoError | None:
+        """The fatal error that stopped the stream, if any."""
+        return self._failure
+
+    @property
+    def events_read(self) -> int:
+        """How many input events have been read (delivered or dropped)."""
+        return self._index
+
+    # ---- input ---------------------------------------------------------------------------
+
+    def feed_bytes(self, data: bytes) -> list[Event]:
+        """Process the next bytes of the stream; returns the events delivered."""
+        self._check_usable()
+        delivered: list[Event] = []
+        try:
+            if self._sse is not None:
+                for frame in self._sse.feed(data):
+                    self._document(frame.data, frame.offset, delivered)
+            else:
+                assert self._jsonl is not None
+                for line in self._jsonl.feed(data):
+                    self._process(line.value, delivered)
+        except AgentProtoError as exc:
+            self._fail(exc)
+            if not delivered:
+                raise
+            self._pending = exc
+        return delivered
+
+    def feed_json(self, event: Any) -> list[Event]:
+        """Process one decoded JSON event (in-process delivery or replay)."""
+        self._check_usable()
+        delivered: list[Event] = []
+        try:
+            self._process(event, delivered)
+        except AgentProtoError as exc:
+            self._fail(exc)
+            raise
+        return delivered
+
+    def feed_all(self, events: Iterable[Any]) -> list[Event]:
+        """Process decoded JSON events in order; returns everything delivered."""
+        delivered: list[Event] = []
+        for event in events:
+            delivered += self.feed_json(event)
+        return delivered
+
+    def close(self) -> list[Event]:
+        """End of stream: flush the framing.
+
+        Raises:
+            DecodeError: the stream ended inside an event (a truncated frame).
+        """
+        self._check_usable()
+        self._closed = True
+        delivered: list[Event] = []
+        try:
+            if self._sse is not None:
+                for frame in self._sse.close():
+                    self._document(frame.data, frame.offset, delivered)
+            elif self._jsonl is not None:
+                for line in self._jsonl.close():
+                    self._process(line.value, delivered)
+        except AgentProtoError as exc:
+            self._fail(exc)
+            raise
+        return delivered
+
+    # ---- stages --------------------------------------------------------------------------
+
+    def _check_usable(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            raise pending
+        if self._failure is not None:
+            raise UsageError("stream.failed", f"the stream already failed: {self._failure}")
+        if self._closed:
+            raise UsageError("stream.closed", "the stream is already closed")
+
+    def _fail(self, error: AgentProtoError) -> None:
+        self._failure = error
+        if self._on_failure is not None:
+            self._on_failure(error)
+
+    def _document(self, text: str, offset: int, delivered: list[Event]) -> None:
+        try:
+            value = loads(text, max_depth=self._max_depth)
+        except DecodeError as exc:
+            raise DecodeError(f"event {self._index}: {exc}", offset=offset) from exc
+        self._process(value, delivered)
+
+    def _process(self, raw: Any, delivered: list[Event]) -> None:
+        """One input event through boundary, middleware, enforcement and the next stage."""
+        index = self._index
+        self._index = index + 1
+        found: list[Diagnostic] = []
+        try:
+            if raw.__class__ is not dict:
+                raise SchemaError("type", "", f"an event must be a JSON object, not {raw!r:.40}")
+            translated = self._boundary.translate(raw, found)
+            for hook in self._middleware:
+                if translated is None:
+                    break
+                translated = hook(translated)
+            if translated is None:
+                return
+            self._context.diagnostics = found
+            try:
+                event: Event = _load_event(translated, "", self._context)
+            except Unrecognised as unknown:
+                self._dropped(translated, unknown, found)
+                return
+            self._next(event, found, delivered)
+        except SchemaError as exc:
+            kind = raw.get("type") if isinstance(raw, dict) else None
+            raise SchemaError(
+                exc.keyword, exc.location, f"event {index} ({kind}): {exc.detail}"
+            ) from exc
+        finally:
+            if found:
+                self.diagnostics += [attrs.evolve(d, index=index) for d in found]
+
+    @staticmethod
+    def _dropped(event: dict[str, Any], unknown: Unrecognised, found: list[Diagnostic]) -> None:
+        kind = event.get("type")
+        found.append(
+            Diagnostic(
+                code="unknown-event-dropped" if not unknown.path else "unknown-member-dropped",
+                message=f"dropped event {kind!r}: {unknown.detail}",
+                path=unknown.path,
+                subject=str(kind),
+            )
+        )
