@@ -1,0 +1,156 @@
+"""AG-UI stream figures: SSE decode, delta scaling, whole-run replay.
+
+Registered into :data:`tests.benchmarks.bench.REGISTRY` on import (``bench`` imports
+this module at its end).
+
+* ``agui.decode_sse``: SSE bytes → boundary-checked typed events (framing, JSON,
+  compatibility boundary, enforcement: :class:`agentproto.agui.EventDecoder`), against
+  the peer's ``TypeAdapter(Event).validate_json`` on each event's JSON bytes (the peer
+  is handed its JSON already framed, which only favours it);
+* ``agui.delta_1mb_over_1kb``: one-op ``STATE_DELTA`` applied by the reducer to a
+  1 MB state vs a 1 KB state, per delta (ours alone, ratio = 1 MB / 1 KB);
+* ``agui.replay_100k``: the whole run, SSE bytes → final state with every stage on
+  (:class:`agentproto.agui.Consumer`), in events/s;
+* ``agui.replay_100k_over_10k``: per-event cost of that replay over the whole run vs
+  over its first tenth (linearity: 1.0 means no slowdown as the conversation grows).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from agentproto.agui import Consumer, Conversation, EventDecoder, schema
+from tests.benchmarks.bench import Figure, Workload, benchmark
+
+
+def _frames(blobs: Sequence[bytes]) -> list[bytes]:
+    return [b"data: " + blob + b"\n\n" for blob in blobs]
+
+
+def _loop_ours_sse(frames: Sequence[bytes]) -> None:
+    decoder = EventDecoder()
+    decoder.feed_bytes(b"".join(frames))
+
+
+@benchmark("agui.decode_sse")
+def bench_agui_decode_sse(w: Workload) -> list[Figure]:
+    """SSE bytes → boundary-checked typed events vs the peer's ``validate_json``."""
+    selection = w.agui_selection
+    blobs = w.blobs_of(selection)
+    frames = _frames(blobs)
+    w.peer_typed(selection)  # the peer accepts every kept event (checked, not timed)
+    decoded = EventDecoder().feed_bytes(b"".join(frames))
+    if len(decoded) != len(frames):
+        raise RuntimeError(f"decoded {len(decoded)} of {len(frames)} events")
+    validate = w.agui_peer.adapter.validate_json
+
+    def loop_peer(items: Sequence[bytes]) -> None:
+        for blob in items:
+            validate(blob)
+
+    ours, peer = w.time((_loop_ours_sse, frames), (loop_peer, blobs))
+    return [Figure.comparison("agui.decode_sse", ours, peer)]
+
+
+@benchmark("agui.decode_floor")
+def bench_agui_decode_floor(w: Workload) -> list[Figure]:
+    """Our SSE decode against ``orjson.loads`` alone (the floor): ``peer`` is the orjson
+    cost, ``ratio`` the share of our decode time that is JSON parsing."""
+    selection = w.ours_selection
+    blobs = w.blobs_of(selection)
+    frames = _frames(blobs)
+
+    def loop_floor(items: Sequence[bytes]) -> None:
+        loads = orjson.loads
+        for blob in items:
+            loads(blob)
+
+    ours, floor = w.time((_loop_ours_sse, frames), (loop_floor, blobs))
+    return [Figure.comparison("agui.decode_floor", ours, floor)]
+
+
+def _state(rows: int) -> dict[str, Any]:
+    """An agent state: settings, and a list of task rows of ~130 JSON bytes each."""
+    return {
+        "settings": {"theme": "dark", "model": "m-1", "limits": {"tokens": 4096}},
+        "tasks": [
+            {"id": f"t{i}", "title": f"task {i} " + "x" * 60, "done": False, "tags": ["a", "b"]}
+            for i in range(rows)
+        ],
+    }
+
+
+def _per_delta_us(rows: int, n: int, repeat: int) -> tuple[float, int]:
+    state = _state(rows)
+    size = len(orjson.dumps(state))
+    deltas = [
+        schema.StateDeltaEvent(
+            delta=[
+                schema.ReplaceOperation(path=f"/tasks/{(i * 7919) % rows}/done", value=i % 2 == 0)
+            ]
+        )
+        for i in range(n)
+    ]
+    best = float("inf")
+    for _ in range(max(1, repeat)):
+        conversation = Conversation(state=state)
+        apply = conversation.apply
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter_ns()
+            for delta in deltas:
+                apply(delta)
+            best = min(best, time.perf_counter_ns() - start)
+        finally:
+            gc.enable()
+    return best / n / 1000.0, size
+
+
+@benchmark("agui.delta_1mb_over_1kb")
+def bench_agui_delta_scaling(w: Workload) -> list[Figure]:
+    """One-op STATE_DELTA on a 1 MB state vs a 1 KB state (per-delta time ratio)."""
+    n = min(20_000, max(1_000, w.n_events // 5))
+    small_us, small_size = _per_delta_us(7, n, w.repeat)
+    large_us, large_size = _per_delta_us(8_000, n, w.repeat)
+    w.log(f"# delta states: {small_size:,} bytes and {large_size:,} bytes")
+    return [Figure.scaling("agui.delta_1mb_over_1kb", small_us, large_us)]
+
+
+def _replay_us(stream: bytes, events: int, repeat: int, *, finish: bool) -> float:
+    chunks = [stream[i : i + 65_536] for i in range(0, len(stream), 65_536)]
+    best = float("inf")
+    for _ in range(max(1, repeat)):
+        consumer = Consumer()
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter_ns()
+            for chunk in chunks:
+                consumer.feed_bytes(chunk)
+            elapsed = time.perf_counter_ns() - start
+        finally:
+            gc.enable()
+        if finish:
+            consumer.close()  # the whole run must end cleanly (checked, not timed)
+        best = min(best, elapsed)
+    return best / events / 1000.0
+
+
+@benchmark("agui.replay_100k")
+def bench_agui_replay(w: Workload) -> list[Figure]:
+    """The whole run, SSE bytes → final state with every stage on (events/s), and its
+    per-event cost over the whole run vs over its first tenth."""
+    frames = _frames(w.blobs)
+    tenth = max(1, len(frames) // 10)
+    whole_us = _replay_us(b"".join(frames), len(frames), w.repeat, finish=True)
+    first_us = _replay_us(b"".join(frames[:tenth]), tenth, w.repeat, finish=False)
+    return [
+        Figure.throughput("agui.replay_100k", 1e6 / whole_us),
+        Figure.scaling("agui.replay_100k_over_10k", first_us, whole_us),
+    ]
