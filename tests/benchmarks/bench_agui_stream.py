@@ -142,15 +142,26 @@ def _replay_us(stream: bytes, events: int, repeat: int, *, finish: bool) -> floa
     return best / events / 1000.0
 
 
+def _whole_replay_us(w: Workload) -> float:
+    """Per-event cost of replaying the whole run (measured once per workload)."""
+    cached: float | None = getattr(w, "_whole_replay_us", None)
+    if cached is None:
+        frames = _frames(w.blobs)
+        cached = _replay_us(b"".join(frames), len(frames), w.repeat, finish=True)
+        w._whole_replay_us = cached  # type: ignore[attr-defined]
+    return cached
+
+
 @benchmark("agui.replay_100k")
 def bench_agui_replay(w: Workload) -> list[Figure]:
-    """The whole run, SSE bytes → final state with every stage on (events/s), and its
-    per-event cost over the whole run vs over its first tenth."""
+    """The whole run, SSE bytes → final state with every stage on, in events/s."""
+    return [Figure.throughput("agui.replay_100k", 1e6 / _whole_replay_us(w))]
+
+
+@benchmark("agui.replay_100k_over_10k")
+def bench_agui_replay_linearity(w: Workload) -> list[Figure]:
+    """Per-event replay cost over the whole run vs over its first tenth."""
     frames = _frames(w.blobs)
     tenth = max(1, len(frames) // 10)
-    whole_us = _replay_us(b"".join(frames), len(frames), w.repeat, finish=True)
     first_us = _replay_us(b"".join(frames[:tenth]), tenth, w.repeat, finish=False)
-    return [
-        Figure.throughput("agui.replay_100k", 1e6 / whole_us),
-        Figure.scaling("agui.replay_100k_over_10k", first_us, whole_us),
-    ]
+    return [Figure.scaling("agui.replay_100k_over_10k", first_us, _whole_replay_us(w))]
