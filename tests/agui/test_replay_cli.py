@@ -1,0 +1,126 @@
+"""``agentproto replay`` / ``validate`` on recorded AG-UI streams (agentproto.agui._replay)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agentproto._core.sse import encode_sse
+from agentproto.agui._replay import load_recording, run_replay, run_validate
+from tests.conformance.agui_runner import default_corpora, load_streams, observe
+
+RUN = [
+    {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+    {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hello"},
+    {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+    {"type": "STATE_SNAPSHOT", "snapshot": {"n": 1}},
+    {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"},
+]
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> str:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)
+
+
+def _formats(tmp_path: Path) -> dict[str, str]:
+    return {
+        "sse": _write(tmp_path, "run.sse", b"".join(encode_sse(orjson.dumps(e)) for e in RUN)),
+        "jsonl": _write(tmp_path, "run.jsonl", b"".join(orjson.dumps(e) + b"\n" for e in RUN)),
+        "array": _write(tmp_path, "run.json", orjson.dumps(RUN)),
+        "conformance": _write(
+            tmp_path, "stream.json", orjson.dumps({"name": "x", "stream": RUN, "expect": {}})
+        ),
+    }
+
+
+@pytest.mark.parametrize("fmt", ["sse", "jsonl", "array", "conformance"])
+def test_formats_are_detected_and_replay_alike(tmp_path: Path, fmt: str) -> None:
+    """SSE, JSON Lines, a JSON array and a conformance file are detected and fold alike."""
+    path = _formats(tmp_path)[fmt]
+    assert load_recording(path).format == fmt
+    out = io.StringIO()
+    assert run_replay(path, as_json=True, out=out) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["messages"] == [{"id": "m1", "role": "assistant", "content": "Hello"}]
+    assert doc["state"] == {"n": 1}
+    assert doc["runs"][0]["status"] == "succeeded"
+    assert doc["error"] is None
+
+
+def test_validate_reports_warning_index_and_path(tmp_path: Path) -> None:
+    """validate names each warning's event index and wire path, and exits 0 on warnings."""
+    events = [*RUN[:2], {**RUN[2], "futureProp": 1}, *RUN[3:]]
+    path = _write(tmp_path, "w.json", orjson.dumps(events))
+    out = io.StringIO()
+    assert run_validate(path, as_json=True, out=out) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["valid"] is True
+    assert [(w["index"], w["path"], w["code"]) for w in doc["warnings"]] == [
+        (2, "/futureProp", "unknown-field")
+    ]
+
+
+def test_validate_fatal_error_exits_1_with_index_and_path(tmp_path: Path) -> None:
+    """A malformed known field is fatal: exit 1, the event's index and the path named."""
+    events = [*RUN[:2], {**RUN[2], "delta": 42}, *RUN[3:]]
+    path = _write(tmp_path, "bad.json", orjson.dumps(events))
+    out = io.StringIO()
+    assert run_validate(path, as_json=True, out=out) == 1
+    error = json.loads(out.getvalue())["error"]
+    assert (error["index"], error["path"], error["code"]) == (2, "/delta", "schema.type")
+
+
+def test_run_error_is_not_fatal(tmp_path: Path) -> None:
+    """A producer's RUN_ERROR is the run's failure, not a protocol error: exit 0."""
+    events = [RUN[0], {"type": "RUN_ERROR", "message": "boom"}]
+    path = _write(tmp_path, "err.json", orjson.dumps(events))
+    out = io.StringIO()
+    assert run_validate(path, as_json=False, out=out) == 0
+    assert run_replay(path, as_json=True, out=(replayed := io.StringIO())) == 0
+    assert json.loads(replayed.getvalue())["runs"][0]["status"] == "failed"
+
+
+def test_truncated_stream_exits_1(tmp_path: Path) -> None:
+    """A stream that ends inside a run has no outcome: validate exits 1."""
+    path = _write(tmp_path, "cut.json", orjson.dumps(RUN[:3]))
+    assert run_validate(path, as_json=False, out=io.StringIO()) == 1
+
+
+def test_unreadable_file_exits_2(tmp_path: Path) -> None:
+    """A missing file is an I/O error: exit 2."""
+    assert run_validate(str(tmp_path / "missing.sse"), as_json=False, out=io.StringIO()) == 2
+    assert run_replay(str(tmp_path / "missing.sse"), as_json=False, out=io.StringIO()) == 2
+
+
+def test_readable_summary(tmp_path: Path) -> None:
+    """Without --json, replay prints a readable summary naming messages, state and runs."""
+    out = io.StringIO()
+    assert run_replay(_formats(tmp_path)["sse"], as_json=False, out=out) == 0
+    text = out.getvalue()
+    assert "messages (1)" in text and "Hello" in text and "succeeded" in text
+
+
+def _corpus_cases() -> list[object]:
+    cases = []
+    for corpus in default_corpora()[:2]:  # draft and 1.1: the complete corpora
+        streams, _ = load_streams(corpus)
+        cases += [
+            pytest.param(corpus.protocol_version, case, id=f"{corpus.label}/{case.name}")
+            for case in streams
+        ]
+    return cases
+
+
+@pytest.mark.parametrize(("version", "case"), _corpus_cases())
+def test_validate_agrees_with_the_conformance_runner(version: str, case: object) -> None:
+    """validate exits 0 exactly on the conformance streams the runner sees completed."""
+    observed = observe(case, version, with_request=False)  # type: ignore[arg-type]
+    status = run_validate(str(case.path), as_json=False, out=io.StringIO())  # type: ignore[attr-defined]
+    assert (status == 0) == (observed.outcome == "completed")
