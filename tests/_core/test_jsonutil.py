@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from agentproto._core import jsonutil
 from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, dumps, loads
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, dumps, has_digit_run, loads
 from tests.jsonsame import same_json
 
 json_values = st.recursive(
@@ -42,7 +42,7 @@ def nested(depth: int) -> bytes:
 
 def test_public_names() -> None:
     """The module exports exactly its documented API."""
-    assert sorted(jsonutil.__all__) == ["DEFAULT_MAX_DEPTH", "dumps", "loads"]
+    assert sorted(jsonutil.__all__) == ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads"]
 
 
 @given(json_values)
@@ -338,3 +338,14 @@ def test_floats_round_trip() -> None:
     for number in (0.1, -0.0, 1e308, 5e-324, math.pi):
         assert loads(dumps(number)) == number
         assert math.copysign(1.0, loads(dumps(number))) == math.copysign(1.0, number)
+
+
+def test_exact_ints_false_skips_only_the_big_integer_look() -> None:
+    """exact_ints=False parses with orjson alone (big integers become floats), depth still checked."""
+    big = b'{"n": 123456789012345678901234567890}'
+    assert has_digit_run(big)
+    assert loads(big)["n"] == 123456789012345678901234567890
+    assert isinstance(loads(big, exact_ints=False)["n"], float)
+    assert not has_digit_run(b'{"n": 1234567890123456789.5e3, "m": "x"}'.replace(b"9.", b"."))
+    with pytest.raises(DecodeError):
+        loads(b"[" * 600 + b"]" * 600, exact_ints=False)

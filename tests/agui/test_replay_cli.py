@@ -124,3 +124,22 @@ def test_validate_agrees_with_the_conformance_runner(version: str, case: object)
     observed = observe(case, version, with_request=False)  # type: ignore[arg-type]
     status = run_validate(str(case.path), as_json=False, out=io.StringIO())  # type: ignore[attr-defined]
     assert (status == 0) == (observed.outcome == "completed")
+
+
+def test_big_integers_stay_exact_across_chunk_boundaries() -> None:
+    """An integer beyond 64 bits stays exact however the SSE bytes are split."""
+    from agentproto.agui import Consumer
+
+    big = 2**70 + 1
+    events = [
+        RUN[0],
+        {"type": "STATE_SNAPSHOT", "snapshot": {"pad": "x" * 100, "n": big}},
+        RUN[-1],
+    ]
+    data = b"".join(encode_sse(json.dumps(e).encode()) for e in events)  # orjson cannot
+    for size in (1, 7, 19, 64, 1000):
+        consumer = Consumer()
+        for start in range(0, len(data), size):
+            consumer.feed_bytes(data[start : start + size])
+        consumer.close()
+        assert consumer.conversation.state_json()["n"] == big, size

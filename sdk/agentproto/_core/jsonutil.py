@@ -46,7 +46,7 @@ import orjson
 
 from agentproto._core.errors import DecodeError, SchemaError
 
-__all__ = ["DEFAULT_MAX_DEPTH", "dumps", "loads"]
+__all__ = ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads"]
 
 DEFAULT_MAX_DEPTH: Final = 512
 """Default nesting limit of :func:`loads` (arrays and objects both count)."""
@@ -88,7 +88,23 @@ class _Failure(Exception):
         self.pos = pos
 
 
-def loads(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH, offset: int = 0) -> Any:
+def has_digit_run(data: bytes) -> bool:
+    """Whether ``data`` holds a run of 19 digits, the sign of a possible big integer.
+
+    One C-level pass: a caller holding many documents in one buffer (a chunk of a
+    stream) can test the buffer once and skip the per-document check when it is
+    clean (``loads(..., exact_ints=False)``).
+    """
+    return data.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0
+
+
+def loads(
+    data: bytes | str,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    offset: int = 0,
+    exact_ints: bool = True,
+) -> Any:
     """Parse one JSON document.
 
     Args:
@@ -97,6 +113,9 @@ def loads(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH, offset: int 
             is depth 1, a scalar depth 0).
         offset: added to every byte offset reported, so that a caller parsing
             a slice of a larger stream reports positions in that stream.
+        exact_ints: look for integers beyond 64 bits and keep them exact. A
+            caller that knows the document holds no run of 19 digits (see
+            :func:`has_digit_run`) passes ``False`` to skip the look.
 
     Returns:
         The document as plain Python values (``dict``, ``list``, ``str``,
@@ -116,11 +135,11 @@ def loads(data: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH, offset: int 
         except _Failure as failure:
             raise DecodeError(failure.message, offset=offset + failure.pos) from None
     size = len(data)
-    if size > max_depth or size >= _DIGIT_RUN_LENGTH:
+    if size > max_depth or (exact_ints and size >= _DIGIT_RUN_LENGTH):
         raw = data.encode("utf-8") if isinstance(data, str) else data
         if size > max_depth or raw.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0:
             try:
-                return _finish(data, raw, value, max_depth)
+                return _finish(data, raw, value, max_depth, exact_ints)
             except _Failure as failure:
                 raise DecodeError(failure.message, offset=offset + failure.pos) from None
     return value
@@ -140,13 +159,15 @@ def _loads(data: bytes, max_depth: int) -> Any:
     return value
 
 
-def _finish(data: bytes | str, raw: bytes, value: Any, max_depth: int) -> Any:
+def _finish(
+    data: bytes | str, raw: bytes, value: Any, max_depth: int, exact_ints: bool = True
+) -> Any:
     """Check the depth of a parsed document and re-parse it if it may hold big integers."""
     if len(raw) > max_depth:  # a document of n bytes nests at most n deep
         pos = _depth_failure(raw, max_depth)
         if pos is not None:
             raise _Failure(f"JSON nests deeper than {max_depth} levels", pos)
-    if raw.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0:
+    if exact_ints and raw.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0:
         text = data if isinstance(data, str) else raw.decode("utf-8")
         return _loads_exact(text, 0, check_strings=False)
     return value

@@ -66,6 +66,7 @@ _LINE_END: Final = re.compile(rb"\r\n|\r|\n")
 _TEXT_LINE_END: Final = re.compile(r"\r\n|\r|\n")
 _LF: Final = 0x0A
 _CR: Final = 0x0D
+_new_tuple: Final = tuple.__new__
 
 
 class SSEEvent(NamedTuple):
@@ -353,7 +354,8 @@ class SSEDecoder:
                 self._error = DecodeError("SSE event larger than max_event_bytes", offset=start)
                 return
             if block.startswith("data: ") and line_sep not in block:  # the common shape
-                append(SSEEvent(data=block[6:], event=None, id=last_id, offset=start))
+                # tuple.__new__ skips the keyword handling of the generated __new__
+                append(_new_tuple(SSEEvent, (block[6:], None, last_id, None, start)))
             else:
                 last_id = self._dispatch(block.split(line_sep), start, last_id, out)
         self._last_id = last_id

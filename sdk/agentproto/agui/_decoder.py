@@ -30,7 +30,7 @@ from agentproto._core.converter import Unrecognised, _Context
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
 from agentproto._core.jsonlines import JSONLinesDecoder
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, loads
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, has_digit_run, loads
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 from agentproto.agui._boundary import CompatibilityBoundary
 from agentproto.agui._generated import Event
@@ -42,6 +42,8 @@ Middleware = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 """A hook on raw events: return the (possibly changed) event, or None to drop it."""
 
 Transport = Literal["sse", "jsonl"]
+
+_DIGIT_TAIL = 18  # a 19-digit run split by a chunk boundary keeps 18 digits before it
 
 # What follows enforcement: (typed event, its diagnostics so far, delivered events).
 NextStage = Callable[[Event, list[Diagnostic], list[Event]], None]
@@ -93,7 +95,10 @@ class EventDecoder:
             else None
         )
         self._max_depth = max_depth
-        self._context = _Context([])  # enforcement's diagnostics go to the current event
+        self._tail = b""  # the stream's last bytes, for big-integer detection
+        self._carry = False  # a digit run may sit in bytes the SSE decoder still holds
+        self._found: list[Diagnostic] = []  # the current event's diagnostics
+        self._context = _Context(self._found)  # enforcement reports there too
         self._index = 0  # index of the next input event
         self._next: NextStage = _deliver
         self._on_failure: Callable[[AgentProtoError], None] | None = None
@@ -119,8 +124,17 @@ class EventDecoder:
         delivered: list[Event] = []
         try:
             if self._sse is not None:
-                for frame in self._sse.feed(data):
-                    self._document(frame.data, frame.offset, delivered)
+                # one C-level look for big integers over the chunk (and the tail of the
+                # previous one, where a digit run may have started) spares each event
+                # its own look
+                seen = self._tail + data
+                exact = self._carry or has_digit_run(seen)
+                self._tail = seen[-_DIGIT_TAIL:]
+                frames = self._sse.feed(data)
+                # an event still incomplete may hold a run seen in this chunk: carry it
+                self._carry = exact and self._sse.buffered > 0
+                for frame in frames:
+                    self._document(frame.data, frame.offset, delivered, exact)
             else:
                 assert self._jsonl is not None
                 for line in self._jsonl.feed(data):
@@ -187,9 +201,11 @@ class EventDecoder:
         if self._on_failure is not None:
             self._on_failure(error)
 
-    def _document(self, text: str, offset: int, delivered: list[Event]) -> None:
+    def _document(
+        self, text: str, offset: int, delivered: list[Event], exact_ints: bool = True
+    ) -> None:
         try:
-            value = loads(text, max_depth=self._max_depth)
+            value = loads(text, max_depth=self._max_depth, exact_ints=exact_ints)
         except DecodeError as exc:
             raise DecodeError(f"event {self._index}: {exc}", offset=offset) from exc
         self._process(value, delivered)
@@ -198,7 +214,7 @@ class EventDecoder:
         """One input event through boundary, middleware, enforcement and the next stage."""
         index = self._index
         self._index = index + 1
-        found: list[Diagnostic] = []
+        found = self._found  # reused: most events add nothing to it
         try:
             if raw.__class__ is not dict:
                 raise SchemaError("type", "", f"an event must be a JSON object, not {raw!r:.40}")
@@ -209,7 +225,6 @@ class EventDecoder:
                 translated = hook(translated)
             if translated is None:
                 return
-            self._context.diagnostics = found
             try:
                 event: Event = _load_event(translated, "", self._context)
             except Unrecognised as unknown:
@@ -224,6 +239,7 @@ class EventDecoder:
         finally:
             if found:
                 self.diagnostics += [attrs.evolve(d, index=index) for d in found]
+                found.clear()
 
     @staticmethod
     def _dropped(event: dict[str, Any], unknown: Unrecognised, found: list[Diagnostic]) -> None:
