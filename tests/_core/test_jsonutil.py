@@ -341,7 +341,7 @@ def test_floats_round_trip() -> None:
 
 
 def test_exact_ints_false_skips_only_the_big_integer_look() -> None:
-    """exact_ints=False parses with orjson alone (big integers become floats), depth still checked."""
+    """exact_ints=False parses with orjson alone (big integers become floats); depth is checked."""
     big = b'{"n": 123456789012345678901234567890}'
     assert has_digit_run(big)
     assert loads(big)["n"] == 123456789012345678901234567890
