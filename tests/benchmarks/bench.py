@@ -564,7 +564,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # figures defined in other modules register themselves on import
-from tests.benchmarks import bench_agui_stream  # noqa: E402, F401
+from tests.benchmarks import bench_acp, bench_agui_stream  # noqa: E402, F401
+
+benchmark(bench_acp.FIGURE)(bench_acp.bench_acp_parse_apply)
 
 if __name__ == "__main__":
     # run the registry of the importable module (the one figure modules register into),

@@ -1,27 +1,75 @@
 """ACP v2: agent ↔ code-editor ``session/update`` upserts.
 
 The typed layer (every schema class) is :mod:`agentproto.acp.schema` (v1:
-:mod:`agentproto.acp.schema_v1`); this package exports the hand-written API.
+:mod:`agentproto.acp.schema_v1`); this package exports the hand-written API:
+parsing and dumping updates, JSON-RPC framing over NDJSON, the session state a
+client keeps (:class:`SessionState`, :class:`SessionStore`), the metadata
+patch rule and what intermediaries need (:func:`combine`,
+:func:`resync_update`, the v1 ↔ v2 adapters).
 """
 
 from agentproto._core.unset import UNSET, Unset
 from agentproto.acp import schema, schema_v1
+from agentproto.acp._combine import combine, resync_update
+from agentproto.acp._convert import V1ToV2Adapter, V2ToV1Adapter
 from agentproto.acp._generated_v2 import SessionUpdate
+from agentproto.acp._jsonrpc import MessageReader, Notification, Request, Response, encode_message
+from agentproto.acp._meta import apply_meta_update
+from agentproto.acp._session import (
+    CompactionState,
+    MessageState,
+    PlanState,
+    SessionInfoState,
+    SessionMessageState,
+    SessionState,
+    SessionStore,
+    SubagentState,
+    TerminalState,
+    ToolCallState,
+)
 from agentproto.acp._wire import (
     dump_session_update,
     make_converter,
     make_v1_converter,
+    parse_permission_request,
+    parse_session_notification,
     parse_session_update,
+    permission_request,
+    session_notification,
 )
 
 __all__ = [
     "UNSET",
+    "CompactionState",
+    "MessageReader",
+    "MessageState",
+    "Notification",
+    "PlanState",
+    "Request",
+    "Response",
+    "SessionInfoState",
+    "SessionMessageState",
+    "SessionState",
+    "SessionStore",
     "SessionUpdate",
+    "SubagentState",
+    "TerminalState",
+    "ToolCallState",
     "Unset",
+    "V1ToV2Adapter",
+    "V2ToV1Adapter",
+    "apply_meta_update",
+    "combine",
     "dump_session_update",
+    "encode_message",
     "make_converter",
     "make_v1_converter",
+    "parse_permission_request",
+    "parse_session_notification",
     "parse_session_update",
+    "permission_request",
+    "resync_update",
     "schema",
     "schema_v1",
+    "session_notification",
 ]

@@ -68,6 +68,8 @@ _INT64_MAX = 2**63 - 1
 _INT32_MIN = -(2**31)
 _INT32_MAX = 2**31 - 1
 _JSON_WHITESPACE = b" \t\r\n"
+_ABSENT: Any = object()
+_loads = orjson.loads
 
 
 @attrs.frozen
@@ -128,6 +130,41 @@ class Response:
 
 Message: TypeAlias = Request | Notification | Response
 """Any JSON-RPC message."""
+
+# The classes are frozen; their attrs ``__init__`` goes through ``object.__setattr__`` for
+# each field. The reader builds one message per line, so it fills the slots directly
+# (same instances, half the cost).
+_new = object.__new__
+_set_request = (
+    Request.__dict__["id"].__set__,
+    Request.__dict__["method"].__set__,
+    Request.__dict__["params"].__set__,
+    Request.__dict__["line"].__set__,
+)
+_set_notification = (
+    Notification.__dict__["method"].__set__,
+    Notification.__dict__["params"].__set__,
+    Notification.__dict__["line"].__set__,
+)
+
+
+def _notification(method: str, params: Any, line: int) -> Notification:
+    message: Notification = _new(Notification)
+    set_method, set_params, set_line = _set_notification
+    set_method(message, method)
+    set_params(message, params)
+    set_line(message, line)
+    return message
+
+
+def _request(ident: int | str, method: str, params: Any, line: int) -> Request:
+    message: Request = _new(Request)
+    set_id, set_method, set_params, set_line = _set_request
+    set_id(message, ident)
+    set_method(message, method)
+    set_params(message, params)
+    set_line(message, line)
+    return message
 
 
 def _json_type(value: object) -> str:
@@ -210,7 +247,26 @@ def parse_message(obj: Any, *, line: int = 0) -> Message:
             missing ``jsonrpc`` and ``("const", "/jsonrpc")`` for another
             version.
     """
-    if not isinstance(obj, dict):
+    if obj.__class__ is dict:
+        # fast path: a request or notification whose members all have the common types
+        method = obj.get("method")
+        if (
+            method.__class__ is str
+            and obj.get("jsonrpc") == "2.0"
+            and obj["jsonrpc"].__class__ is str
+            and "result" not in obj
+            and "error" not in obj
+        ):
+            params = obj.get("params")
+            if params is None or params.__class__ is dict or params.__class__ is list:
+                ident = obj.get("id", _ABSENT)
+                if ident is _ABSENT:
+                    return _notification(method, params, line)
+                if ident.__class__ is str or (
+                    ident.__class__ is int and _INT64_MIN <= ident <= _INT64_MAX
+                ):
+                    return _request(ident, method, params, line)
+    elif not isinstance(obj, dict):
         raise SchemaError(
             "type", "", f"a JSON-RPC message must be an object, not {_json_type(obj)}"
         )
@@ -330,6 +386,7 @@ class MessageReader:
         self._scanned = 0  # bytes of _buffer known to hold no newline
         self._line = 0  # number of the last line taken
         self._ready: deque[_Event] = deque()
+        self._errors = 0  # DecodeErrors waiting in _ready
         self._closed = False
 
     @property
@@ -354,20 +411,9 @@ class MessageReader:
         """
         if self._closed:
             raise UsageError("reader.closed", "feed() after close()")
-        buffer = self._buffer
-        buffer += chunk
-        newline = buffer.find(b"\n", self._scanned)
-        if newline == -1:
-            self._scanned = len(buffer)
-        else:
-            start = 0
-            while newline != -1:
-                self._take(buffer[start:newline], self._buffer_offset + start)
-                start = newline + 1
-                newline = buffer.find(b"\n", start)
-            del buffer[:start]
-            self._buffer_offset += start
-            self._scanned = len(buffer)
+        lines = self._split(chunk)
+        if lines:
+            self._read(lines)
         return self._drain()
 
     def close(self) -> list[Message]:
@@ -385,56 +431,129 @@ class MessageReader:
         """
         if not self._closed:
             self._closed = True
-            if self._buffer:
-                self._take(self._buffer, self._buffer_offset)
-                self._buffer_offset += len(self._buffer)
-                self._buffer.clear()
-                self._scanned = 0
+            lines = self._split(b"", final=True)
+            if lines:
+                self._read(lines)
         return self._drain()
+
+    # ---- framing and decoding, also used by agentproto.acp.SessionStore ----------------
+    #
+    # _split() takes the complete lines out of the buffer; whoever reads them numbers them
+    # from _line + 1 and locates them from _buffer_offset, and advances both past each
+    # line it has read. _decode() reads one line the general way.
+
+    def _split(self, chunk: bytes, *, final: bool = False) -> list[bytearray]:
+        """Add ``chunk``; take the complete lines (without ``\\n``) out of the buffer.
+
+        With ``final`` the unterminated last line, if any, is taken too.
+        """
+        buffer = self._buffer
+        buffer += chunk
+        if not final and buffer.find(b"\n", self._scanned) == -1:
+            self._scanned = len(buffer)
+            return []
+        lines = buffer.split(b"\n")
+        rest = lines.pop()  # after the last newline: the start of an unfinished line
+        if final and rest:
+            lines.append(rest)
+            rest = bytearray()
+        self._buffer = rest  # a new bytearray
+        self._scanned = len(rest)
+        return lines
+
+    def _read(self, lines: list[bytearray]) -> None:
+        """Decode lines taken by :meth:`_split` into the ready queue."""
+        # the usual line, a notification, is read inline with the checks parse_message
+        # makes; every other line goes through _decode
+        loads = _loads
+        ready = self._ready
+        line = self._line
+        offset = self._buffer_offset
+        set_method, set_params, set_line = _set_notification
+        for raw in lines:
+            line += 1
+            try:
+                value = loads(raw)
+            except orjson.JSONDecodeError:
+                value = None
+            if value.__class__ is dict:
+                method = value.get("method")
+                if (
+                    method.__class__ is str
+                    and "id" not in value
+                    and value.get("jsonrpc") == "2.0"
+                    and value["jsonrpc"].__class__ is str
+                    and "result" not in value
+                    and "error" not in value
+                ):
+                    params = value.get("params")
+                    if params.__class__ is dict or params is None or params.__class__ is list:
+                        message = _new(Notification)
+                        set_method(message, method)
+                        set_params(message, params)
+                        set_line(message, line)
+                        ready.append(message)
+                        offset += len(raw) + 1
+                        continue
+            try:
+                ready.extend(self._decode(raw, line, offset))
+            except DecodeError as error:
+                self._fail(error)
+            offset += len(raw) + 1
+        self._line = line
+        self._buffer_offset = offset
+
+    def _decode(self, raw: bytes | bytearray, line: int, offset: int) -> list[Message]:
+        """The messages of one line (none when blank, several for a batch).
+
+        Raises:
+            DecodeError: the line is not JSON, or not a JSON-RPC message or batch.
+        """
+        try:
+            value = _loads(raw)
+        except orjson.JSONDecodeError as err:
+            if raw.strip(_JSON_WHITESPACE):  # a blank line is skipped, not an error
+                raise _json_error(raw, offset, line, err) from err
+            return []
+        if isinstance(value, list):
+            if not value:
+                empty = SchemaError("minItems", "", "a batch must not be empty")
+                raise _shape_error(empty, line)
+            messages: list[Message] = []
+            for index, item in enumerate(value):
+                try:
+                    messages.append(parse_message(item, line=line))
+                except SchemaError as err:
+                    raise _shape_error(err.at(f"/{index}"), line)  # noqa: B904 (it sets __cause__)
+            return messages
+        try:
+            return [parse_message(value, line=line)]
+        except SchemaError as err:
+            raise _shape_error(err, line)  # noqa: B904 (it sets __cause__)
 
     def _drain(self) -> list[Message]:
         """Pop ready messages up to the first error; raise it if it comes first."""
         ready = self._ready
-        out: list[Message] = []
+        if not self._errors:
+            out: list[Message] = list(ready)  # type: ignore[arg-type]
+            ready.clear()
+            return out
+        out = []
         while ready:
             event = ready.popleft()
             if isinstance(event, DecodeError):
                 if out:
                     ready.appendleft(event)
                     break
+                self._errors -= 1
                 raise event
             out.append(event)
         return out
 
-    def _take(self, raw: bytes | bytearray, offset: int) -> None:
-        """Decode one line (without its ``\\n``) starting at stream ``offset``."""
-        self._line += 1
-        line = self._line
-        if not raw.strip(_JSON_WHITESPACE):
-            return
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError as err:
-            self._ready.append(_json_error(raw, offset, line, err))
-            return
-        if isinstance(value, list):
-            if not value:
-                empty = SchemaError("minItems", "", "a batch must not be empty")
-                self._ready.append(_shape_error(empty, line))
-                return
-            messages: list[Message] = []
-            for index, item in enumerate(value):
-                try:
-                    messages.append(parse_message(item, line=line))
-                except SchemaError as err:
-                    self._ready.append(_shape_error(err.at(f"/{index}"), line))
-                    return
-            self._ready.extend(messages)
-            return
-        try:
-            self._ready.append(parse_message(value, line=line))
-        except SchemaError as err:
-            self._ready.append(_shape_error(err, line))
+    def _fail(self, error: DecodeError) -> None:
+        """Queue the error of a bad line."""
+        self._errors += 1
+        self._ready.append(error)
 
 
 def _json_error(

@@ -47,6 +47,8 @@ Meta = dict[str, Any]
 """Metadata as plain JSON: top-level keys to any JSON value."""
 
 _PATCH_LOCATION = "/_meta"
+_ABSENT: Any = object()
+_EXACT_SCALARS = frozenset({str, int, bool})  # classes whose == is JSON sameness
 
 
 def _json_type(value: object) -> str:
@@ -138,28 +140,47 @@ def apply_meta_update(stored: Meta | None, update: Meta | Unset | None) -> Meta 
         >>> apply_meta_update({"a": 1, "b": 2}, {"a": None, "c": 3})
         {'b': 2, 'c': 3}
     """
-    _check_stored(stored, "stored")
-    _check_patch(update)
-    if update is None:
-        return None
-    if isinstance(update, Unset) or not update:
+    if stored is not None and stored.__class__ is not dict:
+        _check_stored(stored, "stored")
+    if update.__class__ is not dict:
+        _check_patch(update)
+        if update is None:
+            return None
+        if not isinstance(update, dict):  # UNSET
+            return stored or None
+    assert isinstance(update, dict)
+    if not update:
         return stored or None
-    base: Meta = stored or {}
-    result: Meta | None = None  # the copy, made on the first change
-    for key, value in update.items():
-        current = base if result is None else result
+    if not stored:
+        kept = {key: value for key, value in update.items() if value is not None}
+        return kept or None
+    # Scan until the first key that changes something; nothing changed: ``stored`` itself.
+    items = iter(update.items())
+    for key, value in items:
         if value is None:
-            if key in current:
-                if result is None:
-                    result = dict(base)
-                del result[key]
-        elif key not in current or not _same_json(current[key], value):
-            if result is None:
-                result = dict(base)
+            if key not in stored:
+                continue
+        else:
+            current = stored.get(key, _ABSENT)
+            if current is value:
+                continue
+            cls = current.__class__
+            if cls is value.__class__ and (
+                current == value if cls in _EXACT_SCALARS else _same_json(current, value)
+            ):
+                continue
+        result = dict(stored)
+        if value is None:
+            del result[key]
+        else:
             result[key] = value
-    if result is None:
-        return stored or None
-    return result or None
+        for key, value in items:  # the rest of the patch, on the copy
+            if value is None:
+                result.pop(key, None)
+            else:
+                result[key] = value
+        return result or None
+    return stored
 
 
 def resync_meta(

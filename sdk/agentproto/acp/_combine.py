@@ -1,0 +1,411 @@
+"""Coalescing and resending ACP v2 updates: what intermediaries and replaying senders send.
+
+Theory of operation
+-------------------
+Two operations build updates rather than apply them, on the typed layer:
+
+* :func:`combine` is for an intermediary (a proxy) that wants to forward one
+  update instead of two. The result must have the same effect as the two
+  updates in order *on any state the client may hold*, since the
+  intermediary does not know it. So two upserts of the same entity merge
+  field by field (the later value wins, a clear is a value like any other),
+  their ``_meta`` patches with :func:`~agentproto.acp._meta.combine_meta`
+  (which keeps removals and clears); a chunk merges into the upsert before it
+  only when that upsert set the collection (then the stored collection is
+  known: the upsert's plus the chunk), and a chunk disappears into the upsert
+  after it only when that upsert replaces the collection. A clear of
+  ``_meta`` followed by an object cannot become one update, so the result is
+  two: the merged fields with ``_meta: null``, then the object. Everything
+  else (different entities, chunk after chunk, notices, unknown kinds, any
+  update the client would reject) stays two updates, unchanged.
+* :func:`resync_update` is for a sender that resends an entity to a client
+  that may hold stale data (replay to a reconnecting client, a snapshot): one
+  upsert carrying every field of the entity (a field the entity lacks is sent
+  as ``null``, so the client clears it), with ``_meta`` from
+  :func:`~agentproto.acp._meta.resync_meta`, which removes the stale keys; or
+  two updates where the metadata must be cleared first.
+
+A chunk's ``_meta`` describes the chunk only and is never stored, but it is
+still data the peer sent: a chunk carrying ``_meta`` (or unknown members) is
+never folded away. Unknown members of two merged upserts are merged too, the
+later value winning.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import attrs
+
+from agentproto._core.errors import UsageError
+from agentproto._core.unset import UNSET
+from agentproto.acp import _generated_v2 as v2
+from agentproto.acp._meta import Meta, combine_meta, resync_meta
+from agentproto.acp._session import (
+    CompactionState,
+    Entity,
+    MessageState,
+    PlanState,
+    SessionInfoState,
+    SessionMessageState,
+    SubagentState,
+    TerminalState,
+    ToolCallState,
+)
+
+__all__ = ["combine", "resync_update"]
+
+SessionUpdate = v2.SessionUpdate
+
+# upsert class -> (entity kind, id field, collection field the matching chunk appends to)
+_UPSERTS: dict[type, tuple[str, str | None, str | None]] = {
+    v2.ToolCallUpdateSessionUpdate: ("tool_call", "tool_call_id", "content"),
+    v2.TerminalUpdateSessionUpdate: ("terminal", "terminal_id", "output"),
+    v2.UserMessageSessionUpdate: ("user_message", "message_id", "content"),
+    v2.AgentMessageSessionUpdate: ("agent_message", "message_id", "content"),
+    v2.AgentThoughtSessionUpdate: ("agent_thought", "message_id", "content"),
+    v2.SessionInfoUpdateSessionUpdate: ("session_info", None, None),
+    v2.CompactionUpdateSessionUpdate: ("compaction", "compaction_id", "summary"),
+    v2.SubagentUpdateSessionUpdate: ("subagent", "session_id", None),
+    v2.SessionMessageSessionUpdate: ("session_message", "message_id", "content"),
+}
+# chunk class -> (entity kind, id field)
+_CHUNKS: dict[type, tuple[str, str]] = {
+    v2.ToolCallContentChunkSessionUpdate: ("tool_call", "tool_call_id"),
+    v2.TerminalOutputChunkSessionUpdate: ("terminal", "terminal_id"),
+    v2.UserMessageChunkSessionUpdate: ("user_message", "message_id"),
+    v2.AgentMessageChunkSessionUpdate: ("agent_message", "message_id"),
+    v2.AgentThoughtChunkSessionUpdate: ("agent_thought", "message_id"),
+    v2.CompactionSummaryChunkSessionUpdate: ("compaction", "compaction_id"),
+    v2.SessionMessageChunkSessionUpdate: ("session_message", "message_id"),
+}
+# kinds whose state is simply the latest update
+_LATEST = frozenset(
+    {
+        v2.AvailableCommandsUpdateSessionUpdate,
+        v2.ConfigOptionUpdateSessionUpdate,
+        v2.UsageUpdateSessionUpdate,
+        v2.StateUpdateSessionUpdate,
+    }
+)
+
+
+def _fields(cls: type) -> tuple[list[str], list[str]]:
+    """The patch fields and the other fields (ids, required status) of an upsert class."""
+    patch: list[str] = []
+    fixed: list[str] = []
+    for field in attrs.fields(cls):
+        if field.name in ("meta", "extra", "session_update"):
+            continue
+        (patch if field.metadata.get("patch") else fixed).append(field.name)
+    return patch, fixed
+
+
+_FIELDS = {cls: _fields(cls) for cls in _UPSERTS}
+
+
+def _entity(update: Any) -> tuple[str, Any] | None:
+    """The entity an update touches, ``None`` for updates that never coalesce."""
+    cls = update.__class__
+    spec = _UPSERTS.get(cls)
+    if spec is not None:
+        return spec[0], None if spec[1] is None else getattr(update, spec[1])
+    chunk = _CHUNKS.get(cls)
+    if chunk is not None:
+        return chunk[0], getattr(update, chunk[1])
+    if cls is v2.PlanUpdateSessionUpdate:
+        return "plan", update.plan.plan_id
+    if cls is v2.PlanRemovedSessionUpdate:
+        return "plan", update.plan_id
+    if cls in _LATEST:
+        return cls.__name__, None
+    return None
+
+
+def _decodes(data: object) -> bool:
+    """Whether ``data`` is base64 a client accepts."""
+    if not isinstance(data, str):
+        return False
+    try:
+        binascii.a2b_base64(data, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _valid(update: Any) -> bool:
+    """Whether a client applies ``update`` without rejecting it."""
+    meta = getattr(update, "meta", None)
+    if not (meta is UNSET or meta is None or isinstance(meta, dict)):
+        return False
+    cls = update.__class__
+    if cls is v2.TerminalOutputChunkSessionUpdate:
+        return _decodes(update.data)
+    if cls is v2.TerminalUpdateSessionUpdate:
+        output = update.output
+        return output is UNSET or output is None or _decodes(output.data)
+    return True
+
+
+def _identity(update: Any) -> dict[str, Any]:
+    """The non-patch fields of an upsert: its id, and a compaction's status."""
+    return {name: getattr(update, name) for name in _FIELDS[update.__class__][1]}
+
+
+def combine(first: SessionUpdate, second: SessionUpdate) -> list[SessionUpdate]:
+    """Coalesce two consecutive updates of a session, when their effect allows it.
+
+    Applying the result in order has the same effect as applying ``first``
+    then ``second``, on any state a client may hold (see the module
+    documentation for when updates coalesce).
+
+    Args:
+        first: the earlier update.
+        second: the later update.
+
+    Returns:
+        ``[merged]`` when the two coalesce; ``[merged_with_meta_cleared,
+        meta_object]`` for two upserts whose ``_meta`` patches are a clear
+        then an object; else ``[first, second]``. The arguments are never
+        mutated; a result may share values with them.
+    """
+    key = _entity(first)
+    if key is None or key != _entity(second) or not (_valid(first) and _valid(second)):
+        return [first, second]
+    cls1 = first.__class__
+    cls2 = second.__class__
+    if cls1 in _UPSERTS:
+        if cls2 is cls1:
+            return _merge_upserts(first, second)
+        if cls2 in _CHUNKS:
+            return _upsert_then_chunk(first, second)
+        return [first, second]  # pragma: no cover - one entity kind, one upsert class
+    if cls1 in _CHUNKS:
+        if cls2 in _UPSERTS:
+            return _chunk_then_upsert(first, second)
+        return [first, second]
+    if cls1 is v2.PlanUpdateSessionUpdate:
+        # a plan update replaces the plan whole, and removing it forgets it: the second wins
+        return [second]
+    if cls1 is v2.PlanRemovedSessionUpdate:
+        # removing twice is removing once; a plan re-created after removal moves to the end
+        return [second] if cls2 is cls1 else [first, second]
+    if cls1 is cls2 and cls1 in _LATEST:
+        return [second]
+    return [first, second]
+
+
+def _merge_extra(
+    first: dict[str, Any] | None, second: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    if not first:
+        return second or None
+    if not second:
+        return first
+    return first | second
+
+
+def _merge_upserts(first: Any, second: Any) -> list[Any]:
+    cls = first.__class__
+    patch, fixed = _FIELDS[cls]
+    values: dict[str, Any] = {name: getattr(second, name) for name in fixed}
+    for name in patch:
+        value = getattr(second, name)
+        values[name] = getattr(first, name) if value is UNSET else value
+    extra = _merge_extra(first.extra, second.extra)
+    metas = combine_meta(first.meta, second.meta)
+    if len(metas) == 1:
+        return [cls(**values, meta=metas[0], extra=extra)]
+    return [cls(**values, meta=None, extra=extra), cls(**_identity(second), meta=metas[1])]
+
+
+def _upsert_then_chunk(upsert: Any, chunk: Any) -> list[Any]:
+    field = _UPSERTS[upsert.__class__][2]
+    assert field is not None
+    current = getattr(upsert, field)
+    if current is UNSET or chunk.meta is not None or chunk.extra:
+        # the stored collection is unknown, or the chunk carries data of its own
+        return [upsert, chunk]
+    if field == "output":
+        if current is not None and (current.meta is not None or current.extra):
+            return [upsert, chunk]
+        before = b"" if current is None else base64.b64decode(current.data)
+        data = before + base64.b64decode(chunk.data)
+        merged = v2.TerminalOutput(data=base64.b64encode(data).decode("ascii"))
+        return [attrs.evolve(upsert, output=merged)]
+    items = [] if current is None else list(current)
+    items.append(chunk.content)
+    return [attrs.evolve(upsert, **{field: items})]
+
+
+def _chunk_then_upsert(chunk: Any, upsert: Any) -> list[Any]:
+    field = _UPSERTS[upsert.__class__][2]
+    assert field is not None
+    if getattr(upsert, field) is UNSET or chunk.meta is not None or chunk.extra:
+        return [chunk, upsert]
+    # the upsert replaces whatever the chunk appended (and creates the entity just as well)
+    return [upsert]
+
+
+# ---- resync -------------------------------------------------------------------------------
+
+
+def _or_none(items: list[Any]) -> list[Any] | None:
+    return list(items) if items else None
+
+
+def _snapshot(entity: Entity) -> tuple[type, dict[str, Any], dict[str, Any]]:
+    """The upsert class, every field of the entity, and the id fields alone."""
+    if isinstance(entity, ToolCallState):
+        ident = {"tool_call_id": entity.tool_call_id}
+        return (
+            v2.ToolCallUpdateSessionUpdate,
+            {
+                **ident,
+                "name": entity.name,
+                "title": entity.title,
+                "kind": entity.kind,
+                "status": entity.status,
+                "content": _or_none(entity.content),
+                "locations": _or_none(entity.locations),
+                "raw_input": entity.raw_input,
+                "raw_output": entity.raw_output,
+                "capabilities": entity.capabilities,
+            },
+            ident,
+        )
+    if isinstance(entity, TerminalState):
+        ident = {"terminal_id": entity.terminal_id}
+        output = None
+        if entity.output is not None:
+            output = v2.TerminalOutput(data=base64.b64encode(entity.output).decode("ascii"))
+        return (
+            v2.TerminalUpdateSessionUpdate,
+            {
+                **ident,
+                "command": entity.command,
+                "cwd": entity.cwd,
+                "output": output,
+                "exit_status": entity.exit_status,
+                "size": entity.size,
+                "capabilities": entity.capabilities,
+            },
+            ident,
+        )
+    if isinstance(entity, MessageState):
+        cls = {
+            "user_message": v2.UserMessageSessionUpdate,
+            "agent_message": v2.AgentMessageSessionUpdate,
+            "agent_thought": v2.AgentThoughtSessionUpdate,
+        }.get(entity.kind)
+        if cls is None:
+            raise UsageError("acp.unknown-entity", f"unknown message kind {entity.kind!r}")
+        ident = {"message_id": entity.message_id}
+        return cls, {**ident, "content": _or_none(entity.content)}, ident
+    if isinstance(entity, SessionInfoState):
+        return (
+            v2.SessionInfoUpdateSessionUpdate,
+            {"title": entity.title, "updated_at": entity.updated_at},
+            {},
+        )
+    if isinstance(entity, CompactionState):
+        ident = {"compaction_id": entity.compaction_id, "status": entity.status}
+        return (
+            v2.CompactionUpdateSessionUpdate,
+            {**ident, "summary": _or_none(entity.summary), "error": entity.error},
+            ident,
+        )
+    if isinstance(entity, SubagentState):
+        ident = {"session_id": entity.session_id}
+        directories = entity.additional_directories
+        return (
+            v2.SubagentUpdateSessionUpdate,
+            {
+                **ident,
+                "title": entity.title,
+                "description": entity.description,
+                "capabilities": entity.capabilities,
+                "state": entity.state,
+                "cwd": entity.cwd,
+                "additional_directories": None if directories is None else list(directories),
+            },
+            ident,
+        )
+    if isinstance(entity, SessionMessageState):
+        ident = {"message_id": entity.message_id}
+        return (
+            v2.SessionMessageSessionUpdate,
+            {
+                **ident,
+                "sender_session_id": entity.sender_session_id,
+                "recipient_session_id": entity.recipient_session_id,
+                "sender_message_id": entity.sender_message_id,
+                "recipient_message_id": entity.recipient_message_id,
+                "content": _or_none(entity.content),
+            },
+            ident,
+        )
+    raise UsageError(
+        "acp.unknown-entity", f"no upsert resends a {type(entity).__name__}"
+    )  # pragma: no cover - PlanState is handled by the caller
+
+
+def resync_update(
+    known: Meta | None, current: Entity, *, clear_first: bool = False
+) -> list[SessionUpdate]:
+    """The update(s) that resend an entity to a client holding ``known`` metadata.
+
+    The first update carries every field of ``current``: a field the entity
+    lacks is sent as ``null``, so whatever the client holds for the entity,
+    it ends up holding ``current``. The metadata follows
+    :func:`~agentproto.acp._meta.resync_meta`:
+
+    * one update whose ``_meta`` holds the current keys plus each stale key of
+      ``known`` set to ``null`` (the object alone when ``known`` is empty);
+      ``_meta: null``, never ``{}``, when ``current`` has no metadata;
+    * with ``clear_first`` (for a client whose metadata is not known exactly):
+      two updates, the first clearing the metadata (its id fields and
+      ``_meta: null``; a compaction's also carries its status), the second
+      the whole entity with its metadata object. This form is not atomic,
+      even in one JSON-RPC batch: the client briefly holds no metadata.
+
+    A plan's ``_meta`` is not a patch: a plan is resent as one
+    ``plan_update`` carrying its content and metadata whole, whatever
+    ``known`` is.
+
+    Args:
+        known: the metadata the client holds for the entity (``None``: none).
+        current: the entity as the sender holds it (from a
+            :class:`~agentproto.acp.SessionState`).
+        clear_first: use the two-update form.
+
+    Returns:
+        The updates to send in order.
+
+    Raises:
+        SchemaError: ``known`` or the entity's metadata is not a dict or
+            ``None``, or the entity's metadata holds a ``null`` value.
+        UsageError: ``current`` is not an entity.
+    """
+    if isinstance(current, PlanState):
+        return [v2.PlanUpdateSessionUpdate(plan=current.plan, meta=current.meta or None)]
+    if not isinstance(
+        current,
+        ToolCallState
+        | TerminalState
+        | MessageState
+        | SessionInfoState
+        | CompactionState
+        | SubagentState
+        | SessionMessageState,
+    ):
+        raise UsageError(
+            "acp.unknown-entity", f"expected an entity state, not {type(current).__name__}"
+        )
+    cls, values, ident = _snapshot(current)
+    patches = resync_meta(known, current.meta, clear_first=clear_first)
+    if len(patches) == 1:
+        return [cls(**values, meta=patches[0])]
+    return [cls(**ident, meta=None), cls(**values, meta=patches[1])]

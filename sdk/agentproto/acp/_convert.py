@@ -1,0 +1,547 @@
+"""Adapters between ACP v1 and ACP v2 ``session/update`` notifications.
+
+Theory of operation
+-------------------
+Most update kinds have the same wire shape in both versions, so an adapter
+dumps the update to JSON with one version's converter, adjusts what differs
+and loads it with the other's, tolerantly: anything the target cannot hold
+(an unknown content type, an enumeration value the target lacks) is dropped
+and reported in :attr:`~V1ToV2Adapter.diagnostics`. An update with no
+counterpart is dropped with a ``not-convertible`` diagnostic. What differs is
+the tool call and the top-level ``_meta``:
+
+**v1 → v2** (:class:`V1ToV2Adapter`). A v1 ``tool_call`` (a complete report)
+and a v1 ``tool_call_update`` both become a v2 ``tool_call_update``. Where v1
+has no rule for keeping ``_meta`` (``tool_call_update``,
+``session_info_update``) the object is forwarded as is: its keys now merge with
+earlier ones and a ``null`` key becomes a removal, the closest v2 equivalent.
+Where v1 replaces ``_meta`` whole (``tool_call``, ``compaction_update``,
+``subagent_update``, ``session_message``), the v2 client would keep keys the
+v1 sender dropped, so:
+
+* stateful (default): the adapter tracks the metadata the v2 client holds per
+  entity and adds ``null`` for every key that disappeared;
+* stateless: it sends ``_meta: null`` in an update of its own before the
+  update with the new object (not atomic: the client briefly holds none).
+
+Which v1 updates replace ``_meta`` whole is a property of the v1 *sender*: one
+that sends complete objects in ``tool_call_update`` too (as the stateful
+:class:`V2ToV1Adapter` does) is declared with ``whole_meta``.
+
+A v1 ``tool_call`` replaces the whole call: the stateful adapter sends ``null``
+for the fields it omits once the call is known, the stateless one always does
+(on a new call a ``null`` is the default anyway). v1 message chunks may lack a
+``messageId``, which v2 requires: the stateful adapter gives each run of
+consecutive chunks of one type a new id (``v1-1``, ``v1-2``, ...), the stateless
+one uses one id per type (``v1-agent_message``, ...). A v1 ``plan`` becomes a
+``plan_update`` of the plan ``DEFAULT_PLAN_ID``; ``current_mode_update`` has
+no v2 counterpart.
+
+**v2 → v1** (:class:`V2ToV1Adapter`). A v1 receiver may replace the whole
+stored ``_meta`` and may store ``null`` values literally, so:
+
+* stateful (default): the adapter keeps each session's v2 state (a
+  :class:`~agentproto.acp.SessionState`) and sends the complete merged
+  metadata (``{}`` once cleared) whenever an update touches it. A tool call's
+  first update becomes a v1 ``tool_call`` (title ``""`` when none is known
+  yet), later ones a v1 ``tool_call_update`` carrying the changed fields
+  (a cleared collection as ``[]``, a reset kind or status as ``other`` /
+  ``pending``); a ``tool_call_content_chunk`` becomes a ``tool_call_update``
+  carrying the whole content. A message upsert whose content extends what
+  was sent becomes chunks of the new blocks.
+* stateless: **lossy for ``_meta``.** The patch object is forwarded as is: a
+  v1 receiver that replaces ``_meta`` whole loses the keys the patch omits,
+  and stores its ``null`` removals as ``null`` values. Tool call updates
+  stay ``tool_call_update`` (a v1 client that needs a ``tool_call`` first
+  must use the stateful mode); content chunks and message upserts cannot be
+  converted.
+
+Both modes are lossy where v1 lacks the concept: v1 has no status ``paused``
+(sent as ``in_progress``) or ``cancelled`` (sent as ``failed``), no unknown
+kinds or statuses (sent as ``other`` / ``in_progress``), no tool call
+``capabilities``, no agent-owned terminals, no ``state_update``; and the
+generated v1 classes cannot carry an explicit ``null``, so clearing a title,
+name, raw input or output, or a v1 patch field, is not forwarded.
+
+Tool call and message ids are scoped to a session: the adapters keep their
+state per ``session_id`` (the ``session_id`` argument of
+:meth:`~V1ToV2Adapter.convert`, or the notification's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from agentproto._core.converter import Unrecognised, WireConverter
+from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.errors import SchemaError, UsageError
+from agentproto._core.unset import UNSET
+from agentproto.acp import _generated_v1 as v1
+from agentproto.acp import _generated_v2 as v2
+from agentproto.acp._combine import _entity
+from agentproto.acp._meta import Meta, apply_meta_update
+from agentproto.acp._session import TOOL_KINDS, SessionState
+from agentproto.acp._wire import _converter as _v2_converter
+from agentproto.acp._wire import make_v1_converter
+
+__all__ = ["DEFAULT_PLAN_ID", "WHOLE_META_V1", "V1ToV2Adapter", "V2ToV1Adapter"]
+
+DEFAULT_PLAN_ID = "plan"
+"""The v2 ``planId`` given to the single plan of a v1 session."""
+
+_v1_converter = make_v1_converter()
+
+# v2 tool call patch fields a v1 ``tool_call`` can omit (wire names); omitted = reset
+_TOOL_CALL_RESET = ("name", "kind", "status", "content", "locations", "rawInput", "rawOutput")
+# v1 upserts whose _meta may replace the stored object whole -> (v2 entity kind, wire id member)
+_V1_UPSERT_KEYS: dict[str, tuple[str, str | None]] = {
+    "tool_call_update": ("tool_call", "toolCallId"),
+    "session_info_update": ("session_info", None),
+    "compaction_update": ("compaction", "compactionId"),
+    "subagent_update": ("subagent", "sessionId"),
+    "session_message": ("session_message", "messageId"),
+}
+WHOLE_META_V1 = frozenset({"compaction_update", "subagent_update", "session_message"})
+"""The v1 updates (besides ``tool_call``) whose ``_meta`` replaces the stored object whole."""
+_V1_STATUSES = frozenset({"pending", "in_progress", "completed", "failed"})
+_V1_STATUS_FOR = {"paused": "in_progress", "cancelled": "failed"}
+_MESSAGE_CHUNK_KINDS = {
+    "user_message_chunk": "user_message",
+    "agent_message_chunk": "agent_message",
+    "agent_thought_chunk": "agent_thought",
+}
+
+
+class _Adapter:
+    """What both adapters share: diagnostics and tolerant loading."""
+
+    def __init__(self, *, stateful: bool) -> None:
+        self.stateful = stateful
+        self.diagnostics: list[Diagnostic] = []
+
+    def _report(self, code: str, message: str, subject: str | None = None) -> None:
+        self.diagnostics.append(Diagnostic(code=code, message=message, subject=subject))
+
+    def _load(self, converter: WireConverter, wire: dict[str, Any], tp: Any) -> Any:
+        """Load ``wire`` tolerantly; ``None`` (reported) when it cannot be."""
+        repairs: list[Diagnostic] = []
+        try:
+            value = converter.load(wire, tp, diagnostics=repairs)
+        except (SchemaError, Unrecognised) as err:
+            kind = wire.get("sessionUpdate")
+            self._report("not-convertible", f"{kind!r} dropped: {err}", subject=kind)
+            return None
+        self.diagnostics.extend(repairs)
+        return value
+
+
+# ---- v1 -> v2 -----------------------------------------------------------------------------
+
+
+@attrs.define
+class _V1Session:
+    metas: dict[tuple[str, Any], Meta | None] = attrs.Factory(dict)
+    tool_calls: set[str] = attrs.Factory(set)
+    run: tuple[str, str] | None = None  # (chunk kind, synthesized id) of the open chunk run
+    runs: int = 0
+
+
+class V1ToV2Adapter(_Adapter):
+    """Converts ACP v1 session updates to ACP v2 (see the module documentation).
+
+    Args:
+        stateful: track what the v2 client holds (default); ``False`` for the
+            stateless mode, which clears ``_meta`` with an update of its own
+            where v1 replaces it whole.
+        whole_meta: the v1 upserts whose ``_meta`` replaces the stored object
+            whole (besides ``tool_call``, always). By default those the RFD
+            names (:data:`WHOLE_META_V1`); add ``tool_call_update`` and
+            ``session_info_update`` when the v1 sender sends complete objects
+            there, as :class:`V2ToV1Adapter` does.
+
+    Attributes:
+        diagnostics: what was dropped or repaired, in order.
+
+    Example:
+        >>> from agentproto.acp import schema_v1
+        >>> adapter = V1ToV2Adapter()
+        >>> [u.session_update for u in adapter.convert(
+        ...     schema_v1.ToolCallSessionUpdate(tool_call_id="c1", title="Read"))]
+        ['tool_call_update']
+    """
+
+    def __init__(self, *, stateful: bool = True, whole_meta: Iterable[str] = WHOLE_META_V1) -> None:
+        super().__init__(stateful=stateful)
+        unknown = set(whole_meta) - set(_V1_UPSERT_KEYS)
+        if unknown:
+            raise UsageError(
+                "acp.bad-option",
+                f"whole_meta names no v1 upsert: {sorted(unknown)} (choose from "
+                f"{sorted(_V1_UPSERT_KEYS)})",
+            )
+        self.whole_meta = frozenset(whole_meta)
+        self._sessions: dict[str, _V1Session] = {}
+
+    def convert(self, update: v1.SessionUpdate, *, session_id: str = "") -> list[v2.SessionUpdate]:
+        """The v2 updates to send for one v1 update (none when it has no counterpart).
+
+        Args:
+            update: the v1 update.
+            session_id: the session it belongs to (ids are scoped to it).
+
+        Raises:
+            UsageError: ``update`` is not a v1 session update.
+        """
+        if not attrs.has(update.__class__) or not hasattr(update, "session_update"):
+            raise UsageError(
+                "acp.not-an-update", f"expected a v1 session update, not {type(update).__name__}"
+            )
+        session = self._sessions.setdefault(session_id, _V1Session())
+        wire: dict[str, Any] = _v1_converter.dump(update)
+        kind = wire["sessionUpdate"]
+        if kind in _MESSAGE_CHUNK_KINDS:
+            if "messageId" not in wire:
+                wire["messageId"] = self._message_id(session, kind)
+        else:
+            session.run = None
+        before: list[dict[str, Any]] = []
+        if kind == "tool_call":
+            wire["sessionUpdate"] = "tool_call_update"
+            ident = wire["toolCallId"]
+            if not self.stateful or ident in session.tool_calls:
+                for name in _TOOL_CALL_RESET:
+                    wire.setdefault(name, None)
+                wire.setdefault("_meta", None)
+            before = self._whole_meta(session, wire, ("tool_call", ident))
+            session.tool_calls.add(ident)
+        elif kind in self.whole_meta:
+            entity_kind, id_member = _V1_UPSERT_KEYS[kind]
+            ident = None if id_member is None else wire.get(id_member)
+            before = self._whole_meta(session, wire, (entity_kind, ident))
+        elif kind == "plan":
+            entries = wire.pop("entries")
+            wire["sessionUpdate"] = "plan_update"
+            wire["plan"] = {"type": "items", "planId": DEFAULT_PLAN_ID, "entries": entries}
+        elif kind == "current_mode_update":
+            self._report(
+                "not-convertible", "'current_mode_update' has no v2 counterpart", subject=kind
+            )
+            return []
+        out: list[v2.SessionUpdate] = []
+        for item in [*before, wire]:
+            converted = self._load(_v2_converter, item, v2.SessionUpdate)
+            if converted is None:
+                return []
+            out.append(converted)
+        for converted in out:
+            self._track(session, converted)
+        return out
+
+    def convert_notification(
+        self, notification: v1.SessionNotification
+    ) -> list[v2.UpdateSessionNotification]:
+        """Convert a whole v1 ``session/update`` params object (its ``_meta`` kept as is)."""
+        return [
+            v2.UpdateSessionNotification(
+                session_id=notification.session_id, update=update, meta=notification.meta
+            )
+            for update in self.convert(notification.update, session_id=notification.session_id)
+        ]
+
+    def _message_id(self, session: _V1Session, kind: str) -> str:
+        if not self.stateful:
+            return f"v1-{_MESSAGE_CHUNK_KINDS[kind]}"
+        if session.run is None or session.run[0] != kind:
+            session.runs += 1
+            session.run = (kind, f"v1-{session.runs}")
+        return session.run[1]
+
+    def _whole_meta(
+        self, session: _V1Session, wire: dict[str, Any], key: Any
+    ) -> list[dict[str, Any]]:
+        """Rewrite a whole-object ``_meta`` as a v2 patch; the updates to send first."""
+        if "_meta" not in wire:
+            return []
+        new = wire["_meta"]
+        if new is None:
+            return []
+        if not self.stateful:
+            # an update of its own that clears: the tag, the id, and a compaction's status
+            kind = wire["sessionUpdate"]
+            id_member = _V1_UPSERT_KEYS[kind][1]
+            clear = {"sessionUpdate": kind}
+            if id_member is not None:
+                clear[id_member] = wire[id_member]
+            if kind == "compaction_update":
+                clear["status"] = wire["status"]
+            clear["_meta"] = None
+            return [clear]
+        held = session.metas.get(key) or {}
+        wire["_meta"] = {k: None for k in held if k not in new} | new
+        return []
+
+    def _track(self, session: _V1Session, update: Any) -> None:
+        if not self.stateful:
+            return
+        meta = getattr(update, "meta", UNSET)
+        key = _entity(update)
+        if meta is UNSET or key is None or update.__class__ not in _META_PATCHED:
+            return
+        session.metas[key] = apply_meta_update(session.metas.get(key), meta)
+
+
+_META_PATCHED = frozenset(
+    {
+        v2.ToolCallUpdateSessionUpdate,
+        v2.TerminalUpdateSessionUpdate,
+        v2.UserMessageSessionUpdate,
+        v2.AgentMessageSessionUpdate,
+        v2.AgentThoughtSessionUpdate,
+        v2.SessionInfoUpdateSessionUpdate,
+        v2.CompactionUpdateSessionUpdate,
+        v2.SubagentUpdateSessionUpdate,
+        v2.SessionMessageSessionUpdate,
+    }
+)
+
+
+# ---- v2 -> v1 -----------------------------------------------------------------------------
+
+
+@attrs.define
+class _V2Session:
+    state: SessionState
+    tool_calls: set[str] = attrs.Factory(set)
+    messages: dict[tuple[str, str], list[Any]] = attrs.Factory(dict)
+
+
+def _v1_status(status: str) -> str:
+    if status in _V1_STATUSES:
+        return status
+    return _V1_STATUS_FOR.get(status, "in_progress")
+
+
+class V2ToV1Adapter(_Adapter):
+    """Converts ACP v2 session updates to ACP v1 (see the module documentation).
+
+    Args:
+        stateful: keep each session's v2 state and send complete metadata
+            (default). ``False`` for the stateless mode, which is **lossy
+            for** ``_meta``: it forwards the patch object, which a v1 receiver
+            stores whole, ``null`` values included.
+
+    Attributes:
+        diagnostics: what was dropped, repaired or could not be expressed.
+    """
+
+    def __init__(self, *, stateful: bool = True) -> None:
+        super().__init__(stateful=stateful)
+        self._sessions: dict[str, _V2Session] = {}
+
+    def convert(self, update: v2.SessionUpdate, *, session_id: str = "") -> list[Any]:
+        """The v1 updates to send for one v2 update (none when it has no counterpart).
+
+        Args:
+            update: the v2 update.
+            session_id: the session it belongs to (ids are scoped to it).
+
+        Returns:
+            v1 session updates (:data:`agentproto.acp.schema_v1.SessionUpdate`).
+
+        Raises:
+            UsageError: ``update`` is not a v2 session update.
+        """
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = self._sessions[session_id] = _V2Session(
+                SessionState(session_id, diagnostics=self.diagnostics)
+            )
+        cls = update.__class__
+        kind = getattr(update, "session_update", None)
+        if self.stateful and cls is not v2.OtherSessionUpdate:
+            try:
+                session.state.apply(update)
+            except SchemaError as err:
+                self._report("not-convertible", f"{kind!r} dropped: {err}", subject=kind)
+                return []
+        elif cls not in _V2_KINDS:
+            raise UsageError(
+                "acp.not-an-update", f"expected a v2 session update, not {type(update).__name__}"
+            )
+        if cls is v2.ToolCallUpdateSessionUpdate or cls is v2.ToolCallContentChunkSessionUpdate:
+            return self._tool_call(session, update)
+        if cls in _MESSAGE_UPSERTS:
+            return self._message(session, update)
+        if cls in _NO_V1 or cls is v2.OtherSessionUpdate:
+            self._report("not-convertible", f"{kind!r} has no v1 counterpart", subject=kind)
+            return []
+        wire: dict[str, Any] = _v2_converter.dump(update)
+        if self.stateful and cls in _META_PATCHED and update.meta is not UNSET:  # type: ignore[union-attr]
+            entity = session.state.entity(_state_key(update))
+            wire["_meta"] = entity.meta or {}
+        if self.stateful and kind in _MESSAGE_CHUNK_KINDS:
+            key = (_MESSAGE_CHUNK_KINDS[kind], update.message_id)  # type: ignore[union-attr]
+            session.messages.setdefault(key, []).append(update.content)  # type: ignore[union-attr]
+        converted = self._load(_v1_converter, wire, v1.SessionUpdate)
+        return [] if converted is None else [converted]
+
+    def convert_notification(
+        self, notification: v2.UpdateSessionNotification
+    ) -> list[v1.SessionNotification]:
+        """Convert a whole v2 ``session/update`` params object (its ``_meta`` kept as is)."""
+        return [
+            v1.SessionNotification(
+                session_id=notification.session_id, update=update, meta=notification.meta
+            )
+            for update in self.convert(notification.update, session_id=notification.session_id)
+        ]
+
+    def _tool_call(self, session: _V2Session, update: Any) -> list[Any]:
+        if not self.stateful:
+            if update.__class__ is v2.ToolCallContentChunkSessionUpdate:
+                self._report(
+                    "not-convertible",
+                    "a stateless adapter cannot convert 'tool_call_content_chunk' (v1 has no "
+                    "chunks and the whole content is unknown)",
+                    subject="tool_call_content_chunk",
+                )
+                return []
+            wire = _v2_converter.dump(update)
+            if isinstance(wire.get("kind"), str):
+                wire["kind"] = wire["kind"] if wire["kind"] in TOOL_KINDS else "other"
+            if isinstance(wire.get("status"), str):
+                wire["status"] = _v1_status(wire["status"])
+            wire = {key: value for key, value in wire.items() if value is not None}
+            converted = self._load(_v1_converter, wire, v1.SessionUpdate)
+            return [] if converted is None else [converted]
+        call = session.state.tool_calls[update.tool_call_id]
+        full = call.tool_call_id not in session.tool_calls
+        session.tool_calls.add(call.tool_call_id)
+        out: dict[str, Any] = {"toolCallId": call.tool_call_id}
+        if full:
+            out["sessionUpdate"] = "tool_call"
+            out["title"] = call.title or ""
+            changed: set[str] = set(_TOOL_CALL_ALL)
+        else:
+            out["sessionUpdate"] = "tool_call_update"
+            if update.__class__ is v2.ToolCallContentChunkSessionUpdate:
+                changed = {"content"}
+            else:
+                changed = {
+                    name for name in _TOOL_CALL_ALL if getattr(update, name, UNSET) is not UNSET
+                }
+            if "title" in changed:
+                out["title"] = call.title or ""
+        if "name" in changed and call.name is not None:
+            out["name"] = call.name
+        if "kind" in changed:
+            out["kind"] = call.display_kind
+        if "status" in changed:
+            out["status"] = _v1_status(call.status)
+        if "content" in changed and (call.content or not full):
+            out["content"] = [_v2_converter.dump(item) for item in call.content]
+        if "locations" in changed and (call.locations or not full):
+            out["locations"] = [_v2_converter.dump(item) for item in call.locations]
+        if "raw_input" in changed and call.raw_input is not None:
+            out["rawInput"] = call.raw_input
+        if "raw_output" in changed and call.raw_output is not None:
+            out["rawOutput"] = call.raw_output
+        if "meta" in changed and (call.meta or not full):
+            out["_meta"] = call.meta or {}
+        converted = self._load(_v1_converter, out, v1.SessionUpdate)
+        return [] if converted is None else [converted]
+
+    def _message(self, session: _V2Session, update: Any) -> list[Any]:
+        kind = update.session_update
+        if not self.stateful:
+            self._report(
+                "not-convertible",
+                f"a stateless adapter cannot convert {kind!r} (v1 only streams chunks)",
+                subject=kind,
+            )
+            return []
+        message = session.state.entity(f"{kind}:{update.message_id}")
+        sent = session.messages.setdefault((kind, update.message_id), [])
+        current = message.content
+        if current[: len(sent)] != sent:
+            self._report(
+                "lossy-conversion",
+                f"{kind!r} {update.message_id!r} replaces content v1 has already shown",
+                subject=kind,
+            )
+            sent[:] = current
+            return []
+        out = []
+        for block in current[len(sent) :]:
+            wire = {
+                "sessionUpdate": kind + "_chunk",
+                "messageId": update.message_id,
+                "content": _v2_converter.dump(block),
+            }
+            converted = self._load(_v1_converter, wire, v1.SessionUpdate)
+            if converted is not None:
+                out.append(converted)
+        sent[:] = current
+        return out
+
+
+_TOOL_CALL_ALL = (
+    "title",
+    "name",
+    "kind",
+    "status",
+    "content",
+    "locations",
+    "raw_input",
+    "raw_output",
+    "meta",
+)
+_MESSAGE_UPSERTS = frozenset(
+    {v2.UserMessageSessionUpdate, v2.AgentMessageSessionUpdate, v2.AgentThoughtSessionUpdate}
+)
+_NO_V1 = frozenset(
+    {
+        v2.TerminalUpdateSessionUpdate,
+        v2.TerminalOutputChunkSessionUpdate,
+        v2.StateUpdateSessionUpdate,
+    }
+)
+_V2_KINDS = frozenset(
+    {
+        v2.UserMessageChunkSessionUpdate,
+        v2.UserMessageSessionUpdate,
+        v2.AgentMessageChunkSessionUpdate,
+        v2.AgentMessageSessionUpdate,
+        v2.AgentThoughtChunkSessionUpdate,
+        v2.AgentThoughtSessionUpdate,
+        v2.StateUpdateSessionUpdate,
+        v2.ToolCallContentChunkSessionUpdate,
+        v2.ToolCallUpdateSessionUpdate,
+        v2.TerminalUpdateSessionUpdate,
+        v2.TerminalOutputChunkSessionUpdate,
+        v2.PlanUpdateSessionUpdate,
+        v2.PlanRemovedSessionUpdate,
+        v2.AvailableCommandsUpdateSessionUpdate,
+        v2.ConfigOptionUpdateSessionUpdate,
+        v2.SessionInfoUpdateSessionUpdate,
+        v2.UsageUpdateSessionUpdate,
+        v2.NoticeSessionUpdate,
+        v2.CompactionUpdateSessionUpdate,
+        v2.CompactionSummaryChunkSessionUpdate,
+        v2.SubagentUpdateSessionUpdate,
+        v2.SessionMessageSessionUpdate,
+        v2.SessionMessageChunkSessionUpdate,
+        v2.OtherSessionUpdate,
+    }
+)
+
+
+def _state_key(update: Any) -> str:
+    """The :class:`SessionState` entity key of a metadata-patched upsert."""
+    key = _entity(update)
+    assert key is not None
+    kind, ident = key
+    return kind if ident is None else f"{kind}:{ident}"

@@ -1,0 +1,245 @@
+"""``SessionStore``: whole JSON-RPC messages, sessions keyed by id, problems as diagnostics."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+import pytest
+
+from agentproto import DecodeError, SchemaError, UsageError
+from agentproto.acp import Notification, Request, Response, SessionStore
+
+
+def line(obj: Any) -> bytes:
+    return orjson.dumps(obj) + b"\n"
+
+
+def update(update_obj: dict[str, Any], session: str = "s1") -> bytes:
+    return line(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session, "update": update_obj},
+        }
+    )
+
+
+def tool(**members: Any) -> dict[str, Any]:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": "c1", **members}
+
+
+def permission(tool_call: dict[str, Any], ident: int = 1) -> bytes:
+    return line(
+        {
+            "jsonrpc": "2.0",
+            "id": ident,
+            "method": "session/request_permission",
+            "params": {
+                "sessionId": "s1",
+                "title": "Allow?",
+                "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+                "subject": {"type": "tool_call", "toolCall": tool_call},
+            },
+        }
+    )
+
+
+def read(data: bytes, *, strict: bool = False) -> SessionStore:
+    store = SessionStore(strict=strict)
+    store.feed(data)
+    store.close()
+    return store
+
+
+def codes(store: SessionStore) -> list[tuple[int | None, str, str | None]]:
+    return [(d.index, d.code, d.path) for d in store.diagnostics]
+
+
+def test_sessions_are_keyed_by_session_id() -> None:
+    """Each sessionId has its own state, in first-seen order."""
+    store = read(update(tool(title="A"), "s2") + update(tool(title="B"), "s1"))
+    assert list(store.sessions) == ["s2", "s1"]
+    assert store.sessions["s1"].tool_calls["c1"].title == "B"
+    assert store.sessions["s2"].session_id == "s2"
+    assert store.to_json()["sessions"]["s2"]["entities"]["tool_call:c1"]["title"] == "A"
+
+
+def test_permission_request_patches_the_stored_tool_call() -> None:
+    """A session/request_permission request's tool call patches the call like an update."""
+    store = read(
+        update(tool(title="Run", _meta={"a": 1}))
+        + permission({"toolCallId": "c1", "status": "pending", "_meta": {"b": 2}})
+    )
+    call = store.sessions["s1"].tool_calls["c1"]
+    assert (call.title, call.status, call.meta) == ("Run", "pending", {"a": 1, "b": 2})
+    assert store.diagnostics == []
+
+
+def test_other_messages_are_ignored_with_a_diagnostic() -> None:
+    """Other methods and responses change nothing and are reported with their line."""
+    data = (
+        line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+        + line({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}})
+        + line({"jsonrpc": "2.0", "id": 0, "result": {}})
+        + update(tool())
+    )
+    store = read(data)
+    assert codes(store) == [
+        (1, "ignored-method", None),
+        (2, "ignored-method", None),
+        (3, "ignored-message", None),
+    ]
+    assert list(store.sessions) == ["s1"]
+
+
+def test_invalid_params_are_skipped_with_a_located_diagnostic() -> None:
+    """Params the parser cannot repair skip the message; the diagnostic has line and path."""
+    data = (
+        update(tool(title="T"))
+        + update({"sessionUpdate": "tool_call_update"})
+        + update(tool(status="completed"))
+    )
+    store = read(data)
+    assert codes(store) == [(2, "invalid-params", "/params/update")]
+    assert "toolCallId" in store.diagnostics[0].message
+    assert store.sessions["s1"].tool_calls["c1"].status == "completed"
+
+
+def test_tolerant_repairs_are_reported_and_the_rest_applied() -> None:
+    """A wrong type in a patch field is dropped with a diagnostic; the other fields apply."""
+    store = read(update(tool(title="T")) + update(tool(title=5, status="completed")))
+    assert codes(store) == [(2, "invalid-field-defaulted", "/params/update/title")]
+    call = store.sessions["s1"].tool_calls["c1"]
+    assert (call.title, call.status) == ("T", "completed")
+
+
+def test_bad_meta_on_the_wire_is_dropped_and_reported() -> None:
+    """A ``_meta`` that is neither an object nor null is dropped, the update applied without it."""
+    store = read(update(tool(_meta={"a": 1})) + update(tool(status="failed", _meta="oops")))
+    assert codes(store) == [(2, "invalid-field-defaulted", "/params/update/_meta")]
+    call = store.sessions["s1"].tool_calls["c1"]
+    assert (call.status, call.meta) == ("failed", {"a": 1})
+
+
+def test_invalid_base64_is_reported_and_changes_nothing() -> None:
+    """An undecodable terminal chunk is skipped with a diagnostic; the state is unchanged."""
+    ok = {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "YQ=="}
+    store = read(update(ok))
+    before = copy.deepcopy(store.sessions["s1"])
+    store = read(update(ok) + update({**ok, "data": "Y"}))
+    assert codes(store) == [(2, "invalid-update", "/params/update/data")]
+    assert store.sessions["s1"] == before
+
+
+def test_unknown_kind_diagnostic_is_located() -> None:
+    """An unknown sessionUpdate kind's diagnostic carries the line and the full path."""
+    store = read(update(tool()) + update({"sessionUpdate": "_x"}))
+    assert codes(store) == [(2, "unknown-session-update", "/params/update/sessionUpdate")]
+
+
+def test_strict_store_raises_on_bad_messages() -> None:
+    """A strict store raises SchemaError located from the message root, with the line noted."""
+    with pytest.raises(SchemaError) as caught:
+        read(update(tool()) + update(tool(title=5)), strict=True)
+    assert caught.value.location == "/params/update/title"
+    assert "line 2" in (caught.value.__notes__ or [])
+    bad_chunk = {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "?"}
+    with pytest.raises(SchemaError) as caught:
+        read(update(bad_chunk), strict=True)
+    assert (caught.value.keyword, caught.value.location) == (
+        "contentEncoding",
+        "/params/update/data",
+    )
+
+
+def test_bad_json_line_raises_with_its_line_and_the_store_goes_on() -> None:
+    """A line that is not JSON raises DecodeError naming it; feeding again continues after it."""
+    store = SessionStore()
+    with pytest.raises(DecodeError) as caught:
+        store.feed(update(tool(title="A")) + b"{oops\n" + update(tool(title="B")))
+    assert caught.value.line == 2
+    assert store.sessions["s1"].tool_calls["c1"].title == "A"
+    store.feed(b"")
+    store.close()
+    assert store.sessions["s1"].tool_calls["c1"].title == "B"
+
+
+def test_feeding_byte_by_byte_gives_the_same_state() -> None:
+    """The same bytes fed whole or one byte at a time give the same sessions and diagnostics."""
+    data = (
+        update(tool(title="é", _meta={"a": 1}))
+        + b"\r\n"
+        + update({"sessionUpdate": "_x"}, "s2")
+        + permission({"toolCallId": "c1", "status": "completed"})
+        + update(tool(_meta={"a": None}))
+    )
+    whole = read(data)
+    store = SessionStore()
+    for i in range(len(data)):
+        store.feed(data[i : i + 1])
+    store.close()
+    assert store.to_json() == whole.to_json()
+    assert store.diagnostics == whole.diagnostics
+
+
+def test_apply_message_takes_typed_messages() -> None:
+    """Messages built by hand are applied like read ones; something else is a UsageError."""
+    store = SessionStore()
+    store.apply_message(
+        Notification(
+            "session/update",
+            {"sessionId": "s", "update": {"sessionUpdate": "session_info_update", "title": "T"}},
+        )
+    )
+    store.apply_message(Response(3, result=None))
+    store.apply_message(Request(4, "fs/read_text_file", {}))
+    assert store.sessions["s"].session_info is not None
+    assert [d.code for d in store.diagnostics] == ["ignored-message", "ignored-method"]
+    with pytest.raises(UsageError):
+        store.apply_message("not a message")  # type: ignore[arg-type]
+
+
+def test_notification_with_extra_params_members_takes_the_general_path() -> None:
+    """A notification with its own ``_meta`` is parsed whole and applied the same way."""
+    store = read(
+        line(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "s1", "update": tool(title="T"), "_meta": {"trace": 1}},
+            }
+        )
+    )
+    assert store.sessions["s1"].tool_calls["c1"].title == "T"
+    assert store.sessions["s1"].tool_calls["c1"].meta is None
+
+
+def test_strict_store_continues_after_the_line_that_raised() -> None:
+    """In a strict store the lines after a rejected one are applied by the next call."""
+    store = SessionStore(strict=True)
+    with pytest.raises(SchemaError):
+        store.feed(update(tool(title="A")) + update(tool(title=[])) + update(tool(status="failed")))
+    assert store.sessions["s1"].tool_calls["c1"].status == "pending"
+    store.close()
+    call = store.sessions["s1"].tool_calls["c1"]
+    assert (call.title, call.status) == ("A", "failed")
+    with pytest.raises(UsageError):
+        store.feed(b"")
+
+
+def test_batches_blank_lines_and_a_last_line_without_newline() -> None:
+    """A batch line applies each member in order; blank lines are skipped; close reads the tail."""
+    batch = orjson.dumps(
+        [
+            orjson.loads(update(tool(title="A"))),
+            orjson.loads(update(tool(status="completed"))),
+        ]
+    )
+    store = SessionStore()
+    store.feed(b"\n  \n" + batch + b"\n" + update(tool(kind="read"))[:-1])
+    assert store.sessions["s1"].tool_calls["c1"].status == "completed"
+    store.close()
+    assert store.sessions["s1"].tool_calls["c1"].kind == "read"
+    assert store.diagnostics == []
