@@ -143,3 +143,16 @@ def test_big_integers_stay_exact_across_chunk_boundaries() -> None:
             consumer.feed_bytes(data[start : start + size])
         consumer.close()
         assert consumer.conversation.state_json()["n"] == big, size
+
+
+def test_cli_runs_replay_and_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`agentproto replay/validate FILE` dispatch to the AG-UI commands with their exit codes."""
+    from agentproto.cli import main
+
+    path = _formats(tmp_path)["jsonl"]
+    assert main(["replay", path, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["state"] == {"n": 1}
+    bad = _write(tmp_path, "bad.json", orjson.dumps([RUN[0], {**RUN[2], "delta": 1}]))
+    assert main(["validate", bad]) == 1
+    assert main(["validate", str(tmp_path / "nope")]) == 2
+    assert main(["validate", "--bogus"]) == 2
