@@ -62,6 +62,20 @@ def check_generated(session: nox.Session) -> None:
 
 
 @nox.session
+def demo(session: nox.Session) -> None:
+    """The main job: serve the example AG-UI agent, consume one run, print the result."""
+    session.install("-e", ".", "httpx", "uvicorn")
+    session.run("python", "-m", "agentproto.agui.examples.demo")
+
+
+@nox.session
+def interop(session: nox.Session) -> None:
+    """The real @ag-ui/client (installed with npm into .interop/) against our agent."""
+    _install(session, "test")
+    session.run("python", "-m", "pytest", "tests/interop", *session.posargs)
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks side by side with the peer SDKs (-- --json PATH writes the figures)."""
     _install(session, "bench")

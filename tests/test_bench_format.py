@@ -21,7 +21,7 @@ from tests.benchmarks.run_generator import generate_run, to_jsonl, to_sse
 
 TINY = ["--events", "200", "--repeat", "1"]
 KEYS = {"name", "unit", "ours", "peer", "ratio", "better"}
-PEER_FIGURES = {"agui.decode_json", "agui.encode_json", "agui.decode_sse"}
+PEER_FIGURES = {"agui.decode_json", "agui.encode_json", "agui.decode_sse", "agui.encode_sse"}
 PEER_INSTALLED = (
     importlib.util.find_spec("ag_ui") is not None
     and importlib.util.find_spec("pydantic") is not None

@@ -7,6 +7,9 @@ this module at its end).
   compatibility boundary, enforcement: :class:`agentproto.agui.EventDecoder`), against
   the peer's ``TypeAdapter(Event).validate_json`` on each event's JSON bytes (the peer
   is handed its JSON already framed, which only favours it);
+* ``agui.encode_sse``: typed event → one SSE frame, ``encode_event_sse(ev)`` (bytes)
+  against ag-ui-protocol's ``EventEncoder().encode(ev)`` (a ``str``: the encoding to
+  bytes a server still needs is left out of the peer's time, which only favours it);
 * ``agui.delta_1mb_over_1kb``: one-op ``STATE_DELTA`` applied by the reducer to a
   1 MB state vs a 1 KB state, per delta (ours alone, ratio = 1 MB / 1 KB);
 * ``agui.replay_100k``: the whole run, SSE bytes → final state with every stage on
@@ -25,6 +28,7 @@ from typing import Any
 import orjson
 
 from agentproto.agui import Consumer, Conversation, EventDecoder, schema
+from agentproto.agui._serve import encode_event_sse
 from tests.benchmarks.bench import Figure, Workload, benchmark
 
 
@@ -58,6 +62,37 @@ def bench_agui_decode_sse(w: Workload) -> list[Figure]:
 
     ours, peer = w.time((_loop_ours_sse, frames), (loop_peer, blobs))
     return [Figure.comparison("agui.decode_sse", ours, peer)]
+
+
+@benchmark("agui.encode_sse")
+def bench_agui_encode_sse(w: Workload) -> list[Figure]:
+    """Typed event → SSE frame: ``encode_event_sse(ev)`` vs the peer's
+    ``EventEncoder().encode(ev)``."""
+    selection = w.agui_selection
+    ours_events = w.ours_typed(selection)
+    peer_models = w.peer_typed(selection)  # raises PeerMissing without ag-ui-protocol
+    from ag_ui.encoder import EventEncoder
+
+    peer_encode = EventEncoder().encode
+    for ours_event, model in zip(ours_events, peer_models, strict=True):  # checked, not timed
+        ours_frame, peer_frame = encode_event_sse(ours_event), peer_encode(model)
+        if not (ours_frame.startswith(b"data: ") and ours_frame.endswith(b"\n\n")) or (
+            orjson.loads(ours_frame[6:-2]) != orjson.loads(peer_frame[6:-2])
+        ):
+            raise RuntimeError(f"the two SSE frames differ: {ours_frame!r} vs {peer_frame!r}")
+
+    def loop_ours(events: Sequence[Any]) -> None:
+        encode = encode_event_sse
+        for event in events:
+            encode(event)
+
+    def loop_peer(models: Sequence[Any]) -> None:
+        encode = peer_encode
+        for model in models:
+            encode(model)
+
+    ours, peer = w.time((loop_ours, ours_events), (loop_peer, peer_models))
+    return [Figure.comparison("agui.encode_sse", ours, peer)]
 
 
 @benchmark("agui.decode_floor")

@@ -8,7 +8,10 @@ exports the hand-written API:
   / :func:`aiter_events` over byte iterators, :func:`consume` / :func:`aconsume` to
   run a whole stream into state;
 * state: :class:`Conversation` (the reducer) and :class:`Change`;
-* the next request: :func:`next_run_input`, :func:`dump_run_input`.
+* the next request: :func:`next_run_input`, :func:`dump_run_input`;
+* producing: :class:`RunProducer` (typed helpers that enforce the producer duties),
+  :func:`agent_app` / :class:`EventStreamResponse` (ASGI serving), the SSE and JSON
+  Lines encoders.
 """
 
 from agentproto.agui import schema
@@ -16,7 +19,18 @@ from agentproto.agui._consumer import Consumer
 from agentproto.agui._conversation import Change, Conversation
 from agentproto.agui._decoder import EventDecoder, Middleware
 from agentproto.agui._generated import Event, Message
+from agentproto.agui._producer import RunProducer
 from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
+from agentproto.agui._serve import (
+    EventStreamResponse,
+    agent_app,
+    encode_event_jsonl,
+    encode_event_sse,
+    encode_jsonl_stream,
+    encode_sse_stream,
+    run_events,
+    stream_headers,
+)
 from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
 from agentproto.agui._verify import RunRecord
 from agentproto.agui._wire import (
@@ -34,19 +48,28 @@ __all__ = [
     "Conversation",
     "Event",
     "EventDecoder",
+    "EventStreamResponse",
     "Message",
     "Middleware",
+    "RunProducer",
     "RunRecord",
     "aconsume",
+    "agent_app",
     "aiter_events",
     "consume",
     "dump_event",
     "dump_run_input",
+    "encode_event_jsonl",
+    "encode_event_sse",
+    "encode_jsonl_stream",
+    "encode_sse_stream",
     "iter_events",
     "make_converter",
     "next_run_input",
     "parse_event",
     "parse_message",
     "parse_run_input",
+    "run_events",
     "schema",
+    "stream_headers",
 ]

@@ -188,7 +188,7 @@ def _runs_json(consumer: Consumer) -> list[dict[str, Any]]:
     return runs
 
 
-def _replay_json(recording: Recording, result: Result) -> dict[str, Any]:
+def summary_json(recording: Recording, result: Result) -> dict[str, Any]:
     consumer = result.consumer
     state = consumer.conversation.to_json()
     messages = [m for m in state["messages"] if m.get("role") != "activity"]
@@ -213,7 +213,7 @@ def _short(value: Any, width: int = 72) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _print_summary(doc: dict[str, Any], out: TextIO) -> None:
+def print_summary(doc: dict[str, Any], out: TextIO) -> None:
     out.write(
         f"{doc['file']}: {doc['format']}, {doc['events']} events read, "
         f"{doc['delivered']} delivered\n"
@@ -252,11 +252,11 @@ def run_replay(file: str | None, *, as_json: bool, out: TextIO | None = None) ->
         sys.stderr.write(f"agentproto replay: cannot read {file}: {exc}\n")
         return 2
     result = replay(recording)
-    doc = _replay_json(recording, result)
+    doc = summary_json(recording, result)
     if as_json:
         out.write(orjson.dumps(doc).decode() + "\n")
     else:
-        _print_summary(doc, out)
+        print_summary(doc, out)
     return 0 if result.error is None else 1
 
 

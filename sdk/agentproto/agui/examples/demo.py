@@ -1,0 +1,69 @@
+"""The demo: serve the scripted example agent over HTTP, consume it, print the result.
+
+``python -m agentproto.agui.examples.demo`` (what ``nox -s demo`` runs) starts the
+example agent with uvicorn on a free port of 127.0.0.1, POSTs a run input to it with
+httpx, feeds the streamed bytes through :func:`agentproto.agui.iter_events` into a
+:class:`~agentproto.agui.Consumer`, prints each event as it arrives, then the final
+messages, activities, state, runs and diagnostics. Needs httpx and uvicorn.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import time
+from collections.abc import Sequence
+
+from agentproto._core.errors import AgentProtoError
+from agentproto.agui._consumer import Consumer
+from agentproto.agui._replay import Recording, Result, print_summary, summary_json
+from agentproto.agui._stream import iter_events
+from agentproto.agui.examples.scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, make_app
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo; returns the exit status (0: the run was consumed without a fatal error)."""
+    try:
+        import httpx
+        import uvicorn
+    except ImportError:
+        print("the demo needs httpx and uvicorn: pip install httpx uvicorn", file=sys.stderr)
+        return 2
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/agent"
+    server = uvicorn.Server(uvicorn.Config(make_app(delay=0.05), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            print("the example agent did not start", file=sys.stderr)
+            return 2
+        time.sleep(0.01)
+    run_input = {"threadId": DEFAULT_THREAD_ID, "runId": DEFAULT_RUN_ID, "messages": []}
+    consumer = Consumer(run_input=run_input)
+    delivered = 0
+    error: AgentProtoError | None = None
+    print(f"example agent serving on {url}; streaming one run\n")
+    try:
+        with httpx.stream("POST", url, json=run_input, timeout=30) as response:
+            response.raise_for_status()
+            for event in iter_events(response.iter_bytes(), consumer=consumer):
+                delivered += 1
+                subagent = getattr(event, "subagent_run_id", None)
+                owner = f"  [subagent {subagent}]" if subagent else ""
+                print(f"  {delivered:3d}  {event.type}{owner}")
+    except AgentProtoError as exc:
+        error = exc
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    print()
+    recording = Recording(url, b"", "sse")
+    print_summary(summary_json(recording, Result(consumer, error, delivered)), sys.stdout)
+    return 0 if error is None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
