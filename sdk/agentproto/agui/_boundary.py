@@ -69,6 +69,12 @@ class CompatibilityBoundary:
             raise ValueError(f"protocol_version must be MAJOR.MINOR, not {protocol_version!r}")
         self._own = own
         self._peer = parse_version(peer_version) if peer_version is not None else None
+        # the event types translate() may change; None: every type (a pinned old peer)
+        self.kinds: frozenset[str] | None = (
+            None
+            if self._peer is not None and self._peer <= _SUBAGENT_ERA
+            else frozenset({"RUN_STARTED", *_THINKING})
+        )
         self._reasoning_span: str | None = None
         self._reasoning_message: str | None = None
         self._counter = 0

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import attrs
+import orjson
 
 from agentproto._core.converter import Unrecognised, _Context
 from agentproto._core.diagnostics import Diagnostic
@@ -131,10 +132,23 @@ class EventDecoder:
                 exact = self._carry or has_digit_run(seen)
                 self._tail = seen[-_DIGIT_TAIL:]
                 frames = self._sse.feed(data)
-                # an event still incomplete may hold a run seen in this chunk: carry it
-                self._carry = exact and self._sse.buffered > 0
-                for frame in frames:
-                    self._document(frame.data, frame.offset, delivered, exact)
+                # the bytes of the event still incomplete (a suffix of the stream) go on
+                # to the next chunk: note whether they hold a digit run
+                held = self._sse.buffered
+                if held == 0:
+                    self._carry = False
+                elif held <= len(seen):
+                    self._carry = has_digit_run(seen[-held:])
+                else:
+                    self._carry = exact
+                values = None if exact else self._parse_all([f[0] for f in frames])
+                if values is not None:
+                    process = self._process
+                    for value in values:
+                        process(value, delivered)
+                else:
+                    for frame in frames:
+                        self._document(frame.data, frame.offset, delivered, exact)
             else:
                 assert self._jsonl is not None
                 for line in self._jsonl.feed(data):
@@ -201,6 +215,19 @@ class EventDecoder:
         if self._on_failure is not None:
             self._on_failure(error)
 
+    def _parse_all(self, texts: list[str]) -> list[Any] | None:
+        """Every document of a chunk parsed in one go, when that cannot differ from
+        parsing each with :func:`loads`: no digit run in the chunk (checked by the
+        caller) and none longer than ``max_depth`` (so none can nest deeper). None
+        when that does not hold or one fails: the caller then goes event by event,
+        which reports the failing one exactly."""
+        if not texts or max(map(len, texts)) > self._max_depth:
+            return None
+        try:
+            return list(map(orjson.loads, texts))
+        except orjson.JSONDecodeError:
+            return None
+
     def _document(
         self, text: str, offset: int, delivered: list[Event], exact_ints: bool = True
     ) -> None:
@@ -218,7 +245,10 @@ class EventDecoder:
         try:
             if raw.__class__ is not dict:
                 raise SchemaError("type", "", f"an event must be a JSON object, not {raw!r:.40}")
-            translated = self._boundary.translate(raw, found)
+            kinds = self._boundary.kinds
+            translated: dict[str, Any] | None = raw
+            if kinds is None or raw.get("type") in kinds:
+                translated = self._boundary.translate(raw, found)
             for hook in self._middleware:
                 if translated is None:
                     break
