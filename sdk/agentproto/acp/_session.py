@@ -1220,7 +1220,7 @@ class SessionStore:
                     update: Any = params.get("update")
                     if session_id.__class__ is str and update.__class__ is dict:
                         tag: Any = update.get("sessionUpdate")
-                        fast = fast_path.get(tag)
+                        fast = fast_path.get(tag) if tag.__class__ is str else None
                         if fast is not None:
                             try:
                                 update = fast[0](update, "/update", context)

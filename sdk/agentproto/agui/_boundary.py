@@ -84,6 +84,8 @@ class CompatibilityBoundary:
     ) -> dict[str, Any] | None:
         """The event in its current shape, or None when it is dropped."""
         kind = event.get("type")
+        if kind.__class__ is not str:
+            return event  # not an event type at all: enforcement rejects it
         if kind == "RUN_STARTED" and "protocolVersion" in event:
             self._check_version(event["protocolVersion"], diagnostics)
         if kind in _THINKING:

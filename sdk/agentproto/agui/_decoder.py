@@ -247,7 +247,8 @@ class EventDecoder:
                 raise SchemaError("type", "", f"an event must be a JSON object, not {raw!r:.40}")
             kinds = self._boundary.kinds
             translated: dict[str, Any] | None = raw
-            if kinds is None or raw.get("type") in kinds:
+            kind = raw.get("type")
+            if kinds is None or (kind.__class__ is str and kind in kinds):
                 translated = self._boundary.translate(raw, found)
             for hook in self._middleware:
                 if translated is None:
