@@ -15,10 +15,12 @@ EXPECTED_ALL = {
     "agentproto": [
         "AgentProtoError",
         "DecodeError",
+        "Diagnostic",
         "PatchError",
         "ProtocolError",
         "SchemaError",
         "UsageError",
+        "log_diagnostics",
     ],
     "agentproto.agui": [
         "PROTOCOL_VERSION",

@@ -1,5 +1,11 @@
-"""agentproto: typed SDK for the AG-UI and ACP v2 agent streaming protocols."""
+"""agentproto: typed SDK for the AG-UI and ACP v2 agent streaming protocols.
 
+Protocol APIs live in :mod:`agentproto.agui` and :mod:`agentproto.acp`. This package
+exports what both share: the exception hierarchy rooted at :class:`AgentProtoError`,
+and :class:`Diagnostic`, the record of a problem the protocols say to tolerate.
+"""
+
+from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import (
     AgentProtoError,
     DecodeError,
@@ -12,8 +18,10 @@ from agentproto._core.errors import (
 __all__ = [
     "AgentProtoError",
     "DecodeError",
+    "Diagnostic",
     "PatchError",
     "ProtocolError",
     "SchemaError",
     "UsageError",
+    "log_diagnostics",
 ]
