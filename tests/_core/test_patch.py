@@ -17,19 +17,9 @@ from agentproto._core import patch as patch_module
 from agentproto._core.errors import AgentProtoError, PatchError
 from agentproto._core.patch import apply_patch, apply_patch_in_place, make_patch
 from agentproto._core.unset import UNSET
+from tests.jsonsame import same_json
 
 # --- helpers ------------------------------------------------------------------
-
-
-def same_json(a: Any, b: Any) -> bool:
-    """Strict structural equality: same JSON types (``True`` is not ``1``), same values."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 def containers(value: Any) -> Iterator[Any]:

@@ -110,21 +110,14 @@ def apply_patch(document: Any, operations: Sequence[Any]) -> Any:
             if not _json_equal(found, value):
                 raise PatchError("test failed: the value differs", index=index, path=path)
         elif op == "copy":
-            from_tokens = _tokens(from_, index, from_)
-            found = _get(doc, from_tokens, index, from_)
+            found = _get(doc, _tokens(from_, index, from_), index, from_)
             _release(found, owned)
             doc = _add(doc, tokens, found, owned, index, path)
         else:  # move
-            from_tokens = _tokens(from_, index, from_)
-            if from_tokens == tokens:
-                _get(doc, from_tokens, index, from_)  # "from" must exist even for a no-op
+            source = _move_source(doc, tokens, from_, index, path)
+            if source is None:
                 continue
-            n = len(from_tokens)
-            if len(tokens) > n and tokens[:n] == from_tokens:
-                raise PatchError(
-                    f"cannot move {from_!r} into its own child", index=index, path=path
-                )
-            doc, found = _remove(doc, from_tokens, owned, index, from_)
+            doc, found = _remove(doc, source, owned, index, from_)
             doc = _add(doc, tokens, found, owned, index, path)
     return doc
 
@@ -176,21 +169,30 @@ def apply_patch_in_place(document: Any, operations: Sequence[Any]) -> Any:
                 found = _get(doc, _tokens(from_, index, from_), index, from_)
                 doc = _add_in_place(doc, tokens, _copy_json(found), undo, index, path)
             else:  # move
-                from_tokens = _tokens(from_, index, from_)
-                if from_tokens == tokens:
-                    _get(doc, from_tokens, index, from_)  # "from" must exist even for a no-op
+                source = _move_source(doc, tokens, from_, index, path)
+                if source is None:
                     continue
-                n = len(from_tokens)
-                if len(tokens) > n and tokens[:n] == from_tokens:
-                    raise PatchError(
-                        f"cannot move {from_!r} into its own child", index=index, path=path
-                    )
-                found = _remove_in_place(doc, from_tokens, undo, index, from_)
+                found = _remove_in_place(doc, source, undo, index, from_)
                 doc = _add_in_place(doc, tokens, found, undo, index, path)
     except PatchError:
         _rollback(undo)
         raise
     return doc
+
+
+def _move_source(
+    doc: Any, tokens: tuple[str, ...], from_: str, index: int, path: str
+) -> tuple[str, ...] | None:
+    """The tokens of a ``move``'s ``from``; None for a move onto itself (a no-op whose
+    ``from`` must still exist). Moving a location into its own child is an error."""
+    from_tokens = _tokens(from_, index, from_)
+    if from_tokens == tokens:
+        _get(doc, from_tokens, index, from_)
+        return None
+    n = len(from_tokens)
+    if len(tokens) > n and tokens[:n] == from_tokens:
+        raise PatchError(f"cannot move {from_!r} into its own child", index=index, path=path)
+    return from_tokens
 
 
 def _copy_json(value: Any) -> Any:
