@@ -52,6 +52,8 @@ the decoder buffers more of it.
 from __future__ import annotations
 
 import re
+from functools import partial
+from itertools import accumulate, repeat
 from typing import Final, NamedTuple
 
 from agentproto._core.errors import DecodeError, UsageError
@@ -67,6 +69,7 @@ _TEXT_LINE_END: Final = re.compile(r"\r\n|\r|\n")
 _LF: Final = 0x0A
 _CR: Final = 0x0D
 _new_tuple: Final = tuple.__new__
+_FRAME_OVERHEAD: Final = len("data: ") + len("\n\n")
 
 
 class SSEEvent(NamedTuple):
@@ -90,6 +93,9 @@ class SSEEvent(NamedTuple):
     id: str | None = None
     retry: int | None = None
     offset: int = 0
+
+
+_make_event: Final = partial(_new_tuple, SSEEvent)
 
 
 class SSEDecoder:
@@ -325,6 +331,21 @@ class SSEDecoder:
         ``text`` is ``region`` decoded; byte sizes come from ``text`` itself
         when it is ASCII, else from splitting ``region`` the same way.
         """
+        if line_sep == "\n" and len(region) <= self._max and text.startswith("data: "):
+            # the common stream: every block one `data: ...` line. Split on the block
+            # separator and check that no other line end is left; then the events are
+            # built without a Python-level loop.
+            datas = text[6:-2].split("\n\ndata: ")
+            if text.count("\n") == 2 * len(datas):
+                sizes = (
+                    map(len, datas)
+                    if len(text) == len(region)
+                    else map(len, region[6:-2].split(b"\n\ndata: "))
+                )
+                starts = accumulate(map(_FRAME_OVERHEAD.__add__, sizes), initial=base)
+                none = repeat(None)
+                out.extend(map(_make_event, zip(datas, none, repeat(self._last_id), none, starts)))
+                return
         block_sep = line_sep + line_sep
         blocks = text.split(block_sep)
         if len(text) == len(region):

@@ -22,6 +22,7 @@ raised by the next call. After a fatal error every call raises.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
 from typing import Any, Literal
 
 import attrs
@@ -44,6 +45,7 @@ Middleware = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 
 Transport = Literal["sse", "jsonl"]
 
+_data = itemgetter(0)  # SSEEvent.data, read at C speed
 _DIGIT_TAIL = 18  # a 19-digit run split by a chunk boundary keeps 18 digits before it
 
 # What follows enforcement: (typed event, its diagnostics so far, delivered events).
@@ -141,7 +143,7 @@ class EventDecoder:
                     self._carry = has_digit_run(seen[-held:])
                 else:
                     self._carry = exact
-                values = None if exact else self._parse_all([f[0] for f in frames])
+                values = None if exact else self._parse_all(list(map(_data, frames)))
                 if values is not None:
                     process = self._process
                     for value in values:
