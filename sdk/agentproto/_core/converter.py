@@ -490,10 +490,26 @@ class WireConverter(cattrs.Converter):
             "    n = 0",
         ]
         known: list[str] = []
-        for index, field in enumerate(fields):
+        # required fields first: once they are read, an object holding nothing else
+        # (most nested objects: a content block without annotations) takes the short way
+        ordered = sorted(
+            (f for f in fields if not f.metadata.get("extra")),
+            key=lambda f: not f.metadata.get("required"),
+        )
+        n_required = sum(1 for f in ordered if f.metadata.get("required"))
+        defaults = [
+            f"o.{f.name} = {'UNSET' if f.metadata.get('patch') else 'None'}"
+            for f in ordered
+            if not f.metadata.get("required")
+        ]
+        if not closed:
+            defaults.append("o.extra = None")
+        for index, field in enumerate(ordered):
             meta = field.metadata
-            if meta.get("extra"):
-                continue
+            if index == n_required and defaults:
+                lines.append(f"    if n == len(d):  # {n_required} required, nothing else")
+                lines.extend(f"        {line}" for line in defaults)
+                lines.append("        return o")
             wire = meta["wire"]
             known.append(wire)
             tp = _strip_none(_unwrap_annotated(hints[field.name]))
