@@ -722,3 +722,27 @@ def test_entities_in_first_seen_order_and_typed_access() -> None:
     with pytest.raises(KeyError):
         state.entity("usage")
     assert repr(state) == "<SessionState 's1': 4 entities>"
+
+
+def test_usage_cost_is_a_three_state_field() -> None:
+    """usage_update.cost: omitted keeps the last cost, null clears it, a value replaces it."""
+    from agentproto.acp import UNSET, SessionState, combine, parse_session_update
+
+    def usage(**extra: object) -> object:
+        return parse_session_update(
+            {"sessionUpdate": "usage_update", "used": 1, "size": 9, **extra}
+        )
+
+    state = SessionState()
+    state.apply(usage(cost={"amount": 0.5, "currency": "USD"}))
+    state.apply(usage(used=2))
+    assert state.usage is not None and state.usage.used == 2
+    assert state.usage.cost is not UNSET and state.usage.cost.amount == 0.5
+    state.apply(usage(cost=None))
+    assert state.usage.cost is UNSET
+    assert "cost" not in state.to_json()["entities"]["usage"]
+    # combining keeps the first cost when the second omits it, and a clear stays a clear
+    merged = combine(usage(cost={"amount": 1.0, "currency": "EUR"}), usage(used=3))
+    assert len(merged) == 1 and merged[0].cost.currency == "EUR" and merged[0].used == 3
+    cleared = combine(usage(cost=None), usage(used=4))
+    assert cleared[0].cost is None

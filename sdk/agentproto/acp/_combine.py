@@ -192,6 +192,13 @@ def combine(first: SessionUpdate, second: SessionUpdate) -> list[SessionUpdate]:
     if cls1 is v2.PlanRemovedSessionUpdate:
         # removing twice is removing once; a plan re-created after removal moves to the end
         return [second] if cls2 is cls1 else [first, second]
+    if (
+        isinstance(first, v2.UsageUpdateSessionUpdate)
+        and isinstance(second, v2.UsageUpdateSessionUpdate)
+        and second.cost is UNSET
+    ):
+        # the latest usage wins, but its omitted cost keeps the one the first set or cleared
+        return [attrs.evolve(second, cost=first.cost)]
     if cls1 is cls2 and cls1 in _LATEST:
         return [second]
     return [first, second]

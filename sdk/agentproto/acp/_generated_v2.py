@@ -7805,11 +7805,12 @@ class UsageUpdate:
 
     used: int = attrs.field(metadata={'minimum': 0, 'required': True, 'wire': 'used'})
     size: int = attrs.field(metadata={'minimum': 0, 'required': True, 'wire': 'size'})
-    cost: Cost | None = attrs.field(
-        default=None,
+    cost: Cost | None | Unset = attrs.field(
+        default=UNSET,
         metadata={
             'nullable': True,
             'on_error': 'default',
+            'patch': True,
             'required': False,
             'wire': 'cost',
         },
@@ -7836,11 +7837,12 @@ class UsageUpdateSessionUpdate:
     )
     used: int = attrs.field(metadata={'minimum': 0, 'required': True, 'wire': 'used'})
     size: int = attrs.field(metadata={'minimum': 0, 'required': True, 'wire': 'size'})
-    cost: Cost | None = attrs.field(
-        default=None,
+    cost: Cost | None | Unset = attrs.field(
+        default=UNSET,
         metadata={
             'nullable': True,
             'on_error': 'default',
+            'patch': True,
             'required': False,
             'wire': 'cost',
         },

@@ -496,7 +496,6 @@ _MESSAGE_KINDS = ("user_message", "agent_message", "agent_thought")
 _LATEST = {
     v2.AvailableCommandsUpdateSessionUpdate: "available_commands",
     v2.ConfigOptionUpdateSessionUpdate: "config_options",
-    v2.UsageUpdateSessionUpdate: "usage",
     v2.StateUpdateSessionUpdate: "state",
 }
 
@@ -743,7 +742,7 @@ class SessionState:
         }
 
 
-_LATEST_TYPES = tuple(_LATEST)
+_LATEST_TYPES = (*_LATEST, v2.UsageUpdateSessionUpdate)
 
 # ---- the rules, one function per update kind ----------------------------------------------
 #
@@ -1036,6 +1035,18 @@ def _latest_rule(key: str) -> Callable[[SessionState, Any], None]:
     return latest
 
 
+def _apply_usage(state: SessionState, u: v2.UsageUpdateSessionUpdate) -> None:
+    """The latest usage, except ``cost``: a three-state field (omitted keeps the last
+    reported cost, ``null`` clears it, a value replaces it)."""
+    cost = u.cost
+    if cost is UNSET:
+        cost = UNSET if state.usage is None else state.usage.cost
+    elif cost is None:
+        cost = UNSET  # cleared: stored as absent
+    state.usage = u if cost is u.cost else attrs.evolve(u, cost=cost)
+    state._order["usage"] = None
+
+
 def _apply_notice(state: SessionState, u: v2.NoticeSessionUpdate) -> None:
     state.notices.append(u)
     state._order["notices"] = None
@@ -1067,6 +1078,7 @@ _HANDLERS: dict[type, Callable[[SessionState, Any], Any]] = {
     v2.PlanUpdateSessionUpdate: _apply_plan,
     v2.PlanRemovedSessionUpdate: _apply_plan_removed,
     v2.NoticeSessionUpdate: _apply_notice,
+    v2.UsageUpdateSessionUpdate: _apply_usage,
     v2.OtherSessionUpdate: _apply_other,
 }
 _MESSAGE_CLASSES: tuple[tuple[type, type, str], ...] = (
