@@ -88,6 +88,8 @@ def generate(source: Source, out: Path) -> None:
             str(info_path),
             "--field-extra-keys-without-x-prefix",
             "x-ap",
+            "--class-name",
+            schema["$ref"].rsplit("/", 1)[1],
             "--custom-file-header",
             header(source),
             "--additional-imports",
@@ -121,7 +123,7 @@ def _verify(module: Path, expected: set[str]) -> None:
             produced.add(node.name)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             produced.add(node.target.id)
-    unnamed = sorted(produced - expected - {"Model"})
+    unnamed = sorted(produced - expected)
     if unnamed:
         raise GenerationError(
             f"{module}: the generator invented names {unnamed}; give those schema members "

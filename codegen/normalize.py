@@ -456,4 +456,8 @@ def normalize(
 ) -> tuple[JSON, dict[str, dict[str, Any]]]:
     """Normalise ``schema``; returns (schema for the generator, class info)."""
     defs, info = Normalizer(schema, anchor_base=anchor_base, names=names or {}).run()
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}, info
+    # The generator always makes a model of the root schema; pointed at a definition
+    # and named after it (its --class-name), it adds no stray `Model` alias.
+    root = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
+    root["$ref"] = f"#/$defs/{next(iter(defs))}"
+    return {**root, "$defs": defs}, info

@@ -3139,9 +3139,6 @@ class MessageMcpRequest:
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
-Model: TypeAlias = Any
-
-
 @attrs.define(kw_only=True)
 class MultiSelectPropertySchema:
     """schema.unstable.json#MultiSelectPropertySchema"""

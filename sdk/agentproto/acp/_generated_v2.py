@@ -3471,9 +3471,6 @@ class MessageMcpRequest:
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
 
 
-Model: TypeAlias = Any
-
-
 @attrs.define(kw_only=True)
 class ModifyDiffChange:
     """schema.unstable.json#DiffChange/anyOf/2"""

@@ -569,9 +569,6 @@ class MessagesSnapshotEvent:
     )
 
 
-Model: TypeAlias = Any
-
-
 @attrs.define(kw_only=True)
 class MoveOperation:
     """schema.json#MoveOperation"""
