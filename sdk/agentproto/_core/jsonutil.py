@@ -128,34 +128,22 @@ def loads(
             a number that is not finite.
     """
     try:
-        value = orjson.loads(data)
-    except (orjson.JSONDecodeError, RecursionError) as exc:
-        try:
-            return _recover(data, max_depth, exc)
-        except _Failure as failure:
-            raise DecodeError(failure.message, offset=offset + failure.pos) from None
-    size = len(data)
-    if size > max_depth or (exact_ints and size >= _DIGIT_RUN_LENGTH):
-        raw = data.encode("utf-8") if isinstance(data, str) else data
-        if size > max_depth or raw.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0:
-            try:
-                return _finish(data, raw, value, max_depth, exact_ints)
-            except _Failure as failure:
-                raise DecodeError(failure.message, offset=offset + failure.pos) from None
-    return value
+        return _loads(data, max_depth, exact_ints)
+    except _Failure as failure:
+        raise DecodeError(failure.message, offset=offset + failure.pos) from None
 
 
-def _loads(data: bytes, max_depth: int) -> Any:
+def _loads(data: bytes | str, max_depth: int, exact_ints: bool = True) -> Any:
     """Parse like :func:`loads`, raising :class:`_Failure` with a relative offset."""
     try:
         value = orjson.loads(data)
     except (orjson.JSONDecodeError, RecursionError) as exc:
         return _recover(data, max_depth, exc)
     size = len(data)
-    if size > max_depth or (
-        size >= _DIGIT_RUN_LENGTH and data.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0
-    ):
-        return _finish(data, data, value, max_depth)
+    if size > max_depth or (exact_ints and size >= _DIGIT_RUN_LENGTH):
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        if size > max_depth or raw.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0:
+            return _finish(data, raw, value, max_depth, exact_ints)
     return value
 
 

@@ -100,11 +100,11 @@ class Consumer:
             transport=transport,
             max_event_bytes=max_event_bytes,
             max_depth=max_depth,
+            # each enforced event goes on to the later stages; every fatal error fails
+            # the open run, whichever stage found it
+            next_stage=self._expand_verify_apply,
+            on_failure=self._verifier.abort,
         )
-        # the decoder hands each enforced event to the later stages, and reports
-        # every fatal error, so that the open run fails whichever stage found it
-        self._decoder._next = self._expand_verify_apply
-        self._decoder._on_failure = self._verifier.abort
         self.diagnostics: list[Diagnostic] = self._decoder.diagnostics
         self.diagnostics += input_diagnostics
 
@@ -163,7 +163,7 @@ class Consumer:
                 self._expand_verify_apply(event, self.diagnostics, delivered, expand=False)
             self._verifier.close()
         except AgentProtoError as exc:
-            self._decoder._fail(exc)
+            self._decoder.fail(exc)
             raise
         return delivered
 

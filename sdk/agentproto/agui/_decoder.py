@@ -66,6 +66,10 @@ class EventDecoder:
         transport: framing of :meth:`feed_bytes`: ``"sse"`` or ``"jsonl"``.
         max_event_bytes: largest single event accepted from bytes.
         max_depth: deepest JSON nesting accepted.
+        next_stage: for composition (the Consumer's later stages): called with
+            each enforced event, its diagnostics so far and the list of delivered
+            events; by default the event is delivered as it is.
+        on_failure: called with every fatal error, whichever stage raised it.
 
     Attributes:
         diagnostics: every tolerated problem so far, in order, each with the
@@ -81,6 +85,8 @@ class EventDecoder:
         transport: Transport = "sse",
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_depth: int = DEFAULT_MAX_DEPTH,
+        next_stage: NextStage | None = None,
+        on_failure: Callable[[AgentProtoError], None] | None = None,
     ) -> None:
         if transport not in ("sse", "jsonl"):
             raise UsageError(
@@ -103,8 +109,8 @@ class EventDecoder:
         self._found: list[Diagnostic] = []  # the current event's diagnostics
         self._context = _Context(self._found)  # enforcement reports there too
         self._index = 0  # index of the next input event
-        self._next: NextStage = _deliver
-        self._on_failure: Callable[[AgentProtoError], None] | None = None
+        self._next: NextStage = next_stage or _deliver
+        self._on_failure = on_failure
         self._failure: AgentProtoError | None = None
         self._pending: AgentProtoError | None = None  # raised by the next call
         self._closed = False
@@ -156,7 +162,7 @@ class EventDecoder:
                 for line in self._jsonl.feed(data):
                     self._process(line.value, delivered)
         except AgentProtoError as exc:
-            self._fail(exc)
+            self.fail(exc)
             if not delivered:
                 raise
             self._pending = exc
@@ -169,7 +175,7 @@ class EventDecoder:
         try:
             self._process(event, delivered)
         except AgentProtoError as exc:
-            self._fail(exc)
+            self.fail(exc)
             raise
         return delivered
 
@@ -197,7 +203,7 @@ class EventDecoder:
                 for line in self._jsonl.close():
                     self._process(line.value, delivered)
         except AgentProtoError as exc:
-            self._fail(exc)
+            self.fail(exc)
             raise
         return delivered
 
@@ -212,7 +218,8 @@ class EventDecoder:
         if self._closed:
             raise UsageError("stream.closed", "the stream is already closed")
 
-    def _fail(self, error: AgentProtoError) -> None:
+    def fail(self, error: AgentProtoError) -> None:
+        """Record a fatal error (also one a later stage found): every later call raises."""
         self._failure = error
         if self._on_failure is not None:
             self._on_failure(error)
