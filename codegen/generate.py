@@ -111,7 +111,24 @@ def generate(source: Source, out: Path) -> None:
         if result.returncode != 0:
             raise GenerationError(f"datamodel-code-generator failed:\n{result.stderr}")
         _verify(scratch, set(schema["$defs"]))
-        out.write_bytes(scratch.read_bytes())
+        text = scratch.read_text(encoding="utf-8").rstrip("\n") + "\n" + enum_table(info)
+        out.write_text(text, encoding="utf-8")
+
+
+def enum_table(info: dict[str, dict[str, Any]]) -> str:
+    """The table of every enumeration's known values, appended to a sealed module.
+
+    Closed enumerations are ``Literal`` aliases, but an open one (known values
+    plus any other string, like ACP's ``ToolKind``) is a plain ``str`` alias
+    whose values the class layer cannot show; the runtime reads both here.
+    """
+    lines = ["", "", "ENUM_VALUES: dict[str, tuple[Any, ...]] = {"]
+    for name in sorted(n for n, i in info.items() if "enum" in i):
+        lines.append(f"    {name!r}: {tuple(info[name]['enum'])!r},")
+    lines.append("}")
+    opened = sorted(n for n, i in info.items() if i.get("open"))
+    lines.append(f"OPEN_ENUMS: frozenset[str] = frozenset({opened!r})")
+    return "\n".join(lines) + "\n"
 
 
 def _verify(module: Path, expected: set[str]) -> None:

@@ -186,10 +186,10 @@ class Normalizer:
                     # the JSON-RPC method whose params (or result) this is: lets the
                     # runtime pick a request's params class by its `method`
                     self.info[name]["method"] = schema["x-method"]
-        elif "enum" in schema:
-            self.out[name] = {"type": schema.get("type", "string"), "enum": schema["enum"]}
-        elif "const" in schema:
-            self.out[name] = {"type": schema.get("type", "string"), "enum": [schema["const"]]}
+        elif "enum" in schema or "const" in schema:
+            values = list(schema["enum"]) if "enum" in schema else [schema["const"]]
+            self.out[name] = {"type": schema.get("type", "string"), "enum": values}
+            self.info[name] = {"enum": values, "open": False}
         elif "type" in schema:
             self.out[name] = self._plain(schema, name)
         else:

@@ -7061,3 +7061,26 @@ class WriteTextFileResponse:
         },
     )
     extra: dict[str, Any] | None = attrs.field(default=None, metadata={'extra': True})
+
+
+ENUM_VALUES: dict[str, tuple[Any, ...]] = {
+    'AuthState': ('authenticated', 'unauthenticated', 'not_required', 'unknown'),
+    'CompactionStatus': ('in_progress', 'completed', 'failed', 'cancelled'),
+    'ElicitationSchemaType': ('object',),
+    'ErrorCode': (-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002),
+    'LlmProtocol': ('anthropic', 'openai', 'azure', 'vertex', 'bedrock'),
+    'NoticeSeverity': ('info', 'warning', 'error'),
+    'PermissionOptionKind': ('allow_once', 'allow_always', 'reject_once', 'reject_always'),
+    'PlanEntryPriority': ('high', 'medium', 'low'),
+    'PlanEntryStatus': ('pending', 'in_progress', 'completed'),
+    'Role': ('assistant', 'user'),
+    'SessionArchiveFilter': ('exclude', 'include', 'only'),
+    'SessionConfigOptionCategory': ('mode', 'model', 'model_config', 'thought_level'),
+    'SessionStatus': ('open', 'saved'),
+    'StopReason': ('end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled'),
+    'StringFormat': ('email', 'uri', 'date', 'date-time'),
+    'SystemPromptMode': ('append', 'override'),
+    'ToolCallStatus': ('pending', 'in_progress', 'completed', 'failed'),
+    'ToolKind': ('read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'),
+}
+OPEN_ENUMS: frozenset[str] = frozenset(['AuthState', 'CompactionStatus', 'ErrorCode', 'LlmProtocol', 'NoticeSeverity', 'SessionArchiveFilter', 'SessionConfigOptionCategory', 'SessionStatus', 'SystemPromptMode'])

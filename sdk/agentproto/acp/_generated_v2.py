@@ -7951,3 +7951,28 @@ class UserMessageSessionUpdate:
 
 
 SessionUpdate: TypeAlias = UserMessageChunkSessionUpdate | UserMessageSessionUpdate | AgentMessageChunkSessionUpdate | AgentMessageSessionUpdate | AgentThoughtChunkSessionUpdate | AgentThoughtSessionUpdate | StateUpdateSessionUpdate | ToolCallContentChunkSessionUpdate | ToolCallUpdateSessionUpdate | TerminalUpdateSessionUpdate | TerminalOutputChunkSessionUpdate | PlanUpdateSessionUpdate | PlanRemovedSessionUpdate | AvailableCommandsUpdateSessionUpdate | ConfigOptionUpdateSessionUpdate | SessionInfoUpdateSessionUpdate | UsageUpdateSessionUpdate | NoticeSessionUpdate | CompactionUpdateSessionUpdate | CompactionSummaryChunkSessionUpdate | SubagentUpdateSessionUpdate | SessionMessageSessionUpdate | SessionMessageChunkSessionUpdate | OtherSessionUpdate
+
+
+ENUM_VALUES: dict[str, tuple[Any, ...]] = {
+    'AuthState': ('authenticated', 'unauthenticated', 'not_required', 'unknown'),
+    'CompactionStatus': ('in_progress', 'completed', 'failed', 'cancelled'),
+    'DiffFileType': ('text', 'binary', 'directory', 'symlink'),
+    'DiffPatchFormat': ('git_patch',),
+    'ElicitationSchemaType': ('object',),
+    'ErrorCode': (-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022),
+    'IconTheme': ('light', 'dark'),
+    'LlmProtocol': ('anthropic', 'openai', 'azure', 'vertex', 'bedrock'),
+    'NoticeSeverity': ('info', 'warning', 'error'),
+    'PermissionOptionKind': ('allow_once', 'allow_always', 'reject_once', 'reject_always'),
+    'PlanEntryPriority': ('high', 'medium', 'low'),
+    'PlanEntryStatus': ('pending', 'in_progress', 'completed', 'cancelled'),
+    'Role': ('assistant', 'user'),
+    'SessionArchiveFilter': ('exclude', 'include', 'only'),
+    'SessionConfigOptionCategory': ('mode', 'model', 'model_config', 'thought_level'),
+    'SessionStatus': ('open', 'saved'),
+    'StringFormat': ('email', 'uri', 'date', 'date-time'),
+    'SystemPromptMode': ('append', 'override'),
+    'ToolCallStatus': ('pending', 'in_progress', 'paused', 'completed', 'failed', 'cancelled'),
+    'ToolKind': ('read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'),
+}
+OPEN_ENUMS: frozenset[str] = frozenset(['AuthState', 'CompactionStatus', 'DiffFileType', 'DiffPatchFormat', 'ErrorCode', 'IconTheme', 'LlmProtocol', 'NoticeSeverity', 'PermissionOptionKind', 'PlanEntryPriority', 'PlanEntryStatus', 'Role', 'SessionArchiveFilter', 'SessionConfigOptionCategory', 'SessionStatus', 'StringFormat', 'SystemPromptMode', 'ToolCallStatus', 'ToolKind'])

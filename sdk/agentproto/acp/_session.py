@@ -97,16 +97,10 @@ __all__ = [
     "ToolCallState",
 ]
 
-TOOL_KINDS = frozenset({"read", "edit", "delete", "move", "search", "execute", "think"}) | {
-    "fetch",
-    "switch_mode",
-    "other",
-}
+TOOL_KINDS = frozenset(v2.ENUM_VALUES["ToolKind"])
 """The tool kinds ACP v2 defines; any other kind is displayed as ``other``."""
 
-TOOL_CALL_STATUSES = frozenset(
-    {"pending", "in_progress", "paused", "completed", "failed", "cancelled"}
-)
+TOOL_CALL_STATUSES = frozenset(v2.ENUM_VALUES["ToolCallStatus"])
 """The tool call statuses ACP v2 defines; any other status counts as in progress."""
 
 _FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
