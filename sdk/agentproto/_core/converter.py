@@ -34,8 +34,6 @@ Unions. A union of classes that share a constant-valued field (``type``,
 
 from __future__ import annotations
 
-import math
-import re
 import types
 import typing
 from collections.abc import Callable
@@ -46,124 +44,29 @@ import cattrs
 
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError
-from agentproto._core.unset import UNSET, Unset
+from agentproto._core.loadersource import class_dumper_lines, class_loader_lines, loader_env
+from agentproto._core.unset import UNSET
+from agentproto._core.wirechecks import (
+    _MISSING,
+    _NONE_TYPES,
+    Unrecognised,
+    _error,
+    _is_union,
+    _json_type,
+    _load_int,
+    _load_number,
+    _type_error,
+    _unwrap_annotated,
+    escape_pointer,
+)
+from agentproto._core.wirechecks import _STRICT as _STRICT  # re-exported for the wire modules
+from agentproto._core.wirechecks import _Context as _Context
 
 __all__ = ["Unrecognised", "WireConverter", "escape_pointer"]
 
 T = TypeVar("T")
 Loader = Callable[[Any, str, "_Context"], Any]
 Dumper = Callable[[Any], Any]
-
-_MISSING = object()
-_NONE_TYPES = (type(None), Unset)
-_JSON_TYPE_NAMES = {
-    dict: "object",
-    list: "array",
-    str: "string",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-    type(None): "null",
-}
-
-
-def escape_pointer(token: str) -> str:
-    """Escape one JSON Pointer reference token (RFC 6901)."""
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _json_type(value: Any) -> str:
-    name: str = _JSON_TYPE_NAMES.get(value.__class__, value.__class__.__name__)
-    return name
-
-
-class Unrecognised(Exception):
-    """Tolerant mode: a value is an unknown member of a union or enumeration.
-
-    It is not an error: the enclosing optional field is removed, the enclosing list
-    element dropped, or (in a required position) the container itself removed,
-    each with a diagnostic. Raised only when parsing tolerantly.
-    """
-
-    def __init__(self, path: str, detail: str) -> None:
-        self.path = path
-        self.detail = detail
-        super().__init__(f"{path}: {detail}")
-
-
-class _Context:
-    """Per-call state: strict or tolerant, and where diagnostics go."""
-
-    __slots__ = ("diagnostics",)
-
-    def __init__(self, diagnostics: list[Diagnostic] | None) -> None:
-        self.diagnostics = diagnostics
-
-    def report(self, code: str, path: str, message: str) -> None:
-        assert self.diagnostics is not None
-        self.diagnostics.append(Diagnostic(code=code, message=message, path=path))
-
-
-_STRICT = _Context(None)
-
-
-def _error(keyword: str, path: str, detail: str) -> SchemaError:
-    return SchemaError(keyword, path, detail)
-
-
-def _type_error(expected: str, value: Any, path: str) -> SchemaError:
-    return SchemaError("type", path, f"expected {expected}, got {_json_type(value)}")
-
-
-# ---- scalar checks shared by generated code ------------------------------------------------
-
-
-def _load_int(value: Any, path: str) -> int:
-    if value.__class__ is int:
-        result: int = value
-        return result
-    if value.__class__ is float and math.isfinite(value) and value.is_integer():
-        return int(value)
-    raise _type_error("integer", value, path)
-
-
-def _load_number(value: Any, path: str) -> float | int:
-    if value.__class__ is float or value.__class__ is int:
-        return typing.cast(float, value)
-    raise _type_error("number", value, path)
-
-
-def _check_constraints(value: Any, path: str, meta: dict[str, Any]) -> None:
-    if "minimum" in meta and value < meta["minimum"]:
-        raise _error("minimum", path, f"{value} is less than the minimum {meta['minimum']}")
-    if "maximum" in meta and value > meta["maximum"]:
-        raise _error("maximum", path, f"{value} is greater than the maximum {meta['maximum']}")
-    if "minItems" in meta and len(value) < meta["minItems"]:
-        raise _error("minItems", path, f"expected at least {meta['minItems']} items")
-    if "minLength" in meta and len(value) < meta["minLength"]:
-        raise _error("minLength", path, f"expected at least {meta['minLength']} characters")
-    if "pattern" in meta and re.search(meta["pattern"], value) is None:
-        raise _error("pattern", path, f"{value!r} does not match {meta['pattern']!r}")
-
-
-def _strip_none(tp: Any) -> Any:
-    """``T | None | Unset`` → ``T``."""
-    if _is_union(tp):
-        rest = [a for a in get_args(tp) if a not in _NONE_TYPES]
-        if len(rest) == 1:
-            return rest[0]
-        return typing.Union[tuple(rest)]  # noqa: UP007 (runtime construction)
-    return tp
-
-
-def _is_union(tp: Any) -> bool:
-    return get_origin(tp) in (typing.Union, types.UnionType)
-
-
-def _unwrap_annotated(tp: Any) -> Any:
-    while get_origin(tp) is typing.Annotated:
-        tp = get_args(tp)[0]
-    return tp
 
 
 class WireConverter(cattrs.Converter):
@@ -466,108 +369,8 @@ class WireConverter(cattrs.Converter):
 
     def _compile_class_loader(self, cls: type) -> Loader:
         hints = typing.get_type_hints(cls, vars(self._namespace))
-        fields = attrs.fields(cls)
-        env: dict[str, Any] = {
-            "cls": cls,
-            "new": object.__new__,
-            "MISSING": _MISSING,
-            "UNSET": UNSET,
-            "SchemaError": SchemaError,
-            "err": _error,
-            "type_error": _type_error,
-            "load_int": _load_int,
-            "load_number": _load_number,
-            "check": _check_constraints,
-            "unknown": self._unknown,
-            "Unrecognised": Unrecognised,
-        }
-        closed = getattr(cls, "__agentproto_closed__", False)
-        lines = [
-            "def load(d, p, c):",
-            "    if d.__class__ is not dict:",
-            "        raise type_error('object', d, p)",
-            "    o = new(cls)",
-            "    n = 0",
-        ]
-        known: list[str] = []
-        # required fields first: once they are read, an object holding nothing else
-        # (most nested objects: a content block without annotations) takes the short way
-        ordered = sorted(
-            (f for f in fields if not f.metadata.get("extra")),
-            key=lambda f: not f.metadata.get("required"),
-        )
-        n_required = sum(1 for f in ordered if f.metadata.get("required"))
-        defaults = [
-            f"o.{f.name} = {'UNSET' if f.metadata.get('patch') else 'None'}"
-            for f in ordered
-            if not f.metadata.get("required")
-        ]
-        if not closed:
-            defaults.append("o.extra = None")
-        for index, field in enumerate(ordered):
-            meta = field.metadata
-            if index == n_required and defaults:
-                lines.append(f"    if n == len(d):  # {n_required} required, nothing else")
-                lines.extend(f"        {line}" for line in defaults)
-                lines.append("        return o")
-            wire = meta["wire"]
-            known.append(wire)
-            tp = _strip_none(_unwrap_annotated(hints[field.name]))
-            fpath = f"p + {('/' + escape_pointer(wire))!r}"
-            name = field.name
-            lines.append(f"    v = d.get({wire!r}, MISSING)")
-            lines.append("    if v is MISSING:")
-            if meta.get("required"):
-                message = f"missing required property {wire!r}"
-                lines.append(f"        raise err('required', p, {message!r})")
-            else:
-                lines.append(f"        o.{name} = {'UNSET' if meta.get('patch') else 'None'}")
-            lines.append("    else:")
-            lines.append("        n += 1")
-            body: list[str] = []
-            if meta.get("nullable") or meta.get("patch"):
-                body.append("if v is None:")
-                body.append(f"    o.{name} = None")
-                body.append("else:")
-                indent = "    "
-            else:
-                indent = ""
-            check = self._value_code(tp, meta, f"F{index}", fpath, env)
-            default = "UNSET" if meta.get("patch") else "None"
-            guarded = meta.get("on_error") == "default" and bool(check)
-            # an unknown union member or enum value in an optional field removes the field
-            strippable = not meta.get("required") and any(f"F{index}(" in ln for ln in check)
-            if guarded or strippable:
-                body.append(f"{indent}try:")
-                body.extend(f"{indent}    {line}" for line in check)
-                if strippable:
-                    body += [
-                        f"{indent}except Unrecognised as u:",
-                        f"{indent}    c.report('unknown-member-stripped', u.path, u.detail)",
-                        f"{indent}    v = {default}",
-                    ]
-                if guarded:
-                    body += [
-                        f"{indent}except SchemaError as exc:",
-                        f"{indent}    if c.diagnostics is None:",
-                        f"{indent}        raise",
-                        f"{indent}    c.report('invalid-field-defaulted', {fpath}, str(exc))",
-                        f"{indent}    v = {default}",
-                    ]
-            else:
-                body.extend(f"{indent}{line}" for line in check)
-            body.append(f"{indent}o.{name} = v")
-            lines.extend(f"        {line}" for line in body)
-        env["KNOWN"] = frozenset(known)
-        lines.append("    if n != len(d):")
-        if closed:
-            lines.append("        unknown(d, p, c, KNOWN)")
-        else:
-            lines.append("        o.extra = {k: x for k, x in d.items() if k not in KNOWN}")
-            lines.append("    else:")
-            lines.append("        o.extra = None")
-        lines.append("    return o")
-        source = "\n".join(lines)
+        env = loader_env(cls, self._unknown)
+        source = "\n".join(class_loader_lines(cls, hints, self._value_code, env))
         exec(compile(source, f"<agentproto loader {cls.__qualname__}>", "exec"), env)
         loader: Loader = env["load"]
         return loader
@@ -654,33 +457,8 @@ class WireConverter(cattrs.Converter):
     def _compile_dumper(self, cls: type) -> Dumper:
         hints = typing.get_type_hints(cls, vars(self._namespace))
         env: dict[str, Any] = {"UNSET": UNSET, "dv": self._dump_value}
-        lines = ["def dump(o):", "    d = {}"]
-        other = False
-        for field in attrs.fields(cls):
-            meta = field.metadata
-            if meta.get("extra"):
-                other = True
-                continue
-            wire = meta["wire"]
-            tp = _strip_none(_unwrap_annotated(hints[field.name]))
-            plain = self._is_plain(tp)
-            value = "v" if plain else "dv(v)"
-            lines.append(f"    v = o.{field.name}")
-            if meta.get("patch"):
-                lines.append("    if v is not UNSET:")
-                lines.append(f"        d[{wire!r}] = None if v is None else {value}")
-            elif meta.get("required") and meta.get("nullable"):
-                lines.append(f"    d[{wire!r}] = None if v is None else {value}")
-            elif meta.get("required"):
-                lines.append(f"    d[{wire!r}] = {value}")
-            else:
-                lines.append("    if v is not None:")
-                lines.append(f"        d[{wire!r}] = {value}")
-        if other:
-            lines.append("    if o.extra:")
-            lines.append("        d.update(o.extra)")
-        lines.append("    return d")
-        exec(compile("\n".join(lines), f"<agentproto dumper {cls.__qualname__}>", "exec"), env)
+        source = "\n".join(class_dumper_lines(cls, hints, self._is_plain))
+        exec(compile(source, f"<agentproto dumper {cls.__qualname__}>", "exec"), env)
         dumper: Dumper = env["dump"]
         self._dumpers[cls] = dumper
         return dumper

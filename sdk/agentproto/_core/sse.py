@@ -173,70 +173,84 @@ class SSEDecoder:
             raise self._error
         if self._closed:
             raise UsageError("sse.closed", "feed() called after close()")
-        if not isinstance(chunk, bytes):
-            chunk = bytes(chunk)
-        if not chunk:
+        data = self._start(chunk)
+        if not data:
             return []
-        if self._skip_lf:
+        if data.find(b"\n") < 0 and data.find(b"\r") < 0:
+            return self._grow(data)
+        region = self._complete_blocks(data)
+        if region is None:
+            return self._check_tail([])
+        if region[-1] == _CR and not self._buf:
+            self._skip_lf = True
+        base = self._base
+        self._base = base + len(region)
+        events: list[SSEEvent] = []
+        self._region(region, base, events)
+        if self._error is not None:
+            self._buf.clear()
+            if not events:
+                raise self._error
+            return events
+        return self._check_tail(events)
+
+    def _start(self, chunk: bytes | bytearray | memoryview) -> bytes:
+        """The bytes of ``chunk`` left to decode (``b""``: nothing yet).
+
+        Drops the LF of a CRLF split across chunks and, at the start of the
+        stream, the byte order mark (held back while it may be incomplete).
+        """
+        data = chunk if isinstance(chunk, bytes) else bytes(chunk)
+        if data and self._skip_lf:
             self._skip_lf = False
-            if chunk[0] == _LF:
+            if data[0] == _LF:
                 self._base += 1
-                chunk = chunk[1:]
-                if not chunk:
-                    return []
-        buf = self._buf
-        if self._at_start:
-            head = bytes(buf) + chunk
+                data = data[1:]
+        if data and self._at_start:
+            buf = self._buf
+            head = bytes(buf) + data
             if len(head) < len(_BOM) and _BOM.startswith(head):
                 buf[:] = head
-                return []
+                return b""
             self._at_start = False
             buf.clear()
             if head.startswith(_BOM):
                 self._base += len(_BOM)
                 head = head[len(_BOM) :]
-            chunk = head
-            if not chunk:
-                return []
-        if chunk.find(b"\n") < 0 and chunk.find(b"\r") < 0:
-            # No line end: nothing completes, the event in progress only grows.
-            if (
-                len(buf) + len(chunk) > self._max
-                and len(buf.lstrip(b"\r\n")) + len(chunk) > self._max
-            ):
-                return self._fail([], "SSE event larger than max_event_bytes", self._tail_start())
-            buf += chunk
-            return []
+            data = head
+        return data
+
+    def _grow(self, data: bytes) -> list[SSEEvent]:
+        """No line end in ``data``: nothing completes, the event in progress grows."""
+        buf = self._buf
+        if len(buf) + len(data) > self._max and len(buf.lstrip(b"\r\n")) + len(data) > self._max:
+            return self._fail([], "SSE event larger than max_event_bytes", self._tail_start())
+        buf += data
+        return []
+
+    def _complete_blocks(self, data: bytes) -> bytes | None:
+        """The complete blocks the buffer and ``data`` hold, taken out of the buffer.
+
+        ``None`` when no block completes (``data`` is then buffered).
+        """
+        buf = self._buf
         if buf:
             search = len(buf) - 1
-            buf += chunk
+            buf += data
             end = _block_end(buf, search)
             if end < 0:
-                return self._check_tail([])
+                return None
             region = bytes(memoryview(buf)[:end])
             del buf[:end]
-        else:
-            end = _block_end(chunk, 0)
-            if end < 0:
-                buf += chunk
-                return self._check_tail([])
-            if end == len(chunk):
-                region = chunk
-            else:
-                region = chunk[:end]
-                buf += memoryview(chunk)[end:]
-        if region[-1] == _CR and not buf:
-            self._skip_lf = True
-        base = self._base
-        self._base = base + end
-        events: list[SSEEvent] = []
-        self._region(region, base, events)
-        if self._error is not None:
-            buf.clear()
-            if not events:
-                raise self._error
-            return events
-        return self._check_tail(events)
+            return region
+        end = _block_end(data, 0)
+        if end < 0:
+            buf += data
+            return None
+        if end == len(data):
+            return data
+        buf += memoryview(data)[end:]
+        return data[:end]
 
     def close(self) -> list[SSEEvent]:
         """Signal the end of the stream.

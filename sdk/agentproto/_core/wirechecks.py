@@ -1,0 +1,133 @@
+"""Checks shared by the wire converter and the loaders it compiles.
+
+A loader ``load(value, path, ctx)`` raises :class:`~agentproto.SchemaError`
+naming the JSON Schema keyword and the instance location; parsing tolerantly, an
+unknown union member or enumeration value raises :class:`Unrecognised` instead,
+which the enclosing field, list element or container turns into a diagnostic.
+The scalar checks are called from compiled loader source, so they stay small.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import types
+import typing
+from typing import Any, get_args, get_origin
+
+from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.errors import SchemaError
+from agentproto._core.unset import Unset
+
+__all__ = ["Unrecognised", "escape_pointer"]
+
+_MISSING = object()
+_NONE_TYPES = (type(None), Unset)
+_JSON_TYPE_NAMES = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+
+
+def escape_pointer(token: str) -> str:
+    """Escape one JSON Pointer reference token (RFC 6901)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _json_type(value: Any) -> str:
+    name: str = _JSON_TYPE_NAMES.get(value.__class__, value.__class__.__name__)
+    return name
+
+
+class Unrecognised(Exception):
+    """Tolerant mode: a value is an unknown member of a union or enumeration.
+
+    It is not an error: the enclosing optional field is removed, the enclosing list
+    element dropped, or (in a required position) the container itself removed,
+    each with a diagnostic. Raised only when parsing tolerantly.
+    """
+
+    def __init__(self, path: str, detail: str) -> None:
+        self.path = path
+        self.detail = detail
+        super().__init__(f"{path}: {detail}")
+
+
+class _Context:
+    """Per-call state: strict or tolerant, and where diagnostics go."""
+
+    __slots__ = ("diagnostics",)
+
+    def __init__(self, diagnostics: list[Diagnostic] | None) -> None:
+        self.diagnostics = diagnostics
+
+    def report(self, code: str, path: str, message: str) -> None:
+        assert self.diagnostics is not None
+        self.diagnostics.append(Diagnostic(code=code, message=message, path=path))
+
+
+_STRICT = _Context(None)
+
+
+def _error(keyword: str, path: str, detail: str) -> SchemaError:
+    return SchemaError(keyword, path, detail)
+
+
+def _type_error(expected: str, value: Any, path: str) -> SchemaError:
+    return SchemaError("type", path, f"expected {expected}, got {_json_type(value)}")
+
+
+# ---- scalar checks shared by generated code ------------------------------------------------
+
+
+def _load_int(value: Any, path: str) -> int:
+    if value.__class__ is int:
+        result: int = value
+        return result
+    if value.__class__ is float and math.isfinite(value) and value.is_integer():
+        return int(value)
+    raise _type_error("integer", value, path)
+
+
+def _load_number(value: Any, path: str) -> float | int:
+    if value.__class__ is float or value.__class__ is int:
+        return typing.cast(float, value)
+    raise _type_error("number", value, path)
+
+
+def _check_constraints(value: Any, path: str, meta: dict[str, Any]) -> None:
+    if "minimum" in meta and value < meta["minimum"]:
+        raise _error("minimum", path, f"{value} is less than the minimum {meta['minimum']}")
+    if "maximum" in meta and value > meta["maximum"]:
+        raise _error("maximum", path, f"{value} is greater than the maximum {meta['maximum']}")
+    if "minItems" in meta and len(value) < meta["minItems"]:
+        raise _error("minItems", path, f"expected at least {meta['minItems']} items")
+    if "minLength" in meta and len(value) < meta["minLength"]:
+        raise _error("minLength", path, f"expected at least {meta['minLength']} characters")
+    if "pattern" in meta and re.search(meta["pattern"], value) is None:
+        raise _error("pattern", path, f"{value!r} does not match {meta['pattern']!r}")
+
+
+def _strip_none(tp: Any) -> Any:
+    """``T | None | Unset`` → ``T``."""
+    if _is_union(tp):
+        rest = [a for a in get_args(tp) if a not in _NONE_TYPES]
+        if len(rest) == 1:
+            return rest[0]
+        return typing.Union[tuple(rest)]  # noqa: UP007 (runtime construction)
+    return tp
+
+
+def _is_union(tp: Any) -> bool:
+    return get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _unwrap_annotated(tp: Any) -> Any:
+    while get_origin(tp) is typing.Annotated:
+        tp = get_args(tp)[0]
+    return tp
