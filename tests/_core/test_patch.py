@@ -113,8 +113,14 @@ class PlainOp:
 
 
 def test_public_names() -> None:
-    """The module exports exactly apply_patch, apply_patch_in_place and make_patch."""
-    assert sorted(patch_module.__all__) == ["apply_patch", "apply_patch_in_place", "make_patch"]
+    """The module exports the two appliers, make_patch and the patch limits."""
+    assert sorted(patch_module.__all__) == [
+        "DEFAULT_PATCH_LIMITS",
+        "PatchLimits",
+        "apply_patch",
+        "apply_patch_in_place",
+        "make_patch",
+    ]
 
 
 def test_patch_error_hierarchy() -> None:

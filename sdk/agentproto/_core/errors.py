@@ -104,9 +104,12 @@ class PatchError(AgentProtoError, ValueError):
     Attributes:
         index: index of the failing operation in the patch.
         path: the operation's ``path`` (or ``from``) that failed.
+        limit: the name of the :class:`~agentproto.PatchLimits` field the patch
+            exceeded, ``None`` when no limit was the cause.
     """
 
-    def __init__(self, message: str, *, index: int, path: str) -> None:
+    def __init__(self, message: str, *, index: int, path: str, limit: str | None = None) -> None:
         self.index = index
         self.path = path
+        self.limit = limit
         super().__init__(f"operation {index} ({path!r}): {message}")

@@ -30,20 +30,63 @@ mutates its input; it builds the new document by *path copying*:
 Operation values are stored by reference, not deep-copied: the result may share
 containers with the operations as well as with the input document, and neither
 may be mutated afterwards.
+
+Limits. A few hundred bytes of patch can ask for gigabytes (``copy`` an array
+into itself, 26 times), so both appliers check :class:`PatchLimits` before each
+operation writes: the number of operations, the nodes the patch adds (counted
+with an early stop, so refusing costs no more than the limit), and the depth of
+what it adds. A patch over a limit fails like any other, atomically, with a
+:class:`PatchError` whose ``limit`` names the field to raise.
 """
 
 from __future__ import annotations
 
 import enum
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
 import jsonpatch
 
 from agentproto._core.errors import PatchError
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
 from agentproto._core.unset import UNSET
 
-__all__ = ["apply_patch", "apply_patch_in_place", "make_patch"]
+__all__ = [
+    "DEFAULT_PATCH_LIMITS",
+    "PatchLimits",
+    "apply_patch",
+    "apply_patch_in_place",
+    "make_patch",
+]
+
+
+@attrs.frozen(kw_only=True)
+class PatchLimits:
+    """How much one JSON Patch may do; a patch over a limit fails atomically.
+
+    Attributes:
+        max_operations: the most operations one patch may hold.
+        max_added_nodes: the most JSON values (containers and scalars, counted
+            recursively) that the ``add``, ``replace`` and ``copy`` operations
+            of one patch may bring into the document.
+        max_depth: the deepest nesting an operation may create: the depth of
+            its target location plus the depth of the value it puts there
+            (``[]`` is depth 1), as the JSON parser's own limit counts it.
+    """
+
+    max_operations: int = 10_000
+    max_added_nodes: int = 1_000_000
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+
+DEFAULT_PATCH_LIMITS = PatchLimits()
+"""The limits the appliers use unless told otherwise."""
+
+# An array index too long to be any list's index (and to convert cheaply).
+_HUGE_INDEX = sys.maxsize
+_MAX_INDEX_DIGITS = len(str(sys.maxsize)) - 1
 
 # Marks a member absent from an operation or a location absent from a document.
 _MISSING: Any = object()
@@ -62,7 +105,9 @@ _POINTER_CACHE_MAX = 4096
 _Owned = dict[int, Any]
 
 
-def apply_patch(document: Any, operations: Sequence[Any]) -> Any:
+def apply_patch(
+    document: Any, operations: Sequence[Any], *, limits: PatchLimits = DEFAULT_PATCH_LIMITS
+) -> Any:
     """Apply an RFC 6902 JSON Patch and return the new document.
 
     The input document is never mutated: containers on the paths the patch
@@ -77,6 +122,7 @@ def apply_patch(document: Any, operations: Sequence[Any]) -> Any:
             members ``op``, ``path``, ``value`` and ``from``, or an object with
             the attributes ``op``, ``path`` and, where relevant, ``value`` and
             ``from_``. Members an operation does not use are ignored.
+        limits: how much the patch may do (:class:`PatchLimits`).
 
     Returns:
         The patched document. It may share subtrees with ``document`` and with
@@ -86,15 +132,17 @@ def apply_patch(document: Any, operations: Sequence[Any]) -> Any:
         PatchError: an operation is malformed (unknown ``op``, missing or
             non-string ``path``/``from``, missing ``value``, invalid pointer) or
             cannot be applied (missing target, index out of range, failed
-            ``test``, ``move`` into its own child). ``index`` is the position of
-            the failing operation, ``path`` its ``path`` (or its ``from`` when
-            that is what failed).
+            ``test``, ``move`` into its own child) or exceeds a limit (``limit``
+            names it). ``index`` is the position of the failing operation,
+            ``path`` its ``path`` (or its ``from`` when that is what failed).
     """
     owned: _Owned = {}
     doc = document
+    budget = _Budget(limits, len(operations))
     for index, operation in enumerate(operations):
         op, path, value, from_ = _normalise(operation, index)
         tokens = _tokens(path, index, path)
+        budget.check(doc, op, tokens, value, from_, index, path)
         if op == "add":
             doc = _add(doc, tokens, value, owned, index, path)
         elif op == "replace":
@@ -122,7 +170,9 @@ def apply_patch(document: Any, operations: Sequence[Any]) -> Any:
     return doc
 
 
-def apply_patch_in_place(document: Any, operations: Sequence[Any]) -> Any:
+def apply_patch_in_place(
+    document: Any, operations: Sequence[Any], *, limits: PatchLimits = DEFAULT_PATCH_LIMITS
+) -> Any:
     """Apply an RFC 6902 JSON Patch to a document the caller owns, in place.
 
     Each operation costs O(1) plus the pointer walk (an array insert or removal
@@ -138,6 +188,7 @@ def apply_patch_in_place(document: Any, operations: Sequence[Any]) -> Any:
         document: a JSON value owned by the caller; it is changed in place.
         operations: the patch, as for :func:`apply_patch`. Values it adds are
             deep-copied, so the document never shares containers with the patch.
+        limits: how much the patch may do (:class:`PatchLimits`).
 
     Returns:
         The patched document: ``document`` itself, unless the patch replaced the
@@ -148,10 +199,12 @@ def apply_patch_in_place(document: Any, operations: Sequence[Any]) -> Any:
     """
     undo: list[tuple[Any, ...]] = []
     doc = document
+    budget = _Budget(limits, len(operations))
     try:
         for index, operation in enumerate(operations):
             op, path, value, from_ = _normalise(operation, index)
             tokens = _tokens(path, index, path)
+            budget.check(doc, op, tokens, value, from_, index, path)
             if op == "test":
                 if not _json_equal(_get(doc, tokens, index, path), value):
                     raise PatchError("test failed: the value differs", index=index, path=path)
@@ -196,12 +249,122 @@ def _move_source(
 
 
 def _copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value (scalars are shared: they are immutable)."""
-    if isinstance(value, dict):
-        return {k: _copy_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy_json(v) for v in value]
-    return value
+    """A deep copy of a JSON value (scalars are shared: they are immutable).
+
+    Iterative, so that no depth the limits allow can exhaust the call stack.
+    """
+    if not isinstance(value, (dict, list)):
+        return value
+    root = _shallow_container(value)
+    stack = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in items:
+            if isinstance(item, (dict, list)):
+                copied = _shallow_container(item)
+                target[key] = copied
+                stack.append((item, copied))
+            else:
+                target[key] = item
+    return root
+
+
+def _shallow_container(value: Any) -> Any:
+    """An empty dict, or a list of ``value``'s length, to fill with copies."""
+    return {} if isinstance(value, dict) else [None] * len(value)
+
+
+class _Budget:
+    """What is left of one patch's :class:`PatchLimits` while it applies."""
+
+    __slots__ = ("limits", "nodes")
+
+    def __init__(self, limits: PatchLimits, count: int) -> None:
+        if count > limits.max_operations:
+            raise PatchError(
+                f"the patch has {count} operations, more than max_operations="
+                f"{limits.max_operations} (raise PatchLimits.max_operations to allow it)",
+                index=limits.max_operations,
+                path="",
+                limit="max_operations",
+            )
+        self.limits = limits
+        self.nodes = limits.max_added_nodes
+
+    def check(
+        self,
+        doc: Any,
+        op: str,
+        tokens: tuple[str, ...],
+        value: Any,
+        from_: Any,
+        index: int,
+        path: str,
+    ) -> None:
+        """Refuse an operation that would exceed a limit (before it writes)."""
+        if op == "add" or op == "replace":
+            if not isinstance(value, (dict, list)):  # the usual case: one scalar
+                self.nodes -= 1
+                if self.nodes < 0:
+                    raise _over_nodes(index, path)
+                return
+        elif op == "copy":
+            value = _get(doc, _tokens(from_, index, from_), index, from_)
+        elif op == "move":
+            from_tokens = _tokens(from_, index, from_)
+            if len(tokens) > len(from_tokens):  # deeper: only the depth can grow
+                found = _get(doc, from_tokens, index, from_)
+                _measure(found, None, len(tokens), self.limits.max_depth, index, path)
+            return
+        else:
+            return
+        self.nodes -= _measure(value, self.nodes, len(tokens), self.limits.max_depth, index, path)
+
+
+def _measure(
+    value: Any, nodes: int | None, level: int, max_depth: int, index: int, path: str
+) -> int:
+    """The number of JSON values in ``value``, put ``level`` containers deep.
+
+    Refuses more than ``nodes`` values (``None``: no count limit) or a nesting
+    deeper than ``max_depth``; the walk stops as soon as either is exceeded.
+    """
+    if not isinstance(value, (dict, list)):
+        if nodes is not None and nodes < 1:
+            raise _over_nodes(index, path)
+        return 1
+    count = 0
+    stack = [(value, level + 1)]
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        if depth > max_depth:
+            raise PatchError(
+                f"the operation would nest the document deeper than max_depth={max_depth} "
+                "(raise PatchLimits.max_depth to allow it)",
+                index=index,
+                path=path,
+                limit="max_depth",
+            )
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+            else:
+                count += 1
+        if nodes is not None and count > nodes:
+            raise _over_nodes(index, path)
+    return count
+
+
+def _over_nodes(index: int, path: str) -> PatchError:
+    return PatchError(
+        "the patch adds more values than max_added_nodes allows "
+        "(raise PatchLimits.max_added_nodes to allow it)",
+        index=index,
+        path=path,
+        limit="max_added_nodes",
+    )
 
 
 def _get_container(doc: Any, tokens: tuple[str, ...], index: int, path: str) -> Any:
@@ -487,21 +650,33 @@ def _release(value: Any, owned: _Owned) -> None:
 
 
 def _json_equal(a: Any, b: Any) -> bool:
-    """JSON equality: ``1 == 1.0``, but booleans are not numbers."""
-    if a is b:
-        return True
-    if isinstance(a, dict):
-        if not isinstance(b, dict) or len(a) != len(b):
-            return False
-        for key, item in a.items():
-            other = b.get(key, _MISSING)
-            if other is _MISSING or not _json_equal(item, other):
+    """JSON equality: ``1 == 1.0``, but booleans are not numbers.
+
+    Iterative, so that no depth the limits allow can exhaust the call stack.
+    """
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        if isinstance(x, dict):
+            if not isinstance(y, dict) or len(x) != len(y):
                 return False
-        return True
-    if isinstance(a, list):
-        if not isinstance(b, list) or len(a) != len(b):
+            for key, item in x.items():
+                other = y.get(key, _MISSING)
+                if other is _MISSING:
+                    return False
+                stack.append((item, other))
+        elif isinstance(x, list):
+            if not isinstance(y, list) or len(x) != len(y):
+                return False
+            stack.extend(zip(x, y, strict=True))
+        elif not _scalar_equal(x, y):
             return False
-        return all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return True
+
+
+def _scalar_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, (int, float)):
@@ -555,5 +730,6 @@ def _array_index(token: str) -> int:
     is handled by the callers that accept it.
     """
     if token.isdigit() and token.isascii() and (token[0] != "0" or len(token) == 1):
-        return int(token)
+        # past any list's length: out of range, without converting thousands of digits
+        return int(token) if len(token) <= _MAX_INDEX_DIGITS else _HUGE_INDEX
     return -1
