@@ -186,6 +186,8 @@ class Normalizer:
                     # the JSON-RPC method whose params (or result) this is: lets the
                     # runtime pick a request's params class by its `method`
                     self.info[name]["method"] = schema["x-method"]
+                    # who handles the method: agent, client, protocol or proxy
+                    self.info[name]["side"] = schema.get("x-side")
         elif "enum" in schema or "const" in schema:
             values = list(schema["enum"]) if "enum" in schema else [schema["const"]]
             self.out[name] = {"type": schema.get("type", "string"), "enum": values}

@@ -301,6 +301,7 @@ class ArchiveSessionRequest:
     """schema.unstable.json#ArchiveSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/archive'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -321,6 +322,7 @@ class ArchiveSessionResponse:
     """schema.unstable.json#ArchiveSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/archive'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -606,6 +608,7 @@ class AuthStatusRequest:
     """schema.unstable.json#AuthStatusRequest"""
 
     __agentproto_method__: ClassVar[str] = 'auth/status'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -623,6 +626,7 @@ class AuthStatusResponse:
     """schema.unstable.json#AuthStatusResponse"""
 
     __agentproto_method__: ClassVar[str] = 'auth/status'
+    __agentproto_side__: ClassVar[str] = 'agent'
     state: AuthState = attrs.field(metadata={'required': True, 'wire': 'state'})
     accounts: list[AuthAccount] | None = attrs.field(
         default=None,
@@ -650,6 +654,7 @@ class AuthStatusUpdateNotification:
     """schema.unstable.json#AuthStatusUpdateNotification"""
 
     __agentproto_method__: ClassVar[str] = 'auth/status_update'
+    __agentproto_side__: ClassVar[str] = 'client'
     state: AuthState = attrs.field(metadata={'required': True, 'wire': 'state'})
     accounts: list[AuthAccount] | None = attrs.field(
         default=None,
@@ -677,6 +682,7 @@ class AuthenticateRequest:
     """schema.unstable.json#AuthenticateRequest"""
 
     __agentproto_method__: ClassVar[str] = 'authenticate'
+    __agentproto_side__: ClassVar[str] = 'agent'
     method_id: AuthMethodId = attrs.field(
         metadata={'required': True, 'wire': 'methodId'}
     )
@@ -697,6 +703,7 @@ class AuthenticateResponse:
     """schema.unstable.json#AuthenticateResponse"""
 
     __agentproto_method__: ClassVar[str] = 'authenticate'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1020,6 +1027,7 @@ class CancelNotification:
     """schema.unstable.json#CancelNotification"""
 
     __agentproto_method__: ClassVar[str] = 'session/cancel'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1040,6 +1048,7 @@ class CancelRequestNotification:
     """schema.unstable.json#CancelRequestNotification"""
 
     __agentproto_method__: ClassVar[str] = '$/cancel_request'
+    __agentproto_side__: ClassVar[str] = 'protocol'
     request_id: RequestId = attrs.field(
         metadata={'required': True, 'wire': 'requestId'}
     )
@@ -1227,6 +1236,7 @@ class CloseSessionRequest:
     """schema.unstable.json#CloseSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/close'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1247,6 +1257,7 @@ class CloseSessionResponse:
     """schema.unstable.json#CloseSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/close'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1408,6 +1419,7 @@ class CompleteElicitationNotification:
     """schema.unstable.json#CompleteElicitationNotification"""
 
     __agentproto_method__: ClassVar[str] = 'elicitation/complete'
+    __agentproto_side__: ClassVar[str] = 'client'
     elicitation_id: ElicitationId = attrs.field(
         metadata={'required': True, 'wire': 'elicitationId'}
     )
@@ -1566,6 +1578,7 @@ class CreateTerminalRequest:
     """schema.unstable.json#CreateTerminalRequest"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/create'
+    __agentproto_side__: ClassVar[str] = 'client'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1605,6 +1618,7 @@ class CreateTerminalResponse:
     """schema.unstable.json#CreateTerminalResponse"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/create'
+    __agentproto_side__: ClassVar[str] = 'client'
     terminal_id: TerminalId = attrs.field(
         metadata={'required': True, 'wire': 'terminalId'}
     )
@@ -1691,6 +1705,7 @@ class DeleteSessionRequest:
     """schema.unstable.json#DeleteSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/delete'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1711,6 +1726,7 @@ class DeleteSessionResponse:
     """schema.unstable.json#DeleteSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/delete'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1785,6 +1801,7 @@ class DisableProviderRequest:
     """schema.unstable.json#DisableProviderRequest"""
 
     __agentproto_method__: ClassVar[str] = 'providers/disable'
+    __agentproto_side__: ClassVar[str] = 'agent'
     provider_id: ProviderId = attrs.field(
         metadata={'required': True, 'wire': 'providerId'}
     )
@@ -1805,6 +1822,7 @@ class DisableProviderResponse:
     """schema.unstable.json#DisableProviderResponse"""
 
     __agentproto_method__: ClassVar[str] = 'providers/disable'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2183,6 +2201,7 @@ class ForkSessionRequest:
     """schema.unstable.json#ForkSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/fork'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -2214,6 +2233,7 @@ class ForkSessionResponse:
     """schema.unstable.json#ForkSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/fork'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -2457,6 +2477,7 @@ class InitializeRequest:
     """schema.unstable.json#InitializeRequest"""
 
     __agentproto_method__: ClassVar[str] = 'initialize'
+    __agentproto_side__: ClassVar[str] = 'agent'
     protocol_version: ProtocolVersion = attrs.field(
         metadata={
             'maximum': 65535,
@@ -2502,6 +2523,7 @@ class InitializeResponse:
     """schema.unstable.json#InitializeResponse"""
 
     __agentproto_method__: ClassVar[str] = 'initialize'
+    __agentproto_side__: ClassVar[str] = 'agent'
     protocol_version: ProtocolVersion = attrs.field(
         metadata={
             'maximum': 65535,
@@ -2682,6 +2704,7 @@ class KillTerminalRequest:
     """schema.unstable.json#KillTerminalRequest"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/kill'
+    __agentproto_side__: ClassVar[str] = 'client'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -2705,6 +2728,7 @@ class KillTerminalResponse:
     """schema.unstable.json#KillTerminalResponse"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/kill'
+    __agentproto_side__: ClassVar[str] = 'client'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2722,6 +2746,7 @@ class ListProvidersRequest:
     """schema.unstable.json#ListProvidersRequest"""
 
     __agentproto_method__: ClassVar[str] = 'providers/list'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2739,6 +2764,7 @@ class ListProvidersResponse:
     """schema.unstable.json#ListProvidersResponse"""
 
     __agentproto_method__: ClassVar[str] = 'providers/list'
+    __agentproto_side__: ClassVar[str] = 'agent'
     providers: list[ProviderInfo] = attrs.field(
         metadata={'required': True, 'wire': 'providers'}
     )
@@ -2759,6 +2785,7 @@ class ListSessionsRequest:
     """schema.unstable.json#ListSessionsRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/list'
+    __agentproto_side__: ClassVar[str] = 'agent'
     cwd: str | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'cwd'}
     )
@@ -2785,6 +2812,7 @@ class ListSessionsResponse:
     """schema.unstable.json#ListSessionsResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/list'
+    __agentproto_side__: ClassVar[str] = 'agent'
     sessions: list[SessionInfo] = attrs.field(
         metadata={
             'on_error': 'default',
@@ -2822,6 +2850,7 @@ class LoadSessionRequest:
     """schema.unstable.json#LoadSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/load'
+    __agentproto_side__: ClassVar[str] = 'agent'
     mcp_servers: list[McpServer] = attrs.field(
         metadata={'required': True, 'wire': 'mcpServers'}
     )
@@ -2853,6 +2882,7 @@ class LoadSessionResponse:
     """schema.unstable.json#LoadSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/load'
+    __agentproto_side__: ClassVar[str] = 'agent'
     modes: SessionModeState | None = attrs.field(
         default=None,
         metadata={
@@ -2905,6 +2935,7 @@ class LogoutRequest:
     """schema.unstable.json#LogoutRequest"""
 
     __agentproto_method__: ClassVar[str] = 'logout'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2922,6 +2953,7 @@ class LogoutResponse:
     """schema.unstable.json#LogoutResponse"""
 
     __agentproto_method__: ClassVar[str] = 'logout'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -3090,6 +3122,7 @@ class MessageMcpNotification:
     """schema.unstable.json#MessageMcpNotification"""
 
     __agentproto_method__: ClassVar[str] = 'mcp/message'
+    __agentproto_side__: ClassVar[str] = 'agent'
     server_id: McpServerAcpId = attrs.field(
         metadata={'required': True, 'wire': 'serverId'}
     )
@@ -3117,6 +3150,7 @@ class MessageMcpRequest:
     """schema.unstable.json#MessageMcpRequest"""
 
     __agentproto_method__: ClassVar[str] = 'mcp/message'
+    __agentproto_side__: ClassVar[str] = 'client'
     server_id: McpServerAcpId = attrs.field(
         metadata={'required': True, 'wire': 'serverId'}
     )
@@ -3197,6 +3231,7 @@ class NewSessionRequest:
     """schema.unstable.json#NewSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/new'
+    __agentproto_side__: ClassVar[str] = 'agent'
     cwd: str = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     mcp_servers: list[McpServer] = attrs.field(
         metadata={'required': True, 'wire': 'mcpServers'}
@@ -3225,6 +3260,7 @@ class NewSessionResponse:
     """schema.unstable.json#NewSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/new'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -3796,6 +3832,7 @@ class PromptRequest:
     """schema.unstable.json#PromptRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/prompt'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -3819,6 +3856,7 @@ class PromptResponse:
     """schema.unstable.json#PromptResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/prompt'
+    __agentproto_side__: ClassVar[str] = 'agent'
     stop_reason: StopReason = attrs.field(
         metadata={'required': True, 'wire': 'stopReason'}
     )
@@ -3942,6 +3980,7 @@ class ProxySuccessorNotification:
     """schema.unstable.json#ProxySuccessorNotification"""
 
     __agentproto_method__: ClassVar[str] = 'proxy/successor'
+    __agentproto_side__: ClassVar[str] = 'proxy'
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: Any | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'params'}
@@ -3963,6 +4002,7 @@ class ProxySuccessorRequest:
     """schema.unstable.json#ProxySuccessorRequest"""
 
     __agentproto_method__: ClassVar[str] = 'proxy/successor'
+    __agentproto_side__: ClassVar[str] = 'proxy'
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: Any | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'params'}
@@ -3987,6 +4027,7 @@ class ReadTextFileRequest:
     """schema.unstable.json#ReadTextFileRequest"""
 
     __agentproto_method__: ClassVar[str] = 'fs/read_text_file'
+    __agentproto_side__: ClassVar[str] = 'client'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4016,6 +4057,7 @@ class ReadTextFileResponse:
     """schema.unstable.json#ReadTextFileResponse"""
 
     __agentproto_method__: ClassVar[str] = 'fs/read_text_file'
+    __agentproto_side__: ClassVar[str] = 'client'
     content: str = attrs.field(metadata={'required': True, 'wire': 'content'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
@@ -4034,6 +4076,7 @@ class ReleaseTerminalRequest:
     """schema.unstable.json#ReleaseTerminalRequest"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/release'
+    __agentproto_side__: ClassVar[str] = 'client'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4057,6 +4100,7 @@ class ReleaseTerminalResponse:
     """schema.unstable.json#ReleaseTerminalResponse"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/release'
+    __agentproto_side__: ClassVar[str] = 'client'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -4098,6 +4142,7 @@ class RequestPermissionRequest:
     """schema.unstable.json#RequestPermissionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/request_permission'
+    __agentproto_side__: ClassVar[str] = 'client'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4124,6 +4169,7 @@ class RequestPermissionResponse:
     """schema.unstable.json#RequestPermissionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/request_permission'
+    __agentproto_side__: ClassVar[str] = 'client'
     outcome: RequestPermissionOutcome = attrs.field(
         metadata={'required': True, 'wire': 'outcome'}
     )
@@ -4419,6 +4465,7 @@ class ResumeSessionRequest:
     """schema.unstable.json#ResumeSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/resume'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4450,6 +4497,7 @@ class ResumeSessionResponse:
     """schema.unstable.json#ResumeSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/resume'
+    __agentproto_side__: ClassVar[str] = 'agent'
     modes: SessionModeState | None = attrs.field(
         default=None,
         metadata={
@@ -5346,6 +5394,7 @@ class SessionNotification:
     """schema.unstable.json#SessionNotification"""
 
     __agentproto_method__: ClassVar[str] = 'session/update'
+    __agentproto_side__: ClassVar[str] = 'client'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -5402,6 +5451,7 @@ class SessionStatusRequest:
     """schema.unstable.json#SessionStatusRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/status'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -5422,6 +5472,7 @@ class SessionStatusResponse:
     """schema.unstable.json#SessionStatusResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/status'
+    __agentproto_side__: ClassVar[str] = 'agent'
     status: SessionStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
@@ -5522,6 +5573,7 @@ class SetProviderRequest:
     """schema.unstable.json#SetProviderRequest"""
 
     __agentproto_method__: ClassVar[str] = 'providers/set'
+    __agentproto_side__: ClassVar[str] = 'agent'
     provider_id: ProviderId = attrs.field(
         metadata={'required': True, 'wire': 'providerId'}
     )
@@ -5547,6 +5599,7 @@ class SetProviderResponse:
     """schema.unstable.json#SetProviderResponse"""
 
     __agentproto_method__: ClassVar[str] = 'providers/set'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -5564,6 +5617,7 @@ class SetSessionConfigOptionResponse:
     """schema.unstable.json#SetSessionConfigOptionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/set_config_option'
+    __agentproto_side__: ClassVar[str] = 'agent'
     config_options: list[SessionConfigOption] = attrs.field(
         metadata={
             'on_error': 'default',
@@ -5589,6 +5643,7 @@ class SetSessionModeRequest:
     """schema.unstable.json#SetSessionModeRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/set_mode'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -5610,6 +5665,7 @@ class SetSessionModeResponse:
     """schema.unstable.json#SetSessionModeResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/set_mode'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -5627,6 +5683,7 @@ class SetSessionTitleRequest:
     """schema.unstable.json#SetSessionTitleRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/set_title'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -5648,6 +5705,7 @@ class SetSessionTitleResponse:
     """schema.unstable.json#SetSessionTitleResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/set_title'
+    __agentproto_side__: ClassVar[str] = 'agent'
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
@@ -6160,6 +6218,7 @@ class TerminalOutputRequest:
     """schema.unstable.json#TerminalOutputRequest"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/output'
+    __agentproto_side__: ClassVar[str] = 'client'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -6183,6 +6242,7 @@ class TerminalOutputResponse:
     """schema.unstable.json#TerminalOutputResponse"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/output'
+    __agentproto_side__: ClassVar[str] = 'client'
     output: str = attrs.field(metadata={'required': True, 'wire': 'output'})
     truncated: bool = attrs.field(metadata={'required': True, 'wire': 'truncated'})
     exit_status: TerminalExitStatus | None = attrs.field(
@@ -6685,6 +6745,7 @@ class UnarchiveSessionRequest:
     """schema.unstable.json#UnarchiveSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/unarchive'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -6705,6 +6766,7 @@ class UnarchiveSessionResponse:
     """schema.unstable.json#UnarchiveSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/unarchive'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -6970,6 +7032,7 @@ class WaitForTerminalExitRequest:
     """schema.unstable.json#WaitForTerminalExitRequest"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/wait_for_exit'
+    __agentproto_side__: ClassVar[str] = 'client'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -6993,6 +7056,7 @@ class WaitForTerminalExitResponse:
     """schema.unstable.json#WaitForTerminalExitResponse"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/wait_for_exit'
+    __agentproto_side__: ClassVar[str] = 'client'
     exit_code: int | None = attrs.field(
         default=None,
         metadata={
@@ -7029,6 +7093,7 @@ class WriteTextFileRequest:
     """schema.unstable.json#WriteTextFileRequest"""
 
     __agentproto_method__: ClassVar[str] = 'fs/write_text_file'
+    __agentproto_side__: ClassVar[str] = 'client'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -7051,6 +7116,7 @@ class WriteTextFileResponse:
     """schema.unstable.json#WriteTextFileResponse"""
 
     __agentproto_method__: ClassVar[str] = 'fs/write_text_file'
+    __agentproto_side__: ClassVar[str] = 'client'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={

@@ -469,6 +469,7 @@ class ArchiveSessionRequest:
     """schema.unstable.json#ArchiveSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/archive'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -489,6 +490,7 @@ class ArchiveSessionResponse:
     """schema.unstable.json#ArchiveSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/archive'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -758,6 +760,7 @@ class AuthStatusRequest:
     """schema.unstable.json#AuthStatusRequest"""
 
     __agentproto_method__: ClassVar[str] = 'auth/status'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -775,6 +778,7 @@ class AuthStatusResponse:
     """schema.unstable.json#AuthStatusResponse"""
 
     __agentproto_method__: ClassVar[str] = 'auth/status'
+    __agentproto_side__: ClassVar[str] = 'agent'
     state: AuthState = attrs.field(metadata={'required': True, 'wire': 'state'})
     accounts: list[AuthAccount] | None = attrs.field(
         default=None,
@@ -802,6 +806,7 @@ class AuthStatusUpdateNotification:
     """schema.unstable.json#AuthStatusUpdateNotification"""
 
     __agentproto_method__: ClassVar[str] = 'auth/status_update'
+    __agentproto_side__: ClassVar[str] = 'client'
     state: AuthState = attrs.field(metadata={'required': True, 'wire': 'state'})
     accounts: list[AuthAccount] | None = attrs.field(
         default=None,
@@ -1149,6 +1154,7 @@ class CancelRequestNotification:
     """schema.unstable.json#CancelRequestNotification"""
 
     __agentproto_method__: ClassVar[str] = '$/cancel_request'
+    __agentproto_side__: ClassVar[str] = 'protocol'
     request_id: RequestId = attrs.field(
         metadata={'required': True, 'wire': 'requestId'}
     )
@@ -1169,6 +1175,7 @@ class CancelSessionNotification:
     """schema.unstable.json#CancelSessionNotification"""
 
     __agentproto_method__: ClassVar[str] = 'session/cancel'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1189,6 +1196,7 @@ class CancelTerminalRequest:
     """schema.unstable.json#CancelTerminalRequest"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/cancel'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1212,6 +1220,7 @@ class CancelTerminalResponse:
     """schema.unstable.json#CancelTerminalResponse"""
 
     __agentproto_method__: ClassVar[str] = 'terminal/cancel'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1229,6 +1238,7 @@ class CancelToolCallRequest:
     """schema.unstable.json#CancelToolCallRequest"""
 
     __agentproto_method__: ClassVar[str] = 'tool_call/cancel'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1252,6 +1262,7 @@ class CancelToolCallResponse:
     """schema.unstable.json#CancelToolCallResponse"""
 
     __agentproto_method__: ClassVar[str] = 'tool_call/cancel'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1413,6 +1424,7 @@ class CloseSessionRequest:
     """schema.unstable.json#CloseSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/close'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1433,6 +1445,7 @@ class CloseSessionResponse:
     """schema.unstable.json#CloseSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/close'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -1734,6 +1747,7 @@ class CompleteElicitationNotification:
     """schema.unstable.json#CompleteElicitationNotification"""
 
     __agentproto_method__: ClassVar[str] = 'elicitation/complete'
+    __agentproto_side__: ClassVar[str] = 'client'
     elicitation_id: ElicitationId = attrs.field(
         metadata={'required': True, 'wire': 'elicitationId'}
     )
@@ -1975,6 +1989,7 @@ class DeleteSessionRequest:
     """schema.unstable.json#DeleteSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/delete'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -1995,6 +2010,7 @@ class DeleteSessionResponse:
     """schema.unstable.json#DeleteSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/delete'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2112,6 +2128,7 @@ class DisableProviderRequest:
     """schema.unstable.json#DisableProviderRequest"""
 
     __agentproto_method__: ClassVar[str] = 'providers/disable'
+    __agentproto_side__: ClassVar[str] = 'agent'
     provider_id: ProviderId = attrs.field(
         metadata={'required': True, 'wire': 'providerId'}
     )
@@ -2132,6 +2149,7 @@ class DisableProviderResponse:
     """schema.unstable.json#DisableProviderResponse"""
 
     __agentproto_method__: ClassVar[str] = 'providers/disable'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -2496,6 +2514,7 @@ class ForkSessionRequest:
     """schema.unstable.json#ForkSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/fork'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -2527,6 +2546,7 @@ class ForkSessionResponse:
     """schema.unstable.json#ForkSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/fork'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -2854,6 +2874,7 @@ class InitializeRequest:
     """schema.unstable.json#InitializeRequest"""
 
     __agentproto_method__: ClassVar[str] = 'initialize'
+    __agentproto_side__: ClassVar[str] = 'agent'
     protocol_version: ProtocolVersion = attrs.field(
         metadata={
             'maximum': 65535,
@@ -2887,6 +2908,7 @@ class InitializeResponse:
     """schema.unstable.json#InitializeResponse"""
 
     __agentproto_method__: ClassVar[str] = 'initialize'
+    __agentproto_side__: ClassVar[str] = 'agent'
     protocol_version: ProtocolVersion = attrs.field(
         metadata={
             'maximum': 65535,
@@ -3054,6 +3076,7 @@ class ListProvidersRequest:
     """schema.unstable.json#ListProvidersRequest"""
 
     __agentproto_method__: ClassVar[str] = 'providers/list'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -3071,6 +3094,7 @@ class ListProvidersResponse:
     """schema.unstable.json#ListProvidersResponse"""
 
     __agentproto_method__: ClassVar[str] = 'providers/list'
+    __agentproto_side__: ClassVar[str] = 'agent'
     providers: list[ProviderInfo] = attrs.field(
         metadata={'required': True, 'wire': 'providers'}
     )
@@ -3091,6 +3115,7 @@ class ListSessionsRequest:
     """schema.unstable.json#ListSessionsRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/list'
+    __agentproto_side__: ClassVar[str] = 'agent'
     cwd: AbsolutePath | None = attrs.field(
         default=None, metadata={'nullable': True, 'required': False, 'wire': 'cwd'}
     )
@@ -3117,6 +3142,7 @@ class ListSessionsResponse:
     """schema.unstable.json#ListSessionsResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/list'
+    __agentproto_side__: ClassVar[str] = 'agent'
     sessions: list[SessionInfo] = attrs.field(
         metadata={
             'on_error': 'default',
@@ -3149,6 +3175,7 @@ class LoginAuthRequest:
     """schema.unstable.json#LoginAuthRequest"""
 
     __agentproto_method__: ClassVar[str] = 'auth/login'
+    __agentproto_side__: ClassVar[str] = 'agent'
     method_id: AuthMethodId = attrs.field(
         metadata={'required': True, 'wire': 'methodId'}
     )
@@ -3169,6 +3196,7 @@ class LoginAuthResponse:
     """schema.unstable.json#LoginAuthResponse"""
 
     __agentproto_method__: ClassVar[str] = 'auth/login'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -3186,6 +3214,7 @@ class LogoutAuthRequest:
     """schema.unstable.json#LogoutAuthRequest"""
 
     __agentproto_method__: ClassVar[str] = 'auth/logout'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -3203,6 +3232,7 @@ class LogoutAuthResponse:
     """schema.unstable.json#LogoutAuthResponse"""
 
     __agentproto_method__: ClassVar[str] = 'auth/logout'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -3422,6 +3452,7 @@ class MessageMcpNotification:
     """schema.unstable.json#MessageMcpNotification"""
 
     __agentproto_method__: ClassVar[str] = 'mcp/message'
+    __agentproto_side__: ClassVar[str] = 'agent'
     server_id: McpServerAcpId = attrs.field(
         metadata={'required': True, 'wire': 'serverId'}
     )
@@ -3449,6 +3480,7 @@ class MessageMcpRequest:
     """schema.unstable.json#MessageMcpRequest"""
 
     __agentproto_method__: ClassVar[str] = 'mcp/message'
+    __agentproto_side__: ClassVar[str] = 'client'
     server_id: McpServerAcpId = attrs.field(
         metadata={'required': True, 'wire': 'serverId'}
     )
@@ -3608,6 +3640,7 @@ class NewSessionRequest:
     """schema.unstable.json#NewSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/new'
+    __agentproto_side__: ClassVar[str] = 'agent'
     cwd: AbsolutePath = attrs.field(metadata={'required': True, 'wire': 'cwd'})
     additional_directories: list[AbsolutePath] | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'additionalDirectories'}
@@ -3636,6 +3669,7 @@ class NewSessionResponse:
     """schema.unstable.json#NewSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/new'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4420,6 +4454,7 @@ class PromptRequest:
     """schema.unstable.json#PromptRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/prompt'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4443,6 +4478,7 @@ class PromptResponse:
     """schema.unstable.json#PromptResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/prompt'
+    __agentproto_side__: ClassVar[str] = 'agent'
     message_id: MessageId = attrs.field(
         metadata={'required': True, 'wire': 'messageId'}
     )
@@ -4557,6 +4593,7 @@ class ProxySuccessorNotification:
     """schema.unstable.json#ProxySuccessorNotification"""
 
     __agentproto_method__: ClassVar[str] = 'proxy/successor'
+    __agentproto_side__: ClassVar[str] = 'proxy'
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: Any | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'params'}
@@ -4578,6 +4615,7 @@ class ProxySuccessorRequest:
     """schema.unstable.json#ProxySuccessorRequest"""
 
     __agentproto_method__: ClassVar[str] = 'proxy/successor'
+    __agentproto_side__: ClassVar[str] = 'proxy'
     method: str = attrs.field(metadata={'required': True, 'wire': 'method'})
     params: Any | None = attrs.field(
         default=None, metadata={'required': False, 'wire': 'params'}
@@ -4642,6 +4680,7 @@ class RequestPermissionRequest:
     """schema.unstable.json#RequestPermissionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/request_permission'
+    __agentproto_side__: ClassVar[str] = 'client'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -4678,6 +4717,7 @@ class RequestPermissionResponse:
     """schema.unstable.json#RequestPermissionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/request_permission'
+    __agentproto_side__: ClassVar[str] = 'client'
     outcome: RequestPermissionOutcome = attrs.field(
         metadata={'required': True, 'wire': 'outcome'}
     )
@@ -4997,6 +5037,7 @@ class ResumeSessionRequest:
     """schema.unstable.json#ResumeSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/resume'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -5032,6 +5073,7 @@ class ResumeSessionResponse:
     """schema.unstable.json#ResumeSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/resume'
+    __agentproto_side__: ClassVar[str] = 'agent'
     config_options: list[SessionConfigOption] | None = attrs.field(
         default=None,
         metadata={
@@ -5869,6 +5911,7 @@ class SessionStatusRequest:
     """schema.unstable.json#SessionStatusRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/status'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -5889,6 +5932,7 @@ class SessionStatusResponse:
     """schema.unstable.json#SessionStatusResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/status'
+    __agentproto_side__: ClassVar[str] = 'agent'
     status: SessionStatus = attrs.field(metadata={'required': True, 'wire': 'status'})
     state: StateUpdate | None = attrs.field(
         default=None,
@@ -5998,6 +6042,7 @@ class SetProviderRequest:
     """schema.unstable.json#SetProviderRequest"""
 
     __agentproto_method__: ClassVar[str] = 'providers/set'
+    __agentproto_side__: ClassVar[str] = 'agent'
     provider_id: ProviderId = attrs.field(
         metadata={'required': True, 'wire': 'providerId'}
     )
@@ -6023,6 +6068,7 @@ class SetProviderResponse:
     """schema.unstable.json#SetProviderResponse"""
 
     __agentproto_method__: ClassVar[str] = 'providers/set'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -6043,6 +6089,7 @@ class SetSessionConfigOptionResponse:
     """schema.unstable.json#SetSessionConfigOptionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/set_config_option'
+    __agentproto_side__: ClassVar[str] = 'agent'
     config_options: list[SessionConfigOption] = attrs.field(
         metadata={'required': True, 'skip_invalid_items': True, 'wire': 'configOptions'}
     )
@@ -6063,6 +6110,7 @@ class SetSessionTitleRequest:
     """schema.unstable.json#SetSessionTitleRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/set_title'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -6084,6 +6132,7 @@ class SetSessionTitleResponse:
     """schema.unstable.json#SetSessionTitleResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/set_title'
+    __agentproto_side__: ClassVar[str] = 'agent'
     title: str = attrs.field(metadata={'required': True, 'wire': 'title'})
     meta: dict[str, Any] | None = attrs.field(
         default=None,
@@ -7600,6 +7649,7 @@ class UnarchiveSessionRequest:
     """schema.unstable.json#UnarchiveSessionRequest"""
 
     __agentproto_method__: ClassVar[str] = 'session/unarchive'
+    __agentproto_side__: ClassVar[str] = 'agent'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
@@ -7620,6 +7670,7 @@ class UnarchiveSessionResponse:
     """schema.unstable.json#UnarchiveSessionResponse"""
 
     __agentproto_method__: ClassVar[str] = 'session/unarchive'
+    __agentproto_side__: ClassVar[str] = 'agent'
     meta: dict[str, Any] | None = attrs.field(
         default=None,
         metadata={
@@ -7698,6 +7749,7 @@ class UpdateSessionNotification:
     """schema.unstable.json#UpdateSessionNotification"""
 
     __agentproto_method__: ClassVar[str] = 'session/update'
+    __agentproto_side__: ClassVar[str] = 'client'
     session_id: SessionId = attrs.field(
         metadata={'required': True, 'wire': 'sessionId'}
     )
