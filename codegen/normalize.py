@@ -148,6 +148,9 @@ class Normalizer:
             f'under [names] in the names file: "{where}" = "<Name>"'
         )
 
+    def _unsupported(self, where: str, problem: str) -> None:
+        self.errors.append(f"{where}: {problem}; codegen/normalize.py does not handle this shape")
+
     def _claim(self, name: str, where: str) -> str:
         if where in self.names:
             self.names_used.add(where)
@@ -176,7 +179,8 @@ class Normalizer:
         for part in schema.get("allOf", []):
             name = _ref_name(part)
             if name is None:
-                raise NormalizeError(f"{where}: allOf member without $ref")
+                self._unsupported(where, "allOf member without $ref")
+                continue
             props, req, _ = self._flatten(name)
             for key, value in props.items():
                 inherited.setdefault(key, value)
@@ -274,15 +278,13 @@ class Normalizer:
                 runtime["const"] = schema["const"]
             ap["metadata"] = repr(runtime)
             if ap["name"] in python_names:
-                raise NormalizeError(f"{name}.{wire}: python name {ap['name']!r} taken twice")
+                self._unsupported(f"{name}.{wire}", f"python name {ap['name']!r} taken twice")
+                continue
             python_names.add(ap["name"])
             schema["x-ap"] = ap
             properties[wire] = schema
         if not closed and "extra" in python_names:
-            raise NormalizeError(
-                f"{name}: a property named 'extra' clashes with the open-object "
-                "field `extra`; rename it in the overlay"
-            )
+            self._unsupported(name, "a property 'extra' clashes with the open-object field")
         missing = [r for r in required if r not in props]
         # a required property the schema does not describe (AG-UI `description` in
         # Context and Tool is described in prose only) is a required string
@@ -318,7 +320,7 @@ class Normalizer:
                     ap[key] = ref_schema[key]
             extra = {k: v for k, v in prop.items() if k != "$ref"}
             if extra:
-                raise NormalizeError(f"{hoist_name}: $ref with siblings {sorted(extra)}")
+                self._unsupported(hoist_name, f"$ref with siblings {sorted(extra)}")
             if self._free_form(ref_schema):
                 prop = {"type": "object", "additionalProperties": True}
         nullable = False
@@ -345,9 +347,8 @@ class Normalizer:
                 if key in item_ap:
                     ap.setdefault("item", {})[key] = item_ap[key]
         if "properties" in prop:
-            raise NormalizeError(
-                f"{hoist_name}: inline object property; name it in the overlay names file"
-            )
+            self._unsupported(hoist_name, "inline object property")
+            prop = {"type": "object", "additionalProperties": True}
         if prop.get("type") == "object" and "additionalProperties" in prop:
             prop = {"type": "object", "additionalProperties": True}
         if "const" in prop:
@@ -370,7 +371,8 @@ class Normalizer:
                 return {"type": "object", "additionalProperties": True}
             return {"$ref": member["$ref"]}
         if "properties" in member:
-            raise NormalizeError(f"{where}: inline object in a property union; name it")
+            self._unsupported(where, "inline object in a property union")
+            return {"type": "object", "additionalProperties": True}
         return self._plain(member, where)
 
     # ---- unions --------------------------------------------------------------------------
@@ -410,7 +412,7 @@ class Normalizer:
             elif "type" in member or not (member.keys() - set(_PROSE)):
                 refs.append(self._plain(member, where))
             else:
-                raise NormalizeError(f"{where}: union member of unknown shape; name it")
+                self._unsupported(where, "union member of unknown shape")
         self.out[name] = {"anyOf": refs}
 
     @staticmethod

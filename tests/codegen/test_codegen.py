@@ -386,6 +386,27 @@ def test_taken_name_and_stray_names_entries_are_problems() -> None:
     assert all(p.startswith("x.toml: ") for p in lines)
 
 
+def test_unsupported_shapes_are_reported_together() -> None:
+    """Shapes the normaliser cannot represent are collected with the naming problems."""
+    schema = {
+        "$defs": {
+            "A": {
+                "type": "object",
+                "properties": {"o": {"type": "object", "properties": {"x": {"type": "string"}}}},
+            },
+            "V": {"anyOf": [{"not": {"type": "string"}}, {"$ref": "#/$defs/A"}]},
+            **copy.deepcopy(_UNNAMED["$defs"]),
+        }
+    }
+    with pytest.raises(NormalizeError) as info:
+        normalize(schema, anchor_base="schema.json")
+    lines = str(info.value).splitlines()
+    assert len(lines) == 3, lines
+    assert any(p.startswith("AO: inline object property;") for p in lines)
+    assert any(p.startswith("V/0: union member of unknown shape;") for p in lines)
+    assert any("#/$defs/U/anyOf/0" in p for p in lines)
+
+
 # ---- (k) overlays are bound explicitly -----------------------------------------------------
 
 
@@ -434,6 +455,21 @@ def test_acp_file_at_hand_generates_into_out_from_any_cwd(tmp_path: Path) -> Non
     assert str(schema_file) in first and digest in first and "Do not edit" in first
     sealed = (ROOT / TARGETS["acp_v2"].module).read_text(encoding="utf-8")
     assert rest == sealed.split("\n", 1)[1]
+
+
+def test_agui_and_acp_v1_files_at_hand(tmp_path: Path) -> None:
+    """``--agui PATH --acp-v1 PATH --out DIR`` writes exactly those two modules from those files."""
+    agui = tmp_path / "schema.json"
+    agui.write_bytes(read_source(SOURCES[TARGETS["agui"].source]))
+    v1 = tmp_path / "schema.unstable.json"
+    v1.write_bytes(read_source(SOURCES[TARGETS["acp_v1"].source]))
+    result = _run_codegen("--agui", str(agui), "--acp-v1", str(v1), "--out", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["_generated.py", "_generated_v1.py"]
+    for name, file in (("_generated.py", agui), ("_generated_v1.py", v1)):
+        first = (out / name).read_text(encoding="utf-8").split("\n", 1)[0]
+        assert str(file) in first and hashlib.sha256(file.read_bytes()).hexdigest() in first
 
 
 def test_failing_generation_writes_nothing(tmp_path: Path) -> None:
