@@ -225,10 +225,10 @@ def _check_entry(
     where = f"{overlay.file}: [{table}] {cls}[{index}] {wire!r}"
     at = pointer("$defs", cls, "properties", wire)
     if cls not in defs:
-        return f"{overlay.file}: [{table}] {cls}: {pointer('$defs', cls)} does not exist"
+        return f"{overlay.file}: [{table}] {cls}: {pointer('$defs', cls)} does not exist; drop it"
     props = _properties(defs, cls)
     if wire not in props:
-        return f"{where}: {at} does not exist"
+        return f"{where}: {at} does not exist; drop the entry"
     owner, required = props[wire]
     at = pointer("$defs", owner, "properties", wire)
     if table == "not_patch":
