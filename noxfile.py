@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nox
 
 nox.options.default_venv_backend = "uv|venv"
@@ -49,9 +51,14 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def regen(session: nox.Session) -> None:
-    """Regenerate the sealed modules (-- --agui 1.1 --out DIR writes elsewhere)."""
+    """Regenerate the sealed modules, all or none (-- --acp PATH, --agui 1.1 --out DIR, ...).
+
+    Paths after ``--`` are relative to the folder nox was started from.
+    """
     _install(session, "codegen")
-    session.run("python", "-m", "codegen", *session.posargs)
+    root = str(Path(__file__).resolve().parent)
+    session.chdir(session.invoked_from)
+    session.run("python", "-m", "codegen", *session.posargs, env={"PYTHONPATH": root})
 
 
 @nox.session

@@ -1,22 +1,34 @@
-"""``python -m codegen [--check] [--agui VERSION --out DIR]``: regenerate the sealed modules."""
+"""``python -m codegen``: regenerate the sealed modules, all of them or none.
+
+Every module is generated into a temporary folder first; the sealed modules (or the
+``--out`` folder) are replaced only when every generation succeeded, so a failing
+schema never leaves a half-regenerated SDK behind. ``--agui``, ``--acp`` and
+``--acp-v1`` pick targets and where their schema comes from (a pinned version name
+for AG-UI, or a schema file at hand, whose header then names the file and its
+sha256); without them every target is generated from its pin.
+"""
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 from codegen.generate import GenerationError, generate
-from codegen.normalize import NormalizeError
-from codegen.sources import ROOT, Source, SourceError, load_sources
+from codegen.sources import ROOT, Source, SourceError, Target, file_source, load_sources
 
 AGUI_VERSIONS = {"draft": "agui-draft", "1.1": "agui-1-1"}
+# command-line option → target it picks
+TARGET_OPTIONS = {"agui": "agui", "acp": "acp_v2", "acp_v1": "acp_v1"}
+
+Job = tuple[Source, Path]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
     parser.add_argument(
         "--check",
@@ -25,55 +37,112 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--agui",
-        choices=sorted(AGUI_VERSIONS),
-        help="generate only AG-UI, from this schema version",
+        metavar="VERSION|PATH",
+        help=f"generate AG-UI from a pinned version ({', '.join(AGUI_VERSIONS)}) or a file",
+    )
+    parser.add_argument("--acp", metavar="PATH", type=Path, help="generate ACP v2 from this file")
+    parser.add_argument(
+        "--acp-v1", metavar="PATH", type=Path, help="generate ACP v1 from this file"
     )
     parser.add_argument(
         "--out", type=Path, help="folder to write into instead of the sealed modules"
     )
-    args = parser.parse_args(argv)
-    sources, targets = load_sources()
-    if args.agui and args.out is None and AGUI_VERSIONS[args.agui] != targets["agui"].source:
-        parser.error("--agui other than the pinned target needs --out (never over sealed modules)")
-    jobs = []
+    return parser
+
+
+def _source(option: str, value: str | Path, pinned: Source, sources: dict[str, Source]) -> Source:
+    """The source an option picks: a pinned AG-UI version name, else a file at hand."""
+    if option == "agui" and str(value) in AGUI_VERSIONS:
+        return sources[AGUI_VERSIONS[str(value)]]
+    path = Path(value)
+    if not path.is_file():
+        raise SourceError(f"--{option.replace('_', '-')} {value}: no such schema file")
+    return file_source(pinned, path)
+
+
+def _jobs(
+    args: argparse.Namespace, sources: dict[str, Source], targets: dict[str, Target]
+) -> list[Job]:
+    """(source, destination) of every module this run generates."""
+    picked = {o: getattr(args, o) for o in TARGET_OPTIONS if getattr(args, o) is not None}
+    jobs: list[Job] = []
     for target in targets.values():
         source = sources[target.source]
-        if args.agui:
-            if target.name != "agui":
-                continue
-            source = sources[AGUI_VERSIONS[args.agui]]
-        jobs.append((source, ROOT / target.module))
+        option = next((o for o, t in TARGET_OPTIONS.items() if t == target.name), None)
+        if picked and option not in picked:
+            continue
+        if option in picked:
+            source = _source(option, picked[option], source, sources)
+        module = ROOT / target.module
+        jobs.append((source, args.out / module.name if args.out else module))
+    return jobs
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (1 on any problem, each printed)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
     try:
-        if args.check:
-            return _check(jobs)
-        for source, module in jobs:
-            out = args.out / module.name if args.out else module
-            out.parent.mkdir(parents=True, exist_ok=True)
-            generate(source, out)
-            print(f"wrote {out} from {source.name}")
-    except (GenerationError, NormalizeError, SourceError) as exc:
-        print(f"codegen: {exc}", file=sys.stderr)
+        sources, targets = load_sources()
+        pinned_agui = AGUI_VERSIONS.get(str(args.agui), targets["agui"].source)
+        if args.agui and args.out is None and pinned_agui != targets["agui"].source:
+            parser.error("--agui other than the pinned version needs --out")
+        jobs = _jobs(args, sources, targets)
+        with tempfile.TemporaryDirectory() as tmp:
+            fresh = _generate_all(jobs, Path(tmp))
+            if args.check:
+                return _check(jobs, fresh)
+            for (source, dest), new in zip(jobs, fresh, strict=True):
+                _replace(new, dest)
+                print(f"wrote {dest} from {source.name}")
+    except (GenerationError, SourceError) as exc:
+        print(f"codegen: nothing written; problems:\n{exc}", file=sys.stderr)
         return 1
     return 0
 
 
-def _check(jobs: list[tuple[Source, Path]]) -> int:
+def _generate_all(jobs: list[Job], tmp: Path) -> list[Path]:
+    """Generate every job into ``tmp``; all problems of every job are raised together."""
+    problems: list[str] = []
+    fresh: list[Path] = []
+    for index, (source, _) in enumerate(jobs):
+        out = tmp / str(index) / "module.py"
+        out.parent.mkdir()
+        try:
+            generate(source, out)
+        except GenerationError as exc:
+            problems += exc.problems
+        except SourceError as exc:
+            problems += str(exc).splitlines()
+        fresh.append(out)
+    if problems:
+        raise GenerationError(problems)
+    return fresh
+
+
+def _replace(new: Path, dest: Path) -> None:
+    """Put ``new`` at ``dest`` in one rename (a reader sees the old or the new file)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staged = dest.with_name(f".{dest.name}.new")
+    shutil.copyfile(new, staged)
+    os.replace(staged, dest)
+
+
+def _check(jobs: list[Job], fresh: list[Path]) -> int:
     status = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for source, module in jobs:
-            fresh = Path(tmp) / module.name
-            generate(source, fresh)
-            old = module.read_text(encoding="utf-8") if module.is_file() else ""
-            new = fresh.read_text(encoding="utf-8")
-            if old != new:
-                status = 1
-                diff = difflib.unified_diff(
-                    old.splitlines(), new.splitlines(), str(module), "regenerated", lineterm="", n=1
-                )
-                print("\n".join(list(diff)[:80]))
-                print(f"codegen --check: {module.relative_to(ROOT)} is out of date")
-            else:
-                print(f"codegen --check: {module.relative_to(ROOT)} is up to date")
+    for (_, module), new_path in zip(jobs, fresh, strict=True):
+        old = module.read_text(encoding="utf-8") if module.is_file() else ""
+        new = new_path.read_text(encoding="utf-8")
+        shown = module.relative_to(ROOT) if module.is_relative_to(ROOT) else module
+        if old != new:
+            status = 1
+            diff = difflib.unified_diff(
+                old.splitlines(), new.splitlines(), str(module), "regenerated", lineterm="", n=1
+            )
+            print("\n".join(list(diff)[:80]))
+            print(f"codegen --check: {shown} is out of date")
+        else:
+            print(f"codegen --check: {shown} is up to date")
     return status
 
 

@@ -7,22 +7,50 @@ import json
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 from typing import Any
 
-import jsonpatch
-
-from codegen.normalize import normalize
-from codegen.sources import ROOT, Source, read_source
+from codegen.imports import drop_unused_imports
+from codegen.normalize import NormalizeError, normalize
+from codegen.overlay import check_overlay, load_overlay, mark_patch_fields
+from codegen.sources import ROOT, Source, SourceError, read_source
 
 TEMPLATES = ROOT / "codegen" / "templates"
 OVERLAYS = ROOT / "schema" / "overlays"
 RUNTIME_IMPORTS = "attrs,typing.ClassVar,agentproto._core.unset.UNSET,agentproto._core.unset.Unset"
+# datamodel-code-generator options that never change (the paths and names are added per run)
+GENERATOR_OPTIONS = (
+    "--input-file-type",
+    "jsonschema",
+    "--output-model-type",
+    "dataclasses.dataclass",
+    "--custom-template-dir",
+    str(TEMPLATES),
+    "--field-extra-keys-without-x-prefix",
+    "x-ap",
+    "--additional-imports",
+    RUNTIME_IMPORTS,
+    "--target-python-version",
+    "3.11",
+    "--use-union-operator",
+    "--use-standard-collections",
+    "--enum-field-as-literal",
+    "all",
+    "--use-one-literal-as-default",
+    "--disable-timestamp",
+    "--keep-model-order",
+    "--keyword-only",
+    "--formatters",
+    "builtin",
+)
 
 
 class GenerationError(Exception):
-    """Generation failed; the message says what to change."""
+    """Generation failed; the message lists every problem, one per line."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
 
 
 def header(source: Source) -> str:
@@ -33,27 +61,32 @@ def header(source: Source) -> str:
     )
 
 
-def load_overlay(source: Source) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """The RFC 6902 overlay and the member names of a source (both optional)."""
-    patch_file = OVERLAYS / f"{source.name}.json"
-    names_file = OVERLAYS / f"{source.name}.names.toml"
-    patch = json.loads(patch_file.read_text(encoding="utf-8")) if patch_file.is_file() else []
-    names = tomllib.loads(names_file.read_text(encoding="utf-8")) if names_file.is_file() else {}
-    return patch, {str(k): str(v) for k, v in names.get("names", {}).items()}
-
-
 def prepared_schema(source: Source) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The source schema with its overlay applied, normalised for the generator."""
-    schema = json.loads(read_source(source))
-    patch, names = load_overlay(source)
+    """The source schema with its overlay applied, normalised for the generator.
+
+    Raises:
+        GenerationError: every problem of the overlay and of naming, at once.
+        SourceError: the schema cannot be read or does not match its pin.
+    """
     try:
-        schema = jsonpatch.apply_patch(schema, patch)
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-        raise GenerationError(
-            f"overlay schema/overlays/{source.name}.json no longer fits the schema: {exc}"
-        ) from exc
-    anchor_base = Path(source.mirror).name
-    return normalize(schema, anchor_base=anchor_base, names=names)
+        schema = json.loads(read_source(source))
+    except ValueError as exc:
+        raise SourceError(f"{source.name}: not a JSON document: {exc}") from exc
+    overlay, problems = load_overlay(source)
+    problems += check_overlay(overlay, schema)
+    schema = mark_patch_fields(overlay, schema)
+    try:
+        prepared = normalize(
+            schema,
+            anchor_base=Path(source.mirror).name,
+            names=overlay.names,
+            names_file=overlay.names_file,
+        )
+    except NormalizeError as exc:
+        problems += str(exc).splitlines()
+    if problems:
+        raise GenerationError(problems)
+    return prepared
 
 
 def generate(source: Source, out: Path) -> None:
@@ -61,7 +94,11 @@ def generate(source: Source, out: Path) -> None:
 
     The generator runs in a scratch folder, away from any ``pyproject.toml`` whose
     settings (line length) it would pick up, so the output is the same wherever
-    it is written.
+    it is written and whatever the working directory.
+
+    Raises:
+        GenerationError: the overlay, the naming or the generator failed.
+        SourceError: the schema cannot be read or does not match its pin.
     """
     schema, info = prepared_schema(source)
     with tempfile.TemporaryDirectory() as tmp:
@@ -74,45 +111,26 @@ def generate(source: Source, out: Path) -> None:
             sys.executable,
             "-m",
             "datamodel_code_generator",
+            *GENERATOR_OPTIONS,
             "--input",
             str(schema_path),
-            "--input-file-type",
-            "jsonschema",
             "--output",
             str(scratch),
-            "--output-model-type",
-            "dataclasses.dataclass",
-            "--custom-template-dir",
-            str(TEMPLATES),
             "--extra-template-data",
             str(info_path),
-            "--field-extra-keys-without-x-prefix",
-            "x-ap",
             "--class-name",
             schema["$ref"].rsplit("/", 1)[1],
             "--custom-file-header",
             header(source),
-            "--additional-imports",
-            RUNTIME_IMPORTS,
-            "--target-python-version",
-            "3.11",
-            "--use-union-operator",
-            "--use-standard-collections",
-            "--enum-field-as-literal",
-            "all",
-            "--use-one-literal-as-default",
-            "--disable-timestamp",
-            "--keep-model-order",
-            "--keyword-only",
-            "--formatters",
-            "builtin",
         ]
         result = subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp)
         if result.returncode != 0:
-            raise GenerationError(f"datamodel-code-generator failed:\n{result.stderr}")
+            raise GenerationError(
+                [f"{source.name}: datamodel-code-generator failed:", *result.stderr.splitlines()]
+            )
         _verify(scratch, set(schema["$defs"]))
         text = scratch.read_text(encoding="utf-8").rstrip("\n") + "\n" + enum_table(info)
-        out.write_text(text, encoding="utf-8")
+        out.write_text(drop_unused_imports(text), encoding="utf-8")
 
 
 def enum_table(info: dict[str, dict[str, Any]]) -> str:
@@ -143,6 +161,8 @@ def _verify(module: Path, expected: set[str]) -> None:
     unnamed = sorted(produced - expected)
     if unnamed:
         raise GenerationError(
-            f"{module}: the generator invented names {unnamed}; give those schema members "
-            "names in schema/overlays/<source>.names.toml"
+            [
+                f"{module}: the generator invented names {unnamed}; give those schema "
+                "members names under [names] in the source's overlay"
+            ]
         )

@@ -12,12 +12,13 @@ as data:
   PascalCase followed by the union's name (``{"type": "text", allOf: [TextContent]}``
   in ``ContentBlock`` becomes ``TextContentBlock``); a catch-all member (titled
   ``other``) becomes ``Other<Union>``; a titled member becomes ``<Title><Union>``.
-  ``schema/overlays/<source>.names.toml`` maps a member's location to a name
-  where the rule gives none or a taken one. A member still without a name stops
-  generation with a message saying what to add.
+  The ``[names]`` table of the source's overlay (the names file) maps a member's
+  location to a name where the rule gives none or a taken one. A member still
+  without a name, a taken name, or a names entry that names no anonymous member
+  stops generation with a message naming the file and the exact line to add.
 * Everything the class generator would lose (constraints such as ``minimum`` or a
-  pattern on a string alias, "not null", the three-state patch marker of the
-  overlay, ACP's ``x-deserialize-*`` rules, the Python and wire names) moves into
+  pattern on a string alias, "not null", the three-state patch marker the
+  overlay sets, ACP's ``x-deserialize-*`` rules, the Python and wire names) moves into
   one ``x-ap`` object per property, which the template writes into the field's
   ``metadata``. Class-level facts (anchor, closed or open, catch-all member, enum
   of known values) go to ``class_info``, handed to the template as extra data.
@@ -79,13 +80,43 @@ def _ref_name(schema: JSON) -> str | None:
     return None
 
 
+def _facts(prop: JSON) -> dict[str, Any]:
+    """Move the facts the generator would lose out of ``prop`` into its ``x-ap`` dict.
+
+    The patch marker, ACP's ``x-deserialize-*`` rules, constraints and "not null"
+    leave the property schema; prose and other extension keys are dropped.
+    """
+    ap: dict[str, Any] = {}
+    if prop.pop(PATCH_KEY, False):
+        ap["patch"] = True
+    if prop.pop("x-deserialize-default-on-error", False):
+        ap["on_error"] = "default"
+    if prop.pop("x-deserialize-skip-invalid-items", False):
+        ap["skip_invalid_items"] = True
+    prop.pop("x-deserialize-default-on-null", None)
+    for key in _CONSTRAINTS:
+        if key in prop:
+            ap[key] = prop.pop(key)
+    if prop.get("not") == {"type": "null"}:
+        prop.pop("not")
+        ap["not_null"] = True
+    for key in list(prop):
+        if key in _PROSE or (key.startswith("x-") and key != "x-ap"):
+            prop.pop(key)
+    return ap
+
+
 class Normalizer:
     """Rewrites one schema; see the module docstring."""
 
-    def __init__(self, schema: JSON, *, anchor_base: str, names: dict[str, str]) -> None:
+    def __init__(
+        self, schema: JSON, *, anchor_base: str, names: dict[str, str], names_file: str
+    ) -> None:
         self.src: dict[str, JSON] = schema["$defs"]
         self.anchor_base = anchor_base
         self.names = names
+        self.names_file = names_file
+        self.names_used: set[str] = set()
         self.used_names: set[str] = set()
         self.out: dict[str, JSON] = {}
         self.info: dict[str, dict[str, Any]] = {}
@@ -106,13 +137,26 @@ class Normalizer:
                 return {**rest, "$ref": all_of[0]["$ref"]}
         return schema
 
+    def _member_pointer(self, where: str) -> str:
+        union, _, index = where.rpartition("/")
+        key = "oneOf" if "oneOf" in self.src.get(union, {}) else "anyOf"
+        return f"#/$defs/{union}/{key}/{index}"
+
+    def _name_problem(self, where: str, problem: str) -> None:
+        self.errors.append(
+            f"{self.names_file}: {self._member_pointer(where)}: {problem}; add this line "
+            f'under [names] in the names file: "{where}" = "<Name>"'
+        )
+
+    def _unsupported(self, where: str, problem: str) -> None:
+        self.errors.append(f"{where}: {problem}; codegen/normalize.py does not handle this shape")
+
     def _claim(self, name: str, where: str) -> str:
-        name = self.names.get(where, name)
+        if where in self.names:
+            self.names_used.add(where)
+            name = self.names[where]
         if name in self.used_names or (name in self.src and name not in self.absorbed):
-            self.errors.append(
-                f"{where}: the naming rule gives {name!r}, which is taken; add "
-                f'"{where}" = "<Name>" to the overlay names file'
-            )
+            self._name_problem(where, f"the class name {name!r} is taken")
             name = f"{name}_{len(self.errors)}"
         self.used_names.add(name)
         return name
@@ -135,7 +179,8 @@ class Normalizer:
         for part in schema.get("allOf", []):
             name = _ref_name(part)
             if name is None:
-                raise NormalizeError(f"{where}: allOf member without $ref")
+                self._unsupported(where, "allOf member without $ref")
+                continue
             props, req, _ = self._flatten(name)
             for key, value in props.items():
                 inherited.setdefault(key, value)
@@ -165,6 +210,11 @@ class Normalizer:
         for name in [*unions, *(n for n in self.src if n not in set(unions))]:
             if name not in self.absorbed:
                 self._definition(name, self.src[name])
+        for where in sorted(set(self.names) - self.names_used):
+            self.errors.append(
+                f'{self.names_file}: [names] "{where}": names no anonymous union member '
+                f"({self._member_pointer(where)})"
+            )
         if self.errors:
             raise NormalizeError("\n".join(self.errors))
         return self.out, self.info
@@ -230,15 +280,13 @@ class Normalizer:
                 runtime["const"] = schema["const"]
             ap["metadata"] = repr(runtime)
             if ap["name"] in python_names:
-                raise NormalizeError(f"{name}.{wire}: python name {ap['name']!r} taken twice")
+                self._unsupported(f"{name}.{wire}", f"python name {ap['name']!r} taken twice")
+                continue
             python_names.add(ap["name"])
             schema["x-ap"] = ap
             properties[wire] = schema
         if not closed and "extra" in python_names:
-            raise NormalizeError(
-                f"{name}: a property named 'extra' clashes with the open-object "
-                "field `extra`; rename it in the overlay"
-            )
+            self._unsupported(name, "a property 'extra' clashes with the open-object field")
         missing = [r for r in required if r not in props]
         # a required property the schema does not describe (AG-UI `description` in
         # Context and Tool is described in prose only) is a required string
@@ -264,23 +312,7 @@ class Normalizer:
     ) -> tuple[JSON, dict[str, Any]]:
         """A property schema for the generator, and its ``x-ap`` facts."""
         prop = self._unwrap(copy.deepcopy(prop))
-        ap: dict[str, Any] = {}
-        if prop.pop(PATCH_KEY, False):
-            ap["patch"] = True
-        if prop.pop("x-deserialize-default-on-error", False):
-            ap["on_error"] = "default"
-        if prop.pop("x-deserialize-skip-invalid-items", False):
-            ap["skip_invalid_items"] = True
-        prop.pop("x-deserialize-default-on-null", None)
-        for key in _CONSTRAINTS:
-            if key in prop:
-                ap[key] = prop.pop(key)
-        if prop.get("not") == {"type": "null"}:
-            prop.pop("not")
-            ap["not_null"] = True
-        for key in list(prop):
-            if key in _PROSE or (key.startswith("x-") and key != "x-ap"):
-                prop.pop(key)
+        ap = _facts(prop)
         target = _ref_name(prop)
         if target is not None:
             ref_schema = self.src[target]
@@ -290,7 +322,7 @@ class Normalizer:
                     ap[key] = ref_schema[key]
             extra = {k: v for k, v in prop.items() if k != "$ref"}
             if extra:
-                raise NormalizeError(f"{hoist_name}: $ref with siblings {sorted(extra)}")
+                self._unsupported(hoist_name, f"$ref with siblings {sorted(extra)}")
             if self._free_form(ref_schema):
                 prop = {"type": "object", "additionalProperties": True}
         nullable = False
@@ -317,9 +349,8 @@ class Normalizer:
                 if key in item_ap:
                     ap.setdefault("item", {})[key] = item_ap[key]
         if "properties" in prop:
-            raise NormalizeError(
-                f"{hoist_name}: inline object property; name it in the overlay names file"
-            )
+            self._unsupported(hoist_name, "inline object property")
+            prop = {"type": "object", "additionalProperties": True}
         if prop.get("type") == "object" and "additionalProperties" in prop:
             prop = {"type": "object", "additionalProperties": True}
         if "const" in prop:
@@ -342,7 +373,8 @@ class Normalizer:
                 return {"type": "object", "additionalProperties": True}
             return {"$ref": member["$ref"]}
         if "properties" in member:
-            raise NormalizeError(f"{where}: inline object in a property union; name it")
+            self._unsupported(where, "inline object in a property union")
+            return {"type": "object", "additionalProperties": True}
         return self._plain(member, where)
 
     # ---- unions --------------------------------------------------------------------------
@@ -382,7 +414,7 @@ class Normalizer:
             elif "type" in member or not (member.keys() - set(_PROSE)):
                 refs.append(self._plain(member, where))
             else:
-                raise NormalizeError(f"{where}: union member of unknown shape; name it")
+                self._unsupported(where, "union member of unknown shape")
         self.out[name] = {"anyOf": refs}
 
     @staticmethod
@@ -434,10 +466,8 @@ class Normalizer:
         elif where in self.names:
             name = self._claim(self.names[where], where)
         else:
-            raise NormalizeError(
-                f"{where}: union member without a tag or title; add "
-                f'"{where}" = "<Name>" to the overlay names file'
-            )
+            self._name_problem(where, "union member without a tag or title")
+            name = self._claim(f"Unnamed{union}{len(self.errors)}", where)
         for key, value in base_props.items():
             props.setdefault(key, value)
         required += [r for r in base_required if r not in required]
@@ -454,10 +484,22 @@ class Normalizer:
 
 
 def normalize(
-    schema: JSON, *, anchor_base: str, names: dict[str, str] | None = None
+    schema: JSON,
+    *,
+    anchor_base: str,
+    names: dict[str, str] | None = None,
+    names_file: str = "the overlay names file",
 ) -> tuple[JSON, dict[str, dict[str, Any]]]:
-    """Normalise ``schema``; returns (schema for the generator, class info)."""
-    defs, info = Normalizer(schema, anchor_base=anchor_base, names=names or {}).run()
+    """Normalise ``schema``; returns (schema for the generator, class info).
+
+    Raises:
+        NormalizeError: every naming problem at once, one per line, each naming
+            ``names_file`` and the line to add to it.
+    """
+    normalizer = Normalizer(
+        schema, anchor_base=anchor_base, names=names or {}, names_file=names_file
+    )
+    defs, info = normalizer.run()
     # The generator always makes a model of the root schema; pointed at a definition
     # and named after it (its --class-name), it adds no stray `Model` alias.
     root = {"$schema": "https://json-schema.org/draft/2020-12/schema"}

@@ -4,6 +4,11 @@ A file is looked up in the spec mirror first (``AGENTPROTO_SPEC_MIRROR``, else a
 sibling ``../shared/spec`` of the repository), then in the download cache
 (``.cache/schemas``), and fetched from its pinned URL as a last resort.
 Whatever the origin, the sha256 must match the pin.
+
+A source names its overlay explicitly (``overlay = "overlays/<file>.toml"``, relative
+to the folder of ``sources.toml``); a named overlay that is missing, or an overlay
+file no source names, is an error. A schema file at hand (``file_source``) stands in
+for a pinned one without editing pins: its header then names the file and its hash.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import tarfile
 import tempfile
 import tomllib
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +42,10 @@ class Source:
     mirror: str
     url: str
     sha256: str
+    overlay: Path | None = None
+    """The overlay file bound to this source, if any (absolute)."""
+    file: Path | None = None
+    """A schema file at hand read instead of the pinned one (``file_source``)."""
 
 
 @dataclass(frozen=True)
@@ -49,15 +58,67 @@ class Target:
 
 
 def load_sources(path: Path = SOURCES_TOML) -> tuple[dict[str, Source], dict[str, Target]]:
-    """Read ``schema/sources.toml``."""
+    """Read ``schema/sources.toml`` and check its overlay bindings.
+
+    Raises:
+        SourceError: every binding problem at once, one per line (a target naming an
+            unknown source, a source naming a missing overlay, an overlay file in
+            ``overlays/`` that no source names).
+    """
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     targets_raw = data.pop("targets", {})
-    sources = {name: Source(name=name, **entry) for name, entry in data.items()}
+    problems: list[str] = []
+    sources: dict[str, Source] = {}
+    for name, entry in data.items():
+        overlay = entry.pop("overlay", None)
+        overlay_path = (path.parent / overlay).resolve() if overlay else None
+        if overlay_path is not None and not overlay_path.is_file():
+            problems.append(f"{shown(path)}: [{name}] overlay = {overlay!r}: no such file")
+        sources[name] = Source(name=name, overlay=overlay_path, **entry)
     targets = {name: Target(name=name, **entry) for name, entry in targets_raw.items()}
     for target in targets.values():
         if target.source not in sources:
-            raise SourceError(f"target {target.name!r} names unknown source {target.source!r}")
+            problems.append(f"target {target.name!r} names unknown source {target.source!r}")
+    bound = {s.overlay for s in sources.values() if s.overlay is not None}
+    for orphan in sorted((path.parent / "overlays").glob("*.toml")):
+        if orphan.resolve() not in bound:
+            problems.append(
+                f"{shown(orphan)}: no source names this overlay; add "
+                f'overlay = "overlays/{orphan.name}" to its source in {shown(path)}'
+            )
+    if problems:
+        raise SourceError("\n".join(problems))
     return sources, targets
+
+
+def file_source(pinned: Source, file: Path) -> Source:
+    """A source reading ``file`` in place of ``pinned``, keeping its overlay.
+
+    Raises:
+        SourceError: the file cannot be read.
+    """
+    file = file.resolve()
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"{file}: cannot read the schema: {exc}") from exc
+    return replace(
+        pinned,
+        name=str(file),
+        version=f"file at hand, in place of {pinned.name}",
+        mirror=file.name,
+        url=file.as_uri(),
+        sha256=_sha256(data),
+        file=file,
+    )
+
+
+def shown(path: Path) -> str:
+    """A path as messages show it: relative to the repository when inside it."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def spec_mirror() -> Path | None:
@@ -105,6 +166,8 @@ def _download(source: Source) -> bytes:
 
 def read_source(source: Source) -> bytes:
     """The bytes of a pinned schema, checked against its sha256."""
+    if source.file is not None:
+        return _check(source, source.file.read_bytes(), str(source.file))
     mirror = spec_mirror()
     if mirror is not None and (mirror / source.mirror).is_file():
         path = mirror / source.mirror

@@ -1,22 +1,28 @@
-"""The code generator: provenance headers, no upstream prose, pins, naming and overlay rules."""
+"""The code generator: provenance, no upstream prose, pins, naming, overlay checks, atomic runs."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from codegen import generate as generate_module
 from codegen.generate import OVERLAYS, GenerationError, header, prepared_schema
+from codegen.imports import drop_unused_imports
 from codegen.normalize import NormalizeError, normalize
+from codegen.overlay import Overlay, check_overlay, load_overlay, update_classes
 from codegen.sources import ROOT, Source, SourceError, load_sources, read_source
 from tests.conftest import mirror_dir
 
@@ -42,18 +48,12 @@ def _descriptions(node: Any) -> Iterator[str]:
             yield from _descriptions(item)
 
 
-def _pointer_parent(doc: Any, pointer: str) -> tuple[Any, str]:
-    """The container a JSON Pointer points into, and the last token."""
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
-    for token in tokens[:-1]:
-        doc = doc[int(token)] if isinstance(doc, list) else doc[token]
-    return doc, tokens[-1]
-
-
-def _run_codegen(*args: str) -> subprocess.CompletedProcess[str]:
+def _run_codegen(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """``python -m codegen ARGS`` run from ``cwd`` (the repository on the import path)."""
     return subprocess.run(
         [sys.executable, "-m", "codegen", *args],
-        cwd=ROOT,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         check=False,
@@ -190,20 +190,17 @@ def test_unstable_schema_is_superset_of_stable(stable: str, unstable: str) -> No
     assert sorted(stable_defs - unstable_defs) == []
 
 
-# ---- (h) overlay test ops -----------------------------------------------------------------
+# ---- (h) overlay checks -------------------------------------------------------------------
 
 
-def test_overlay_test_op_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An upstream change an overlay ``test`` op catches stops generation, naming the overlay."""
+def test_overlay_check_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upstream change the overlay's checks catch stops generation, naming the overlay."""
     source = SOURCES["acp-v2-unstable"]
-    overlay_file = OVERLAYS / f"{source.name}.json"
-    ops = json.loads(overlay_file.read_text(encoding="utf-8"))
-    test_op = next(op for op in ops if op["op"] == "test")
-    schema = _schema(source.name)
-    changed = copy.deepcopy(schema)
-    parent, last = _pointer_parent(changed, test_op["path"])
-    assert parent[last] == test_op["value"]
-    parent[last] = "changed-upstream"
+    overlay_file = OVERLAYS / "acp-v2-unstable.toml"
+    assert source.overlay == overlay_file
+    changed = _schema(source.name)
+    # a marked patch field that no longer admits null
+    changed["$defs"]["ToolCallUpdate"]["properties"]["title"]["type"] = "string"
 
     def fake_read_source(src: Source) -> bytes:
         assert src == source
@@ -213,6 +210,7 @@ def test_overlay_test_op_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(GenerationError) as info:
         prepared_schema(source)
     assert f"schema/overlays/{overlay_file.name}" in str(info.value)
+    assert "#/$defs/ToolCallUpdate/properties/title" in str(info.value)
 
 
 def test_overlay_applies_to_the_pinned_schema() -> None:
@@ -235,3 +233,296 @@ def test_tmp_mirror_layout_is_honoured(tmp_path: Path, monkeypatch: pytest.Monke
     shutil.copyfile(mirror_dir() / source.mirror, copied)
     monkeypatch.setenv("AGENTPROTO_SPEC_MIRROR", str(tmp_path))
     assert read_source(source) == copied.read_bytes()
+
+
+# ---- (i) the overlay says only what the schema cannot, and checks what that needs -------
+
+_PINNED_OVERLAY = (OVERLAYS / "acp-v2-unstable.toml").read_text(encoding="utf-8")
+
+
+def _overlay_at(tmp_path: Path, text: str) -> Overlay:
+    """The overlay parsed from ``text``, written to a file in ``tmp_path``; no load problems."""
+    path = tmp_path / "scratch.toml"
+    path.write_text(text, encoding="utf-8")
+    overlay, problems = load_overlay(replace(SOURCES["acp-v2-unstable"], overlay=path))
+    assert problems == []
+    return overlay
+
+
+def _assert_plain(lines: list[str], schema: dict[str, Any]) -> None:
+    """Each line is short, names no upstream prose and dumps no schema JSON."""
+    prose = {d for d in _descriptions(schema) if len(d) >= 20}
+    for line in lines:
+        assert "\n" not in line and len(line) < 300, line
+        assert "{" not in line, line
+        assert not any(d in line for d in prose), line
+
+
+def test_pinned_overlay_fits_and_classifies_every_nullable_update_field() -> None:
+    """The committed overlay fits the pinned schema: no problem, every update class classified."""
+    schema = _schema("acp-v2-unstable")
+    overlay, problems = load_overlay(SOURCES["acp-v2-unstable"])
+    assert problems == []
+    assert check_overlay(overlay, schema) == []
+    classes, _ = update_classes(overlay, schema["$defs"])
+    assert "ToolCallUpdate" in classes and "Notice" in classes and "ContentChunk" in classes
+    assert "StateUpdate" not in classes  # a wrapped union is not followed
+    assert sum(len(w) for w in overlay.patch.values()) == 43
+    assert overlay.patch["UsageUpdate"] == ["cost"]
+
+
+def test_patch_metadata_follows_the_overlay() -> None:
+    """Every ``[patch]`` entry is a field with ``patch`` metadata in the sealed v2 module."""
+    from agentproto.acp import _generated_v2 as v2
+
+    overlay, _ = load_overlay(SOURCES["acp-v2-unstable"])
+    for cls, wires in overlay.patch.items():
+        fields = {f.metadata.get("wire"): f for f in attrs.fields(getattr(v2, cls))}
+        for wire in wires:
+            assert fields[wire].metadata.get("patch") is True, (cls, wire)
+    for cls, wires in overlay.not_patch.items():
+        fields = {f.metadata.get("wire"): f for f in attrs.fields(getattr(v2, cls))}
+        for wire in wires:
+            assert "patch" not in fields[wire].metadata, (cls, wire)
+
+
+def test_every_overlay_problem_is_reported_in_one_run(tmp_path: Path) -> None:
+    """Missing, required, non-null and unclassified entries come back together, one line each."""
+    schema = _schema("acp-v2-unstable")
+    text = _PINNED_OVERLAY.replace('"name", "title", "kind"', '"name", "title", "kind", "gone"')
+    text = text.replace('Notice = ["description", "_meta"]', 'Notice = ["_meta"]')
+    text = text.replace('UsageUpdate = ["cost"]', 'UsageUpdate = ["cost", "used"]\nNope = ["x"]')
+    schema["$defs"]["TerminalUpdate"]["properties"]["command"]["type"] = "string"
+    schema["$defs"]["CompactionUpdate"]["required"].append("error")
+    overlay = _overlay_at(tmp_path, text)
+    problems = check_overlay(overlay, schema)
+    file = str(tmp_path / "scratch.toml")
+    expected = [
+        ("[patch] ToolCallUpdate[3] 'gone'", "#/$defs/ToolCallUpdate/properties/gone", "not exist"),
+        (
+            "[patch] TerminalUpdate[0] 'command'",
+            "#/$defs/TerminalUpdate/properties/command",
+            "null",
+        ),
+        ("[patch] CompactionUpdate[1] 'error'", "#/$defs/CompactionUpdate/properties/error", "req"),
+        ("[patch] UsageUpdate[1] 'used'", "#/$defs/UsageUpdate/properties/used", "required"),
+        ("[patch] Nope", "#/$defs/Nope", "does not exist"),
+        ("update class Notice", "#/$defs/Notice/properties/description", "[not_patch]"),
+    ]
+    assert len(problems) == len(expected), problems
+    for entry, at, what in expected:
+        (line,) = [p for p in problems if entry in p]
+        assert line.startswith(file + ": ") and at in line and what in line, line
+    _assert_plain(problems, schema)
+
+
+def test_new_nullable_update_field_must_be_classified(tmp_path: Path) -> None:
+    """A new nullable property of an update class stops generation until the overlay lists it."""
+    schema = _schema("acp-v2-unstable")
+    schema["$defs"]["PlanUpdate"]["properties"]["title"] = {"type": ["string", "null"]}
+    overlay, _ = load_overlay(SOURCES["acp-v2-unstable"])
+    (problem,) = check_overlay(overlay, schema)
+    assert problem.startswith("schema/overlays/acp-v2-unstable.toml: ")
+    assert "#/$defs/PlanUpdate/properties/title" in problem and "'title'" in problem
+    assert "[patch] or [not_patch]" in problem
+
+
+def test_not_patch_entries_are_checked(tmp_path: Path) -> None:
+    """A ``[not_patch]`` entry naming no property, or one also in ``[patch]``, is a problem."""
+    text = _PINNED_OVERLAY.replace(
+        'PlanUpdate = ["_meta"]', 'PlanUpdate = ["_meta", "nothing"]\nUserMessage = ["content"]'
+    )
+    problems = check_overlay(_overlay_at(tmp_path, text), _schema("acp-v2-unstable"))
+    assert len(problems) == 2, problems
+    assert any("[not_patch] PlanUpdate[1] 'nothing'" in p and "not exist" in p for p in problems)
+    assert any("[not_patch] UserMessage[0] 'content'" in p and "[patch]" in p for p in problems)
+
+
+def test_overlay_structure_problems_name_file_and_entry(tmp_path: Path) -> None:
+    """Entries outside the tables, unknown tables and malformed values are each one problem."""
+    path = tmp_path / "bad.toml"
+    path.write_text(
+        '"SessionUpdate/2" = "Stray"\n[unknown]\na = 1\n[patch]\nToolCallUpdate = "name"\n'
+        '[names]\n"nope" = "X"\n[update_classes]\nunion = 3\n',
+        encoding="utf-8",
+    )
+    _, problems = load_overlay(replace(SOURCES["acp-v2-unstable"], overlay=path))
+    assert len(problems) == 5, problems
+    assert all(p.startswith(f"{path}: ") for p in problems)
+    stray = next(p for p in problems if "'SessionUpdate/2'" in p)
+    assert "entry outside any table" in stray and "[names]" in stray
+    assert any("'unknown': unknown table" in p for p in problems)
+    assert any("[patch] ToolCallUpdate: expected a list" in p for p in problems)
+    assert any('"<Union>/<index>" = "<ClassName>"' in p for p in problems)
+    assert any("[update_classes] 'union'" in p for p in problems)
+
+
+# ---- (j) the names file ------------------------------------------------------------------
+
+
+def test_unnamed_member_names_the_file_and_the_line_to_add() -> None:
+    """The unnamed-member problem names the names file, the pointer and the exact line."""
+    with pytest.raises(NormalizeError) as info:
+        normalize(copy.deepcopy(_UNNAMED), anchor_base="schema.json", names_file="x.toml")
+    (line,) = str(info.value).splitlines()
+    assert line.startswith("x.toml: #/$defs/U/anyOf/0: ")
+    assert 'under [names] in the names file: "U/0" = "<Name>"' in line
+
+
+def test_taken_name_and_stray_names_entries_are_problems() -> None:
+    """A names entry giving a taken name, and one naming no member, are reported together."""
+    with pytest.raises(NormalizeError) as info:
+        normalize(
+            copy.deepcopy(_UNNAMED),
+            anchor_base="schema.json",
+            names={"U/0": "B", "U/1": "Other", "U/9": "Far"},
+            names_file="x.toml",
+        )
+    lines = str(info.value).splitlines()
+    assert len(lines) == 3, lines
+    assert any("#/$defs/U/anyOf/0" in p and "'B' is taken" in p and '"U/0" = ' in p for p in lines)
+    assert any('[names] "U/1": names no anonymous union member' in p for p in lines)
+    assert any('[names] "U/9": names no anonymous union member' in p for p in lines)
+    assert all(p.startswith("x.toml: ") for p in lines)
+
+
+def test_unsupported_shapes_are_reported_together() -> None:
+    """Shapes the normaliser cannot represent are collected with the naming problems."""
+    schema = {
+        "$defs": {
+            "A": {
+                "type": "object",
+                "properties": {"o": {"type": "object", "properties": {"x": {"type": "string"}}}},
+            },
+            "V": {"anyOf": [{"not": {"type": "string"}}, {"$ref": "#/$defs/A"}]},
+            **copy.deepcopy(_UNNAMED["$defs"]),
+        }
+    }
+    with pytest.raises(NormalizeError) as info:
+        normalize(schema, anchor_base="schema.json")
+    lines = str(info.value).splitlines()
+    assert len(lines) == 3, lines
+    assert any(p.startswith("AO: inline object property;") for p in lines)
+    assert any(p.startswith("V/0: union member of unknown shape;") for p in lines)
+    assert any("#/$defs/U/anyOf/0" in p for p in lines)
+
+
+# ---- (k) overlays are bound explicitly -----------------------------------------------------
+
+
+def _sources_toml(tmp_path: Path, overlay_line: str) -> Path:
+    (tmp_path / "overlays").mkdir()
+    path = tmp_path / "sources.toml"
+    path.write_text(
+        f'[s]\nprotocol = "acp"\nversion = "v"\nmirror = "m.json"\nurl = "https://x"\n'
+        f'sha256 = "0"\n{overlay_line}\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_source_naming_a_missing_overlay_is_an_error(tmp_path: Path) -> None:
+    """A source whose ``overlay`` file does not exist stops loading, naming the entry."""
+    path = _sources_toml(tmp_path, 'overlay = "overlays/absent.toml"')
+    with pytest.raises(SourceError) as info:
+        load_sources(path)
+    assert "[s] overlay = 'overlays/absent.toml': no such file" in str(info.value)
+
+
+def test_overlay_no_source_names_is_an_error(tmp_path: Path) -> None:
+    """An overlay file that no source binds stops loading, saying what line to add."""
+    path = _sources_toml(tmp_path, "")
+    (tmp_path / "overlays" / "orphan.toml").write_text("", encoding="utf-8")
+    with pytest.raises(SourceError) as info:
+        load_sources(path)
+    assert "orphan.toml: no source names this overlay" in str(info.value)
+    assert 'overlay = "overlays/orphan.toml"' in str(info.value)
+
+
+# ---- (l) regeneration is atomic, from a file at hand, from any cwd -------------------------
+
+
+def test_acp_file_at_hand_generates_into_out_from_any_cwd(tmp_path: Path) -> None:
+    """``--acp PATH --out DIR`` from another folder writes the v2 module; its header names PATH."""
+    schema_file = tmp_path / "new" / "schema.unstable.json"
+    schema_file.parent.mkdir()
+    schema_file.write_bytes(read_source(SOURCES["acp-v2-unstable"]))
+    result = _run_codegen("--acp", "new/schema.unstable.json", "--out", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["_generated_v2.py"]
+    first, rest = (tmp_path / "out" / "_generated_v2.py").read_text(encoding="utf-8").split("\n", 1)
+    digest = hashlib.sha256(schema_file.read_bytes()).hexdigest()
+    assert str(schema_file) in first and digest in first and "Do not edit" in first
+    sealed = (ROOT / TARGETS["acp_v2"].module).read_text(encoding="utf-8")
+    assert rest == sealed.split("\n", 1)[1]
+
+
+def test_agui_and_acp_v1_files_at_hand(tmp_path: Path) -> None:
+    """``--agui PATH --acp-v1 PATH --out DIR`` writes exactly those two modules from those files."""
+    agui = tmp_path / "schema.json"
+    agui.write_bytes(read_source(SOURCES[TARGETS["agui"].source]))
+    v1 = tmp_path / "schema.unstable.json"
+    v1.write_bytes(read_source(SOURCES[TARGETS["acp_v1"].source]))
+    result = _run_codegen("--agui", str(agui), "--acp-v1", str(v1), "--out", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["_generated.py", "_generated_v1.py"]
+    for name, file in (("_generated.py", agui), ("_generated_v1.py", v1)):
+        first = (out / name).read_text(encoding="utf-8").split("\n", 1)[0]
+        assert str(file) in first and hashlib.sha256(file.read_bytes()).hexdigest() in first
+
+
+def test_failing_generation_writes_nothing(tmp_path: Path) -> None:
+    """A failing ACP generation leaves the AG-UI module, generated first, untouched."""
+    broken = _schema("acp-v2-unstable")
+    del broken["$defs"]["ToolCallUpdate"]["properties"]["kind"]
+    schema_file = tmp_path / "broken.json"
+    schema_file.write_text(json.dumps(broken), encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "_generated.py").write_text("# sentinel\n", encoding="utf-8")
+    sealed = ROOT / TARGETS["agui"].module
+    before = sealed.stat()
+    result = _run_codegen(
+        "--agui", "draft", "--acp", str(schema_file), "--out", "out", cwd=tmp_path
+    )
+    assert result.returncode == 1
+    assert "#/$defs/ToolCallUpdate/properties/kind does not exist" in result.stderr
+    assert "nothing written" in result.stderr
+    assert (out / "_generated.py").read_text(encoding="utf-8") == "# sentinel\n"
+    assert not (out / "_generated_v2.py").exists()
+    result = _run_codegen("--agui", "draft", "--acp", str(schema_file), cwd=tmp_path)
+    assert result.returncode == 1
+    after = sealed.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+# ---- (m) no generated module imports what it does not use ---------------------------------
+
+
+@pytest.mark.parametrize("target", TARGET_IDS)
+def test_sealed_module_imports_only_what_it_uses(target: str) -> None:
+    """Every name a sealed module imports (``__future__`` aside) is read somewhere in it."""
+    tree = ast.parse((ROOT / TARGETS[target].module).read_text(encoding="utf-8"))
+    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    imported = [
+        (alias.asname or alias.name).split(".")[0]
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and getattr(node, "module", "") != "__future__"
+        for alias in node.names
+    ]
+    assert imported
+    assert sorted(name for name in imported if name not in read) == []
+
+
+def test_drop_unused_imports_keeps_used_names() -> None:
+    """The pipeline step drops unused names (whole lines when none is left) and keeps the rest."""
+    text = (
+        "from __future__ import annotations\n\nfrom dataclasses import dataclass\n"
+        "from typing import Any, ClassVar\nimport attrs\n\nx: ClassVar[int] = attrs.NOTHING\n"
+    )
+    assert drop_unused_imports(text) == (
+        "from __future__ import annotations\n\nfrom typing import ClassVar\nimport attrs\n\n"
+        "x: ClassVar[int] = attrs.NOTHING\n"
+    )

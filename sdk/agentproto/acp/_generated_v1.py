@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 import attrs
-from agentproto._core.unset import UNSET, Unset
 
 
 @attrs.define(kw_only=True)
