@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from agentproto._core.errors import AgentProtoError
 from agentproto.agui import _generated as g
@@ -38,6 +38,8 @@ __all__ = [
     "TextMessageWriter",
     "ToolCallWriter",
 ]
+
+Ended = TypeVar("Ended")
 
 
 class _Scope:
@@ -59,7 +61,7 @@ class _Scope:
         """Whether the scope still has to be closed."""
         return self._open
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -77,6 +79,11 @@ class _Scope:
         with contextlib.suppress(AgentProtoError):  # the block's own exception is the one to see
             self._close_on_error(exc)
 
+    def _ended(self, event: Ended) -> Ended:
+        """``event`` (the one that closed the scope), once the scope is marked closed."""
+        self._open = False
+        return event
+
     def _close(self) -> None:
         raise NotImplementedError
 
@@ -84,7 +91,17 @@ class _Scope:
         self._close()
 
 
-class TextMessageWriter(_Scope):
+class _Attributed(_Scope):
+    """A scope whose continuations repeat one owner (``subagent_run_id``)."""
+
+    __slots__ = ("subagent_run_id",)
+
+    def __init__(self, producer: RunProducer, subagent_run_id: str | None) -> None:
+        super().__init__(producer)
+        self.subagent_run_id = subagent_run_id
+
+
+class TextMessageWriter(_Attributed):
     """An open text message (from :meth:`RunProducer.text_message`).
 
     Attributes:
@@ -93,16 +110,12 @@ class TextMessageWriter(_Scope):
         start_event: the TEXT_MESSAGE_START that opened it.
     """
 
-    __slots__ = ("message_id", "start_event", "subagent_run_id")
+    __slots__ = ("message_id", "start_event")
 
     def __init__(self, producer: RunProducer, start_event: g.TextMessageStartEvent) -> None:
-        super().__init__(producer)
+        super().__init__(producer, start_event.subagent_run_id)
         self.start_event = start_event
         self.message_id = start_event.message_id
-        self.subagent_run_id = start_event.subagent_run_id
-
-    def __enter__(self) -> TextMessageWriter:
-        return self
 
     def content(
         self, delta: str, *, metadata: dict[str, Any] | None = None
@@ -114,28 +127,30 @@ class TextMessageWriter(_Scope):
 
     def end(self, *, metadata: dict[str, Any] | None = None) -> g.TextMessageEndEvent:
         """TEXT_MESSAGE_END."""
-        event = self.producer.text_message_end(
-            self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
+        return self._ended(
+            self.producer.text_message_end(
+                self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
+            )
         )
-        self._open = False
-        return event
 
     def _close(self) -> None:
         self.end()
 
 
-class ReasoningMessageWriter(_Scope):
-    """An open reasoning message (from :meth:`RunProducer.reasoning_message`)."""
+class _Reasoning(_Attributed):
+    """A reasoning scope: its ``messageId`` and owner."""
 
-    __slots__ = ("message_id", "subagent_run_id")
+    __slots__ = ("message_id",)
 
     def __init__(self, producer: RunProducer, message_id: str, subagent_run_id: str | None) -> None:
-        super().__init__(producer)
+        super().__init__(producer, subagent_run_id)
         self.message_id = message_id
-        self.subagent_run_id = subagent_run_id
 
-    def __enter__(self) -> ReasoningMessageWriter:
-        return self
+
+class ReasoningMessageWriter(_Reasoning):
+    """An open reasoning message (from :meth:`RunProducer.reasoning_message`)."""
+
+    __slots__ = ()
 
     def content(
         self, delta: str, *, metadata: dict[str, Any] | None = None
@@ -147,28 +162,20 @@ class ReasoningMessageWriter(_Scope):
 
     def end(self, *, metadata: dict[str, Any] | None = None) -> g.ReasoningMessageEndEvent:
         """REASONING_MESSAGE_END."""
-        event = self.producer.reasoning_message_end(
-            self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
+        return self._ended(
+            self.producer.reasoning_message_end(
+                self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
+            )
         )
-        self._open = False
-        return event
 
     def _close(self) -> None:
         self.end()
 
 
-class ReasoningSpan(_Scope):
+class ReasoningSpan(_Reasoning):
     """An open reasoning span (from :meth:`RunProducer.reasoning`)."""
 
-    __slots__ = ("message_id", "subagent_run_id")
-
-    def __init__(self, producer: RunProducer, message_id: str, subagent_run_id: str | None) -> None:
-        super().__init__(producer)
-        self.message_id = message_id
-        self.subagent_run_id = subagent_run_id
-
-    def __enter__(self) -> ReasoningSpan:
-        return self
+    __slots__ = ()
 
     def message(self, *, metadata: dict[str, Any] | None = None) -> ReasoningMessageWriter:
         """REASONING_MESSAGE_START for the span's ``messageId``; returns its writer."""
@@ -178,30 +185,26 @@ class ReasoningSpan(_Scope):
 
     def end(self, *, metadata: dict[str, Any] | None = None) -> g.ReasoningEndEvent:
         """REASONING_END."""
-        event = self.producer.reasoning_end(
-            self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
+        return self._ended(
+            self.producer.reasoning_end(
+                self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
+            )
         )
-        self._open = False
-        return event
 
     def _close(self) -> None:
         self.end()
 
 
-class ToolCallWriter(_Scope):
+class ToolCallWriter(_Attributed):
     """An open tool call (from :meth:`RunProducer.tool_call`)."""
 
-    __slots__ = ("subagent_run_id", "tool_call_id")
+    __slots__ = ("tool_call_id",)
 
     def __init__(
         self, producer: RunProducer, tool_call_id: str, subagent_run_id: str | None
     ) -> None:
-        super().__init__(producer)
+        super().__init__(producer, subagent_run_id)
         self.tool_call_id = tool_call_id
-        self.subagent_run_id = subagent_run_id
-
-    def __enter__(self) -> ToolCallWriter:
-        return self
 
     def args(self, delta: str, *, metadata: dict[str, Any] | None = None) -> g.ToolCallArgsEvent:
         """TOOL_CALL_ARGS: the next piece of the arguments' text."""
@@ -211,11 +214,11 @@ class ToolCallWriter(_Scope):
 
     def end(self, *, metadata: dict[str, Any] | None = None) -> g.ToolCallEndEvent:
         """TOOL_CALL_END."""
-        event = self.producer.tool_call_end(
-            self.tool_call_id, metadata=metadata, subagent_run_id=self.subagent_run_id
+        return self._ended(
+            self.producer.tool_call_end(
+                self.tool_call_id, metadata=metadata, subagent_run_id=self.subagent_run_id
+            )
         )
-        self._open = False
-        return event
 
     def result(
         self,
@@ -239,26 +242,22 @@ class ToolCallWriter(_Scope):
         self.end()
 
 
-class StepScope(_Scope):
+class StepScope(_Attributed):
     """An open step (from :meth:`RunProducer.step`)."""
 
-    __slots__ = ("step_name", "subagent_run_id")
+    __slots__ = ("step_name",)
 
     def __init__(self, producer: RunProducer, step_name: str, subagent_run_id: str | None) -> None:
-        super().__init__(producer)
+        super().__init__(producer, subagent_run_id)
         self.step_name = step_name
-        self.subagent_run_id = subagent_run_id
-
-    def __enter__(self) -> StepScope:
-        return self
 
     def finish(self, *, metadata: dict[str, Any] | None = None) -> g.StepFinishedEvent:
         """STEP_FINISHED."""
-        event = self.producer.step_finished(
-            self.step_name, metadata=metadata, subagent_run_id=self.subagent_run_id
+        return self._ended(
+            self.producer.step_finished(
+                self.step_name, metadata=metadata, subagent_run_id=self.subagent_run_id
+            )
         )
-        self._open = False
-        return event
 
     def _close(self) -> None:
         self.finish()
@@ -280,9 +279,6 @@ class SubagentScope(_Scope):
         self.subagent_run_id = subagent_run_id
         self.name = name
 
-    def __enter__(self) -> SubagentScope:
-        return self
-
     def finish(
         self,
         *,
@@ -291,21 +287,21 @@ class SubagentScope(_Scope):
         metadata: dict[str, Any] | None = None,
     ) -> g.SubagentFinishedEvent:
         """SUBAGENT_FINISHED."""
-        event = self.producer.subagent_finished(
-            self.subagent_run_id, outcome=outcome, result=result, metadata=metadata
+        return self._ended(
+            self.producer.subagent_finished(
+                self.subagent_run_id, outcome=outcome, result=result, metadata=metadata
+            )
         )
-        self._open = False
-        return event
 
     def error(
         self, message: str, *, code: str | None = None, metadata: dict[str, Any] | None = None
     ) -> g.SubagentErrorEvent:
         """SUBAGENT_ERROR."""
-        event = self.producer.subagent_error(
-            self.subagent_run_id, message, code=code, metadata=metadata
+        return self._ended(
+            self.producer.subagent_error(
+                self.subagent_run_id, message, code=code, metadata=metadata
+            )
         )
-        self._open = False
-        return event
 
     def _close(self) -> None:
         self.finish()
@@ -322,9 +318,6 @@ class RunScope(_Scope):
 
     __slots__ = ()
 
-    def __enter__(self) -> RunScope:
-        return self
-
     def finish(
         self,
         *,
@@ -334,19 +327,17 @@ class RunScope(_Scope):
         metadata: dict[str, Any] | None = None,
     ) -> g.RunFinishedEvent:
         """RUN_FINISHED."""
-        event = self.producer.run_finished(
-            outcome=outcome, result=result, usage=usage, metadata=metadata
+        return self._ended(
+            self.producer.run_finished(
+                outcome=outcome, result=result, usage=usage, metadata=metadata
+            )
         )
-        self._open = False
-        return event
 
     def error(
         self, message: str, *, code: str | None = None, metadata: dict[str, Any] | None = None
     ) -> g.RunErrorEvent:
         """RUN_ERROR."""
-        event = self.producer.run_error(message, code=code, metadata=metadata)
-        self._open = False
-        return event
+        return self._ended(self.producer.run_error(message, code=code, metadata=metadata))
 
     def __exit__(
         self,
