@@ -21,7 +21,14 @@ is :mod:`agentproto.agui.asgi`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+)
 from typing import Final, TypeAlias, overload
 
 from agentproto._core.errors import UsageError
@@ -97,7 +104,7 @@ def _encode_sync(events: Iterable[Event], encode: Callable[[Event], bytes]) -> I
 
 async def _encode_async(
     events: AsyncIterable[Event], encode: Callable[[Event], bytes]
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     iterator = aiter(events)
     try:
         async for event in iterator:

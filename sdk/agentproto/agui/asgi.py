@@ -52,7 +52,13 @@ from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, U
 from agentproto._core.jsonutil import dumps, loads
 from agentproto.agui._boundary import upgrade_input
 from agentproto.agui._decoder import Transport
-from agentproto.agui._encoding import Events, _encoder, negotiate_transport, stream_headers
+from agentproto.agui._encoding import (
+    Events,
+    _encode_async,
+    _encoder,
+    negotiate_transport,
+    stream_headers,
+)
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._producer import RunProducer
 from agentproto.agui._wire import _converter
@@ -122,23 +128,21 @@ async def _iterate_in_thread(events: Iterable[Event]) -> AsyncIterator[Event]:
         executor.shutdown(wait=False)
 
 
-async def _body(events: Events, encode: Callable[[Event], bytes]) -> AsyncGenerator[bytes, None]:
+async def _listed(events: list[Event] | tuple[Event, ...]) -> AsyncIterator[Event]:
+    for event in events:
+        yield event
+
+
+def _body(events: Events, encode: Callable[[Event], bytes]) -> AsyncGenerator[bytes, None]:
+    """The encoded events, from an async source (a sync iterable other than a list or
+    tuple runs in a worker thread); closing the body closes the source."""
     if isinstance(events, AsyncIterable):
         source: AsyncIterable[Event] = events
     elif isinstance(events, list | tuple):
-        for event in events:
-            yield encode(event)
-        return
+        source = _listed(events)
     else:
         source = _iterate_in_thread(events)
-    iterator = aiter(source)
-    try:
-        async for event in iterator:
-            yield encode(event)
-    finally:
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            await aclose()
+    return _encode_async(source, encode)
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:
