@@ -1,4 +1,5 @@
-"""The public namespaces export exactly the curated names (as httpx pins its ``__all__``)."""
+"""The public namespaces export exactly the curated names (as httpx pins its ``__all__``),
+and every SDK type their signatures name."""
 
 from __future__ import annotations
 
@@ -194,25 +195,25 @@ def test_the_two_parse_messages_are_told_apart() -> None:
 # ---- every SDK type a public signature names is exported ---------------------------------
 
 PUBLIC_NAMESPACES = ("agentproto", "agentproto.agui", "agentproto.agui.asgi", "agentproto.acp")
-"""Where an exported name lives (``__all__``); the generated classes live in these too:"""
+"""The namespaces whose ``__all__`` is the public API (and the roots of the walk)."""
 SCHEMA_NAMESPACES = ("agentproto.agui.schema", "agentproto.acp.schema", "agentproto.acp.schema_v1")
+"""Where the generated classes and aliases are exported."""
 _WALKED_DUNDERS = frozenset({"__init__", "__call__", "__enter__", "__aenter__", "__iter__"})
 
 
-def _exported() -> dict[int, str]:
-    """Every exported object, by identity, with one public name for it."""
-    found: dict[int, str] = {}
+def _exported() -> set[int]:
+    """The identities of every exported object."""
+    found: set[int] = set()
     for name in PUBLIC_NAMESPACES + SCHEMA_NAMESPACES:
         module = _module(name)
-        for attr in getattr(module, "__all__", None) or dir(module):
-            found.setdefault(id(getattr(module, attr)), f"{name}.{attr}")
+        found.update(id(getattr(module, attr)) for attr in getattr(module, "__all__", dir(module)))
     return found
 
 
-def _sdk_aliases() -> dict[int, str]:
+def _sdk_aliases() -> set[int]:
     """The type aliases hand-written SDK modules define (``X: TypeAlias = ...`` or
     ``X = Literal[...]``-like), by identity of their value."""
-    aliases: dict[int, str] = {}
+    aliases: set[int] = set()
     for name, module in sorted(sys.modules.items()):
         if not name.startswith("agentproto.") or "_generated" in name or module is None:
             continue
@@ -231,7 +232,7 @@ def _sdk_aliases() -> dict[int, str]:
                 continue
             value = getattr(module, target, None)
             if is_alias and value is not None and not isinstance(value, typing.TypeVar):
-                aliases.setdefault(id(value), f"{name}.{target}")
+                aliases.add(id(value))
     return aliases
 
 
@@ -248,11 +249,15 @@ _MISSING: Any = object()
 
 
 def _names_in(annotation: Any, namespace: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """Each name an annotation (a string under postponed evaluation) mentions, resolved."""
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
-    if not text:
+    """Each name an annotation mentions, resolved (a string under postponed evaluation;
+    an evaluated annotation is taken apart with ``typing.get_args``)."""
+    if not isinstance(annotation, str):
+        yield repr(annotation), annotation
+        if typing.get_origin(annotation) is not typing.Literal:
+            for argument in typing.get_args(annotation):
+                yield from _names_in(argument, namespace)
         return
-    for node in ast.walk(ast.parse(text, mode="eval")):
+    for node in ast.walk(ast.parse(annotation, mode="eval")):
         if isinstance(node, ast.Name | ast.Attribute):
             yield ast.unparse(node), _resolve(node, namespace)
 
@@ -310,7 +315,7 @@ def _instance_attributes(
             yield f"{klass.__qualname__}.{target.attr}", annotation, namespace
 
 
-def _is_sdk(obj: Any, aliases: dict[int, str]) -> bool:
+def _is_sdk(obj: Any, aliases: set[int]) -> bool:
     if inspect.isclass(obj):
         return obj.__module__.startswith("agentproto.")
     return id(obj) in aliases
