@@ -33,10 +33,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from agentproto.agui._encoding import encode_event_sse
-from agentproto.agui._generated import Event, RunAgentInput
-from agentproto.agui._producer import RunProducer
+from agentproto.agui import Event, RunProducer, encode_event_sse
 from agentproto.agui.asgi import ASGIApp, agent_app
+from agentproto.agui.schema import RunAgentInput
 
 __all__ = [
     "BUNDLED_STREAM",
