@@ -5,6 +5,7 @@ exports what both share: the exception hierarchy rooted at :class:`AgentProtoErr
 and :class:`Diagnostic`, the record of a problem the protocols say to tolerate.
 """
 
+from agentproto._core.converter import WireConverter
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import (
     AgentProtoError,
@@ -23,5 +24,6 @@ __all__ = [
     "ProtocolError",
     "SchemaError",
     "UsageError",
+    "WireConverter",
     "log_diagnostics",
 ]

@@ -112,6 +112,19 @@ def test_helpers_return_what_they_emit_and_fill_in_ids() -> None:
     assert [e.type for e in p.drain()][-1] == "RUN_FINISHED" and p.events == []
 
 
+def test_outcome_shorthands_are_the_schemas_bare_members() -> None:
+    """A string outcome names a schema outcome member that carries only its tag; any other
+    string is refused as a bad argument, never a bare KeyError."""
+    p = started()
+    refused(p, "producer.bad-argument", lambda: p.run_finished(outcome="interrupt"), fails=False)  # type: ignore[arg-type]
+    with p.subagent("helper") as sub:
+        refused(p, "producer.bad-argument", lambda: sub.finish(outcome="done"), fails=False)  # type: ignore[arg-type]
+        suspended = sub.finish(outcome="suspended")
+    assert isinstance(suspended.outcome, schema.SubagentFinishedSuspendedOutcome)
+    finished = p.run_finished(outcome="cancelled")
+    assert isinstance(finished.outcome, schema.RunFinishedCancelledOutcome)
+
+
 def test_sink_receives_events_instead_of_the_buffer() -> None:
     """With a sink, every emitted event goes to it in order and the buffer stays empty."""
     seen: list[Event] = []

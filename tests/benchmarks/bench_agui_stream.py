@@ -27,8 +27,7 @@ from typing import Any
 
 import orjson
 
-from agentproto.agui import Consumer, Conversation, EventDecoder, schema
-from agentproto.agui._serve import encode_event_sse
+from agentproto.agui import Consumer, Conversation, EventDecoder, encode_event_sse, schema
 from tests.benchmarks.bench import Figure, Workload, benchmark
 
 

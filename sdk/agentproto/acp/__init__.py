@@ -13,10 +13,13 @@ from agentproto.acp import schema, schema_v1
 from agentproto.acp._combine import combine, resync_update
 from agentproto.acp._convert import V1ToV2Adapter, V2ToV1Adapter
 from agentproto.acp._generated_v2 import SessionUpdate
+from agentproto.acp._jsonrpc import Message as JsonRpcMessage
 from agentproto.acp._jsonrpc import MessageReader, Notification, Request, Response, encode_message
-from agentproto.acp._meta import apply_meta_update
+from agentproto.acp._jsonrpc import parse_message as parse_jsonrpc_message
+from agentproto.acp._meta import Meta, apply_meta_update
 from agentproto.acp._session import (
     CompactionState,
+    Entity,
     MessageState,
     PlanState,
     SessionInfoState,
@@ -41,8 +44,11 @@ from agentproto.acp._wire import (
 __all__ = [
     "UNSET",
     "CompactionState",
+    "Entity",
+    "JsonRpcMessage",
     "MessageReader",
     "MessageState",
+    "Meta",
     "Notification",
     "PlanState",
     "Request",
@@ -64,6 +70,7 @@ __all__ = [
     "encode_message",
     "make_converter",
     "make_v1_converter",
+    "parse_jsonrpc_message",
     "parse_permission_request",
     "parse_session_notification",
     "parse_session_update",

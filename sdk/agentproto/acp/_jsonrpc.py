@@ -229,7 +229,10 @@ def _check_error(error: object) -> dict[str, Any]:
 
 
 def parse_message(obj: Any, *, line: int = 0) -> Message:
-    """Check the JSON-RPC 2.0 shape of one decoded message and wrap it.
+    """Check the JSON-RPC 2.0 shape of one decoded ACP message and wrap it.
+
+    Public as :func:`agentproto.acp.parse_jsonrpc_message`; not to be confused with
+    :func:`agentproto.agui.parse_message`, which parses an AG-UI conversation message.
 
     ``params``, ``result`` and ``error`` are kept as given (not copied).
 

@@ -14,25 +14,32 @@ exports the hand-written API:
   Lines encoders.
 """
 
-from agentproto.agui import schema
+from agentproto.agui import asgi, schema
 from agentproto.agui._consumer import Consumer
 from agentproto.agui._conversation import Change, Conversation
-from agentproto.agui._decoder import EventDecoder, Middleware
-from agentproto.agui._generated import Event, Message
-from agentproto.agui._producer import RunProducer
-from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
-from agentproto.agui._serve import (
-    EventStreamResponse,
-    agent_app,
+from agentproto.agui._decoder import EventDecoder, Middleware, NextStage, Transport
+from agentproto.agui._emit_run import PatchLike, RunOutcome, SubagentOutcome
+from agentproto.agui._encoding import (
     encode_event_jsonl,
     encode_event_sse,
     encode_jsonl_stream,
     encode_sse_stream,
-    run_events,
     stream_headers,
 )
+from agentproto.agui._generated import Event, Message
+from agentproto.agui._handles import (
+    ReasoningMessageWriter,
+    ReasoningSpan,
+    RunScope,
+    StepScope,
+    SubagentScope,
+    TextMessageWriter,
+    ToolCallWriter,
+)
+from agentproto.agui._producer import Phase, RunProducer, Sink
+from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
 from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
-from agentproto.agui._verify import RunRecord
+from agentproto.agui._verify import RunRecord, RunStatus, Verifier
 from agentproto.agui._wire import (
     dump_event,
     make_converter,
@@ -40,6 +47,7 @@ from agentproto.agui._wire import (
     parse_message,
     parse_run_input,
 )
+from agentproto.agui.asgi import EventStreamResponse, agent_app, run_events
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -51,11 +59,28 @@ __all__ = [
     "EventStreamResponse",
     "Message",
     "Middleware",
+    "NextStage",
+    "PatchLike",
+    "Phase",
+    "ReasoningMessageWriter",
+    "ReasoningSpan",
+    "RunOutcome",
     "RunProducer",
     "RunRecord",
+    "RunScope",
+    "RunStatus",
+    "Sink",
+    "StepScope",
+    "SubagentOutcome",
+    "SubagentScope",
+    "TextMessageWriter",
+    "ToolCallWriter",
+    "Transport",
+    "Verifier",
     "aconsume",
     "agent_app",
     "aiter_events",
+    "asgi",
     "consume",
     "dump_event",
     "dump_run_input",

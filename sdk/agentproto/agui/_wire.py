@@ -48,7 +48,11 @@ def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Eve
 
 
 def parse_message(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Message:
-    """Parse one decoded JSON message (any role); see :func:`parse_event`."""
+    """Parse one decoded AG-UI conversation message (any role); see :func:`parse_event`.
+
+    Not to be confused with :func:`agentproto.acp.parse_jsonrpc_message`, which reads
+    one ACP JSON-RPC message.
+    """
     return _converter.load(obj, Message, diagnostics=diagnostics)  # type: ignore[no-any-return]
 
 

@@ -15,10 +15,9 @@ import threading
 import time
 from collections.abc import Sequence
 
-from agentproto._core.errors import AgentProtoError
-from agentproto.agui._consumer import Consumer
+from agentproto import AgentProtoError
+from agentproto.agui import Consumer, iter_events
 from agentproto.agui._replay import Recording, Result, print_summary, summary_json
-from agentproto.agui._stream import iter_events
 from agentproto.agui.examples.scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, make_app
 
 

@@ -17,7 +17,7 @@ Use it as:
 * :func:`scripted_sse` — their SSE bytes; :data:`BUNDLED_STREAM` is a copy of them for
   the default run input (a test keeps the two byte-identical; ``--regenerate`` rewrites
   it);
-* :data:`app` — an ASGI application (:func:`~agentproto.agui._serve.agent_app`) that
+* :data:`app` — an ASGI application (:func:`~agentproto.agui.agent_app`) that
   answers every POSTed run input with the script;
 * ``python -m agentproto.agui.examples.scripted_agent [--port P] [--delay S]`` — serves
   :data:`app` with uvicorn on 127.0.0.1.
@@ -33,9 +33,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from agentproto.agui._generated import Event, RunAgentInput
-from agentproto.agui._producer import RunProducer
-from agentproto.agui._serve import ASGIApp, agent_app, encode_event_sse
+from agentproto.agui import Event, RunProducer, encode_event_sse
+from agentproto.agui.asgi import ASGIApp, agent_app
+from agentproto.agui.schema import RunAgentInput
 
 __all__ = [
     "BUNDLED_STREAM",

@@ -1,20 +1,11 @@
-"""Serving AG-UI events over HTTP: wire encoders and framework-free ASGI helpers.
+"""Serving AG-UI events over HTTP: framework-free ASGI applications (the I/O edge).
 
 Theory of operation
 -------------------
-Three layers, each usable alone:
-
-* **Encoders** turn one typed event into the bytes of one transport frame:
-  :func:`encode_event_sse` (``data: <json>`` and a blank line) and
-  :func:`encode_event_jsonl` (``<json>`` and LF). The JSON is the event's wire form
-  (:func:`~agentproto.agui.dump_event`) encoded compactly; compact JSON holds no raw
-  line break, so it is always one ``data`` line. The encoders do not check the
-  protocol: events built by :class:`~agentproto.agui.RunProducer` already are.
-  :func:`encode_sse_stream` / :func:`encode_jsonl_stream` map them over an iterable
-  (sync in, sync out; async in, async out), which is what a framework's streaming
-  response wants, e.g. Starlette/FastAPI::
-
-      StreamingResponse(encode_sse_stream(events), headers=stream_headers("sse"))
+Two layers, each usable alone, on top of the sans-I/O encoders of
+:mod:`agentproto.agui._encoding` (:func:`~agentproto.agui.encode_event_sse`,
+:func:`~agentproto.agui.encode_sse_stream`, :func:`~agentproto.agui.stream_headers`,
+...), which a framework's own streaming response can use directly:
 
 * :class:`EventStreamResponse` is an ASGI application streaming events with the
   right headers (``content-type``, ``cache-control: no-cache``,
@@ -30,10 +21,10 @@ Three layers, each usable alone:
   the POST body, checks it as a ``RunAgentInput`` (unknown fields are dropped, a
   malformed known field is a 400 response whose JSON body names the JSON Schema
   keyword and location), gives the handler a :class:`~agentproto.agui.RunProducer`
-  for that input, and streams what it emits in the transport the request's
-  ``Accept`` asks for (``application/jsonl``: JSON Lines; anything else: SSE). When
-  the handler raises, or returns with the run still open, the client gets a
-  RUN_ERROR (the exception itself is logged on the server, never sent).
+  for that input, and streams what it emits (:func:`run_events`) in the transport
+  the request's ``Accept`` asks for (``application/jsonl``: JSON Lines; anything
+  else: SSE). When the handler raises, or returns with the run still open, the
+  client gets a RUN_ERROR (the exception itself is logged on the server, never sent).
 """
 
 from __future__ import annotations
@@ -55,177 +46,56 @@ from collections.abc import (
     MutableMapping,
 )
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Final, TypeAlias, overload
+from typing import Any, Final, TypeAlias
 
 from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
 from agentproto._core.jsonutil import dumps, loads
 from agentproto.agui._boundary import upgrade_input
 from agentproto.agui._decoder import Transport
+from agentproto.agui._encoding import (
+    Events,
+    _encode_async,
+    _encoder,
+    negotiate_transport,
+    stream_headers,
+)
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._producer import RunProducer
 from agentproto.agui._wire import _converter
 
 __all__ = [
-    "JSONL_CONTENT_TYPE",
-    "SSE_CONTENT_TYPE",
+    "DEFAULT_MAX_BODY_BYTES",
+    "ASGIApp",
+    "ASGIMessage",
+    "AgentHandler",
     "EventStreamResponse",
+    "Events",
+    "Receive",
+    "Scope",
+    "Send",
     "agent_app",
-    "encode_event_jsonl",
-    "encode_event_sse",
-    "encode_jsonl_stream",
-    "encode_sse_stream",
-    "negotiate_transport",
     "run_events",
-    "stream_headers",
 ]
 
-SSE_CONTENT_TYPE: Final = "text/event-stream; charset=utf-8"
-"""``content-type`` of an AG-UI SSE response."""
-JSONL_CONTENT_TYPE: Final = "application/jsonl"
-"""``content-type`` of an AG-UI JSON Lines response (and the ``Accept`` that asks for it)."""
 DEFAULT_MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 """Largest request body :func:`agent_app` reads."""
 
 Scope: TypeAlias = MutableMapping[str, Any]
+"""An ASGI connection scope."""
 ASGIMessage: TypeAlias = MutableMapping[str, Any]
+"""An ASGI event or message (``{"type": "http.request", ...}``)."""
 Receive: TypeAlias = Callable[[], Awaitable[ASGIMessage]]
+"""The ASGI ``receive`` callable."""
 Send: TypeAlias = Callable[[ASGIMessage], Awaitable[None]]
+"""The ASGI ``send`` callable."""
 ASGIApp: TypeAlias = Callable[[Scope, Receive, Send], Awaitable[None]]
-Events: TypeAlias = AsyncIterable[Event] | Iterable[Event]
+"""An ASGI 3 application."""
 AgentHandler: TypeAlias = Callable[[RunAgentInput, RunProducer], Any]
 """``handler(run_input, producer)``: a coroutine function (``-> None``), an async
 generator function yielding events, or a plain function; see :func:`agent_app`."""
 
 _logger = logging.getLogger("agentproto.agui")
-_dump = _converter.dump
 _DONE: Any = object()
-
-
-# ---- encoders ---------------------------------------------------------------------------
-
-
-def encode_event_sse(event: Event) -> bytes:
-    """One event as an SSE frame: ``data: <compact JSON>`` and a blank line.
-
-    Raises:
-        SchemaError: the event holds a value that is not JSON (its location named).
-    """
-    return b"data: " + dumps(_dump(event)) + b"\n\n"
-
-
-def encode_event_jsonl(event: Event) -> bytes:
-    """One event as a JSON Lines line: compact JSON and LF.
-
-    Raises:
-        SchemaError: the event holds a value that is not JSON (its location named).
-    """
-    return dumps(_dump(event)) + b"\n"
-
-
-_ENCODERS: Final[dict[str, Callable[[Event], bytes]]] = {
-    "sse": encode_event_sse,
-    "jsonl": encode_event_jsonl,
-}
-
-
-def _encoder(transport: str) -> Callable[[Event], bytes]:
-    encoder = _ENCODERS.get(transport)
-    if encoder is None:
-        raise UsageError("serve.transport", f"transport must be 'sse' or 'jsonl': {transport!r}")
-    return encoder
-
-
-def _encode_sync(events: Iterable[Event], encode: Callable[[Event], bytes]) -> Iterator[bytes]:
-    iterator = iter(events)
-    try:
-        for event in iterator:
-            yield encode(event)
-    finally:
-        close = getattr(iterator, "close", None)
-        if close is not None:
-            close()
-
-
-async def _encode_async(
-    events: AsyncIterable[Event], encode: Callable[[Event], bytes]
-) -> AsyncIterator[bytes]:
-    iterator = aiter(events)
-    try:
-        async for event in iterator:
-            yield encode(event)
-    finally:
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            await aclose()
-
-
-@overload
-def encode_sse_stream(events: AsyncIterable[Event]) -> AsyncIterator[bytes]: ...
-@overload
-def encode_sse_stream(events: Iterable[Event]) -> Iterator[bytes]: ...
-def encode_sse_stream(events: Events) -> AsyncIterator[bytes] | Iterator[bytes]:
-    """SSE frames of ``events``: an async iterator for async events, else a sync one.
-
-    Closing the result closes ``events`` (when it can be closed). For a framework's
-    streaming response, e.g. Starlette's ``StreamingResponse(encode_sse_stream(events),
-    headers=stream_headers("sse"))``.
-    """
-    if isinstance(events, AsyncIterable):
-        return _encode_async(events, encode_event_sse)
-    return _encode_sync(events, encode_event_sse)
-
-
-@overload
-def encode_jsonl_stream(events: AsyncIterable[Event]) -> AsyncIterator[bytes]: ...
-@overload
-def encode_jsonl_stream(events: Iterable[Event]) -> Iterator[bytes]: ...
-def encode_jsonl_stream(events: Events) -> AsyncIterator[bytes] | Iterator[bytes]:
-    """JSON Lines of ``events``; see :func:`encode_sse_stream`."""
-    if isinstance(events, AsyncIterable):
-        return _encode_async(events, encode_event_jsonl)
-    return _encode_sync(events, encode_event_jsonl)
-
-
-def stream_headers(transport: Transport = "sse") -> dict[str, str]:
-    """The response headers of an event stream in ``transport``.
-
-    ``content-type`` (:data:`SSE_CONTENT_TYPE` or :data:`JSONL_CONTENT_TYPE`),
-    ``cache-control: no-cache`` and ``x-accel-buffering: no`` (no proxy buffering).
-    """
-    _encoder(transport)
-    return {
-        "content-type": SSE_CONTENT_TYPE if transport == "sse" else JSONL_CONTENT_TYPE,
-        "cache-control": "no-cache",
-        "x-accel-buffering": "no",
-    }
-
-
-def negotiate_transport(accept: str | None) -> Transport:
-    """The transport an ``Accept`` header asks for: JSON Lines when it names
-    ``application/jsonl`` with a higher preference than ``text/event-stream`` (by
-    ``q``, then by order), else SSE."""
-    if not accept:
-        return "sse"
-    best: dict[str, tuple[float, int]] = {}
-    for position, item in enumerate(accept.split(",")):
-        media, *params = (part.strip() for part in item.split(";"))
-        media = media.lower()
-        if media not in ("application/jsonl", "text/event-stream"):
-            continue
-        quality = 1.0
-        for param in params:
-            name, _, value = param.partition("=")
-            if name.strip().lower() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
-        best[media] = (quality, -position)
-    jsonl = best.get("application/jsonl")
-    if jsonl is None or jsonl[0] <= 0:
-        return "sse"
-    sse = best.get("text/event-stream")
-    return "jsonl" if sse is None or jsonl > sse else "sse"
 
 
 # ---- the ASGI response ------------------------------------------------------------------
@@ -258,23 +128,21 @@ async def _iterate_in_thread(events: Iterable[Event]) -> AsyncIterator[Event]:
         executor.shutdown(wait=False)
 
 
-async def _body(events: Events, encode: Callable[[Event], bytes]) -> AsyncGenerator[bytes, None]:
+async def _listed(events: list[Event] | tuple[Event, ...]) -> AsyncIterator[Event]:
+    for event in events:
+        yield event
+
+
+def _body(events: Events, encode: Callable[[Event], bytes]) -> AsyncGenerator[bytes, None]:
+    """The encoded events, from an async source (a sync iterable other than a list or
+    tuple runs in a worker thread); closing the body closes the source."""
     if isinstance(events, AsyncIterable):
         source: AsyncIterable[Event] = events
     elif isinstance(events, list | tuple):
-        for event in events:
-            yield encode(event)
-        return
+        source = _listed(events)
     else:
         source = _iterate_in_thread(events)
-    iterator = aiter(source)
-    try:
-        async for event in iterator:
-            yield encode(event)
-    finally:
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            await aclose()
+    return _encode_async(source, encode)
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:
@@ -432,6 +300,85 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+class _Outbox:
+    """What the producer emitted and the response has not streamed yet."""
+
+    __slots__ = ("pending", "recent", "wake")
+
+    def __init__(self) -> None:
+        self.pending: deque[Event] = deque()
+        self.recent: list[Event] = []  # emitted since the generator's last item
+        self.wake = asyncio.Event()
+
+    def put(self, event: Event) -> None:
+        """The producer's sink."""
+        self.pending.append(event)
+        self.recent.append(event)
+        self.wake.set()
+
+    def take(self) -> Iterator[Event]:
+        """The pending events, oldest first, each handed out once."""
+        while self.pending:
+            yield self.pending.popleft()
+
+
+async def _from_generator(
+    result: Any, producer: RunProducer, outbox: _Outbox
+) -> AsyncGenerator[Event, None]:
+    """Run an async generator handler: emit what it yields, stream what is emitted."""
+    try:
+        async for item in result:
+            # an event the producer already emitted (a helper's return value) is not
+            # emitted twice
+            if item is not None and not any(item is seen for seen in outbox.recent):
+                producer.emit(item)
+            outbox.recent.clear()
+            for event in outbox.take():
+                yield event
+    finally:
+        await result.aclose()
+
+
+async def _while_awaiting(result: Awaitable[Any], outbox: _Outbox) -> AsyncGenerator[Event, None]:
+    """Run a coroutine handler as a task, streaming what it emits while it runs."""
+    task = asyncio.ensure_future(result)
+    try:
+        while True:
+            outbox.recent.clear()  # only the generator path compares with it
+            for event in outbox.take():
+                yield event
+            if task.done():
+                break
+            outbox.wake.clear()
+            waiter = asyncio.ensure_future(outbox.wake.wait())
+            try:
+                await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+        task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.wait((task,))
+
+
+def _drive(
+    result: Any, producer: RunProducer, outbox: _Outbox
+) -> AsyncGenerator[Event, None] | None:
+    """How a handler's return value runs: ``None`` when the handler has already run."""
+    if hasattr(result, "__anext__"):
+        return _from_generator(result, producer, outbox)
+    if inspect.isawaitable(result):
+        return _while_awaiting(result, outbox)
+    if result is not None:
+        raise UsageError(
+            "serve.handler",
+            f"an agent handler returns None, a coroutine or an async generator, not "
+            f"{type(result).__name__}",
+        )
+    return None
+
+
 async def run_events(handler: AgentHandler, run_input: RunAgentInput) -> AsyncIterator[Event]:
     """Run ``handler`` with a producer for ``run_input``; yields what it emits, in order.
 
@@ -442,61 +389,22 @@ async def run_events(handler: AgentHandler, run_input: RunAgentInput) -> AsyncIt
     ``agent.unfinished``) ends the run. Closing this generator (the client went away)
     cancels the handler.
     """
-    pending: deque[Event] = deque()
-    recent: list[Event] = []
-    wake = asyncio.Event()
-
-    def sink(event: Event) -> None:
-        pending.append(event)
-        recent.append(event)
-        wake.set()
-
-    producer = RunProducer(run_input, sink=sink)
+    outbox = _Outbox()
+    producer = RunProducer(run_input, sink=outbox.put)
     error: Exception | None = None
     try:
-        result = handler(run_input, producer)
-        if hasattr(result, "__anext__"):
+        source = _drive(handler(run_input, producer), producer, outbox)
+        if source is not None:
             try:
-                async for item in result:
-                    # an event the producer already emitted (a helper's return value)
-                    # is not emitted twice
-                    if item is not None and not any(item is seen for seen in recent):
-                        producer.emit(item)
-                    recent.clear()
-                    while pending:
-                        yield pending.popleft()
+                async for event in source:
+                    yield event
             finally:
-                await result.aclose()
-        elif inspect.isawaitable(result):
-            task = asyncio.ensure_future(result)
-            try:
-                while True:
-                    while pending:
-                        yield pending.popleft()
-                    if task.done():
-                        break
-                    wake.clear()
-                    waiter = asyncio.ensure_future(wake.wait())
-                    try:
-                        await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
-                    finally:
-                        waiter.cancel()
-                task.result()
-            finally:
-                if not task.done():
-                    task.cancel()
-                    await asyncio.wait((task,))
-        elif result is not None:
-            raise UsageError(
-                "serve.handler",
-                f"an agent handler returns None, a coroutine or an async generator, not "
-                f"{type(result).__name__}",
-            )
+                await source.aclose()
     except Exception as exc:  # the agent failed: the client learns it from RUN_ERROR
         _logger.exception("agent handler failed")
         error = exc
-    while pending:
-        yield pending.popleft()
+    for event in outbox.take():
+        yield event
     for event in _ending(producer, error):
         yield event
 
@@ -555,53 +463,64 @@ def agent_app(handler: AgentHandler, *, max_body_bytes: int = DEFAULT_MAX_BODY_B
     """
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind == "lifespan":
-            await _lifespan(receive, send)
+        if scope["type"] != "http":
+            await _not_http(scope, receive, send)
             return
-        if kind == "websocket":
-            await send({"type": "websocket.close", "code": 1003})  # HTTP only
-            return
-        if kind != "http":
-            raise UsageError("serve.scope", f"agent_app answers HTTP, not {kind!r}")
-        if scope.get("method") != "POST":
-            await _send_json(
-                send,
-                405,
-                {"error": "method-not-allowed", "detail": "POST a RunAgentInput"},
-                {"allow": "POST"},
-            )
-            return
-        try:
-            body = await _read_body(receive, max_body_bytes)
-        except OverflowError:
-            await _send_json(
-                send,
-                413,
-                {"error": "body-too-large", "detail": f"the limit is {max_body_bytes} bytes"},
-            )
-            return
-        if body is None:
-            return  # the client left before sending its request
-        try:
-            run_input = _load_run_input(body)
-        except DecodeError as exc:
-            await _send_json(send, 400, {"error": "invalid-json", "detail": str(exc)})
-            return
-        except SchemaError as exc:
-            await _send_json(
-                send,
-                400,
-                {
-                    "error": "invalid-run-input",
-                    "keyword": exc.keyword,
-                    "location": exc.location,
-                    "detail": exc.detail,
-                },
-            )
-            return
+        run_input = await _request_input(scope, receive, send, max_body_bytes)
+        if run_input is None:
+            return  # answered with an error, or the client left before its request
         transport = negotiate_transport(_header(scope, b"accept"))
         response = EventStreamResponse(run_events(handler, run_input), transport=transport)
         await response(scope, receive, send)
 
     return app
+
+
+async def _not_http(scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer a connection that is not an HTTP request: lifespan, websocket, other."""
+    kind = scope["type"]
+    if kind == "lifespan":
+        await _lifespan(receive, send)
+    elif kind == "websocket":
+        await send({"type": "websocket.close", "code": 1003})  # HTTP only
+    else:
+        raise UsageError("serve.scope", f"agent_app answers HTTP, not {kind!r}")
+
+
+async def _request_input(
+    scope: Scope, receive: Receive, send: Send, max_body_bytes: int
+) -> RunAgentInput | None:
+    """The request's checked run input; ``None`` once an error response is sent, or
+    when the client left before sending its request."""
+    if scope.get("method") != "POST":
+        await _send_json(
+            send,
+            405,
+            {"error": "method-not-allowed", "detail": "POST a RunAgentInput"},
+            {"allow": "POST"},
+        )
+        return None
+    try:
+        body = await _read_body(receive, max_body_bytes)
+    except OverflowError:
+        detail = f"the limit is {max_body_bytes} bytes"
+        await _send_json(send, 413, {"error": "body-too-large", "detail": detail})
+        return None
+    if body is None:
+        return None
+    try:
+        return _load_run_input(body)
+    except DecodeError as exc:
+        await _send_json(send, 400, {"error": "invalid-json", "detail": str(exc)})
+    except SchemaError as exc:
+        await _send_json(
+            send,
+            400,
+            {
+                "error": "invalid-run-input",
+                "keyword": exc.keyword,
+                "location": exc.location,
+                "detail": exc.detail,
+            },
+        )
+    return None

@@ -1,4 +1,4 @@
-"""Serving (issue 5 item 2): encoders, the ASGI response and ``agent_app`` under a real uvicorn."""
+"""Serving (issue 5 item 2): the ASGI response and ``agent_app`` under a real uvicorn."""
 
 from __future__ import annotations
 
@@ -11,21 +11,15 @@ import httpx
 import pytest
 
 from agentproto.agui import Consumer, Event, aconsume, consume, schema
-from agentproto.agui._decoder import Transport
-from agentproto.agui._producer import RunProducer
-from agentproto.agui._serve import (
+from agentproto.agui._encoding import (
     JSONL_CONTENT_TYPE,
     SSE_CONTENT_TYPE,
-    EventStreamResponse,
-    agent_app,
-    encode_event_jsonl,
     encode_event_sse,
-    encode_jsonl_stream,
     encode_sse_stream,
-    negotiate_transport,
-    run_events,
     stream_headers,
 )
+from agentproto.agui._producer import RunProducer
+from agentproto.agui.asgi import EventStreamResponse, agent_app, run_events
 from agentproto.agui.examples.scripted_agent import app as scripted_app
 from agentproto.agui.examples.scripted_agent import scripted_events
 from tests.agui.live_server import serve
@@ -41,98 +35,6 @@ def expected_fold() -> dict[str, Any]:
         consumer.feed_bytes(encode_event_sse(event))
     consumer.close()
     return consumer.conversation.to_json()
-
-
-# ---- encoders ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("encode", "transport"), [(encode_event_sse, "sse"), (encode_event_jsonl, "jsonl")]
-)
-def test_encoders_round_trip_through_the_consumer(encode: Any, transport: Transport) -> None:
-    """The encoded scripted run, fed to a Consumer byte by byte, gives back the same events
-    and the same fold as the producer's own conversation."""
-    events = scripted_events()
-    data = b"".join(encode(e) for e in events)
-    run_input = {"threadId": "thread-1", "runId": "run-1", "messages": []}
-    consumer = Consumer(run_input=run_input, transport=transport)
-    delivered: list[Event] = []
-    for i in range(len(data)):
-        delivered += consumer.feed_bytes(data[i : i + 1])
-    delivered += consumer.close()
-    assert delivered == events
-    assert consumer.diagnostics == []
-
-
-def test_sse_frame_is_one_data_line() -> None:
-    """An SSE frame is one ``data:`` line of compact JSON, whatever line breaks the text has."""
-    event = schema.TextMessageContentEvent(message_id="m", delta="a\nb\r\nc é")
-    frame = encode_event_sse(event)
-    assert frame.startswith(b"data: {") and frame.endswith(b"}\n\n")
-    assert frame.count(b"\n") == 2 and b"\r" not in frame
-    assert encode_event_jsonl(event) == frame[6:-1]
-
-
-def test_stream_encoders_keep_sync_and_async() -> None:
-    """Sync events give a sync iterator, async events an async one; closing closes the source."""
-    closed: list[str] = []
-
-    def sync_events() -> Iterator[Event]:
-        try:
-            yield from scripted_events()
-        finally:
-            closed.append("sync")
-
-    async def async_events() -> AsyncIterator[Event]:
-        try:
-            for event in scripted_events():
-                yield event
-        finally:
-            closed.append("async")
-
-    frames = encode_sse_stream(sync_events())
-    assert next(frames).startswith(b"data: ")
-    frames.close()  # type: ignore[attr-defined]
-    assert closed == ["sync"]
-
-    async def read() -> list[bytes]:
-        stream = encode_jsonl_stream(async_events())
-        first = await anext(stream)
-        await stream.aclose()  # type: ignore[attr-defined]
-        return [first]
-
-    assert asyncio.run(read())[0].endswith(b"}\n")
-    assert closed == ["sync", "async"]
-
-
-@pytest.mark.parametrize(
-    ("accept", "transport"),
-    [
-        (None, "sse"),
-        ("", "sse"),
-        ("text/event-stream", "sse"),
-        ("application/jsonl", "jsonl"),
-        ("application/json, application/jsonl", "jsonl"),
-        ("text/event-stream, application/jsonl", "sse"),
-        ("application/jsonl, text/event-stream", "jsonl"),
-        ("text/event-stream;q=0.5, application/jsonl", "jsonl"),
-        ("application/jsonl;q=0", "sse"),
-        ("*/*", "sse"),
-    ],
-)
-def test_negotiate_transport(accept: str | None, transport: str) -> None:
-    """JSON Lines only when ``Accept`` prefers ``application/jsonl``; SSE otherwise."""
-    assert negotiate_transport(accept) == transport
-
-
-def test_stream_headers() -> None:
-    """The headers name the content type and turn off caching and proxy buffering."""
-    assert stream_headers("sse") == {
-        "content-type": SSE_CONTENT_TYPE,
-        "cache-control": "no-cache",
-        "x-accel-buffering": "no",
-    }
-    assert stream_headers("jsonl")["content-type"] == JSONL_CONTENT_TYPE
 
 
 # ---- the scripted agent under uvicorn ----------------------------------------------------

@@ -1,0 +1,184 @@
+"""AG-UI events as transport bytes: SSE frames, JSON Lines, and the headers naming them.
+
+Theory of operation
+-------------------
+The encoders turn one typed event into the bytes of one transport frame:
+:func:`encode_event_sse` (``data: <json>`` and a blank line) and
+:func:`encode_event_jsonl` (``<json>`` and LF). The JSON is the event's wire form
+(:func:`~agentproto.agui.dump_event`) encoded compactly; compact JSON holds no raw
+line break, so it is always one ``data`` line. The encoders do not check the
+protocol: events built by :class:`~agentproto.agui.RunProducer` already are.
+:func:`encode_sse_stream` / :func:`encode_jsonl_stream` map them over an iterable
+(sync in, sync out; async in, async out), which is what a framework's streaming
+response wants, e.g. Starlette/FastAPI::
+
+    StreamingResponse(encode_sse_stream(events), headers=stream_headers("sse"))
+
+:func:`stream_headers` and :func:`negotiate_transport` are the HTTP side of the
+choice between the two transports. Nothing here reads or writes a socket: serving
+is :mod:`agentproto.agui.asgi`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+)
+from typing import Final, TypeAlias, overload
+
+from agentproto._core.errors import UsageError
+from agentproto._core.jsonutil import dumps
+from agentproto.agui._decoder import Transport
+from agentproto.agui._generated import Event
+from agentproto.agui._wire import _converter
+
+__all__ = [
+    "JSONL_CONTENT_TYPE",
+    "SSE_CONTENT_TYPE",
+    "Events",
+    "encode_event_jsonl",
+    "encode_event_sse",
+    "encode_jsonl_stream",
+    "encode_sse_stream",
+    "negotiate_transport",
+    "stream_headers",
+]
+
+SSE_CONTENT_TYPE: Final = "text/event-stream; charset=utf-8"
+"""``content-type`` of an AG-UI SSE response."""
+JSONL_CONTENT_TYPE: Final = "application/jsonl"
+"""``content-type`` of an AG-UI JSON Lines response (and the ``Accept`` that asks for it)."""
+
+Events: TypeAlias = AsyncIterable[Event] | Iterable[Event]
+"""Events to stream: an async iterable or a plain one."""
+
+_dump = _converter.dump
+
+
+def encode_event_sse(event: Event) -> bytes:
+    """One event as an SSE frame: ``data: <compact JSON>`` and a blank line.
+
+    Raises:
+        SchemaError: the event holds a value that is not JSON (its location named).
+    """
+    return b"data: " + dumps(_dump(event)) + b"\n\n"
+
+
+def encode_event_jsonl(event: Event) -> bytes:
+    """One event as a JSON Lines line: compact JSON and LF.
+
+    Raises:
+        SchemaError: the event holds a value that is not JSON (its location named).
+    """
+    return dumps(_dump(event)) + b"\n"
+
+
+_ENCODERS: Final[dict[str, Callable[[Event], bytes]]] = {
+    "sse": encode_event_sse,
+    "jsonl": encode_event_jsonl,
+}
+
+
+def _encoder(transport: str) -> Callable[[Event], bytes]:
+    encoder = _ENCODERS.get(transport)
+    if encoder is None:
+        raise UsageError("serve.transport", f"transport must be 'sse' or 'jsonl': {transport!r}")
+    return encoder
+
+
+def _encode_sync(events: Iterable[Event], encode: Callable[[Event], bytes]) -> Iterator[bytes]:
+    iterator = iter(events)
+    try:
+        for event in iterator:
+            yield encode(event)
+    finally:
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            close()
+
+
+async def _encode_async(
+    events: AsyncIterable[Event], encode: Callable[[Event], bytes]
+) -> AsyncGenerator[bytes, None]:
+    iterator = aiter(events)
+    try:
+        async for event in iterator:
+            yield encode(event)
+    finally:
+        aclose = getattr(iterator, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+@overload
+def encode_sse_stream(events: AsyncIterable[Event]) -> AsyncIterator[bytes]: ...
+@overload
+def encode_sse_stream(events: Iterable[Event]) -> Iterator[bytes]: ...
+def encode_sse_stream(events: Events) -> AsyncIterator[bytes] | Iterator[bytes]:
+    """SSE frames of ``events``: an async iterator for async events, else a sync one.
+
+    Closing the result closes ``events`` (when it can be closed). For a framework's
+    streaming response, e.g. Starlette's ``StreamingResponse(encode_sse_stream(events),
+    headers=stream_headers("sse"))``.
+    """
+    if isinstance(events, AsyncIterable):
+        return _encode_async(events, encode_event_sse)
+    return _encode_sync(events, encode_event_sse)
+
+
+@overload
+def encode_jsonl_stream(events: AsyncIterable[Event]) -> AsyncIterator[bytes]: ...
+@overload
+def encode_jsonl_stream(events: Iterable[Event]) -> Iterator[bytes]: ...
+def encode_jsonl_stream(events: Events) -> AsyncIterator[bytes] | Iterator[bytes]:
+    """JSON Lines of ``events``; see :func:`encode_sse_stream`."""
+    if isinstance(events, AsyncIterable):
+        return _encode_async(events, encode_event_jsonl)
+    return _encode_sync(events, encode_event_jsonl)
+
+
+def stream_headers(transport: Transport = "sse") -> dict[str, str]:
+    """The response headers of an event stream in ``transport``.
+
+    ``content-type`` (:data:`SSE_CONTENT_TYPE` or :data:`JSONL_CONTENT_TYPE`),
+    ``cache-control: no-cache`` and ``x-accel-buffering: no`` (no proxy buffering).
+    """
+    _encoder(transport)
+    return {
+        "content-type": SSE_CONTENT_TYPE if transport == "sse" else JSONL_CONTENT_TYPE,
+        "cache-control": "no-cache",
+        "x-accel-buffering": "no",
+    }
+
+
+def negotiate_transport(accept: str | None) -> Transport:
+    """The transport an ``Accept`` header asks for: JSON Lines when it names
+    ``application/jsonl`` with a higher preference than ``text/event-stream`` (by
+    ``q``, then by order), else SSE."""
+    if not accept:
+        return "sse"
+    best: dict[str, tuple[float, int]] = {}
+    for position, item in enumerate(accept.split(",")):
+        media, *params = (part.strip() for part in item.split(";"))
+        media = media.lower()
+        if media not in ("application/jsonl", "text/event-stream"):
+            continue
+        quality = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        best[media] = (quality, -position)
+    jsonl = best.get("application/jsonl")
+    if jsonl is None or jsonl[0] <= 0:
+        return "sse"
+    sse = best.get("text/event-stream")
+    return "jsonl" if sse is None or jsonl > sse else "sse"
