@@ -132,6 +132,18 @@ def _agui_new_role() -> dict[str, Any]:
     return _consume(_run(*_text("m1", "once", role="narrator")))
 
 
+def _agui_renamed_generic_field() -> dict[str, Any]:
+    from agentproto.agui import dump_event, parse_event
+
+    renamed = {"type": "RAW", "event": {"k": 1}, "origin": "vendor"}
+    retired = {"type": "RAW", "event": {"k": 2}, "source": "vendor"}
+    result = _consume(_run(renamed, retired))
+    event, result["parse_error"] = _attempt(parse_event, dict(renamed))
+    if result["parse_error"] is None:
+        result["dumped"], result["dump_error"] = _attempt(dump_event, event)
+    return result
+
+
 def _agui_renamed_field() -> dict[str, Any]:
     events = [
         {"type": "TEXT_MESSAGE_START", "msgId": "m1"},
@@ -146,6 +158,7 @@ def agui_additions() -> dict[str, Any]:
         "new_event_type": _agui_new_event_type(),
         "new_field": _agui_new_field(),
         "new_role": _agui_new_role(),
+        "renamed_generic_field": _agui_renamed_generic_field(),
     }
 
 

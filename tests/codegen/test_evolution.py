@@ -74,7 +74,8 @@ def test_unedited_copy_regenerates_the_sealed_module(source_name: str, tmp_path:
 
 
 def _add_agui_changes(schema: dict[str, Any]) -> dict[str, Any]:
-    """Upstream adds a ``PROGRESS`` event, ``TextMessageStartEvent.priority`` and a role."""
+    """Upstream adds a ``PROGRESS`` event, ``TextMessageStartEvent.priority`` and a role,
+    and renames ``RawEvent.source`` to ``origin``; no stream of one case uses another's."""
     d = defs(schema)
     assert "PROGRESS" not in d["EventType"]["enum"]
     d["EventType"]["enum"].append("PROGRESS")
@@ -87,6 +88,8 @@ def _add_agui_changes(schema: dict[str, Any]) -> dict[str, Any]:
         "unevaluatedProperties": False,
     }
     d["Event"]["oneOf"].append({"$ref": "#/$defs/ProgressEvent"})
+    raw = d["RawEvent"]["properties"]
+    raw["origin"] = raw.pop("source")
     start = d["TextMessageStartEvent"]["properties"]
     assert "priority" not in start
     start["priority"] = {"type": "integer"}
@@ -163,6 +166,27 @@ def test_new_enum_value_message_is_kept(agui_additions: dict[str, Any]) -> None:
 
 
 # ---- AG-UI: a renamed field ---------------------------------------------------------------
+
+
+def test_renamed_field_the_runtime_does_not_read_needs_no_edit(
+    agui_additions: dict[str, Any],
+) -> None:
+    """``RawEvent.source`` renamed ``origin``: no rule reads it, so no edit and the new name works.
+
+    The runtime is generic for this field (wire names come from the generated classes):
+    ``origin`` is parsed, kept and dumped with no diagnostic, and the old ``source`` is now
+    an unknown property, stripped with a diagnostic naming it (the spec's rule).
+    """
+    result = agui_additions["renamed_generic_field"]
+    assert result["parse_error"] is None
+    assert result["dump_error"] is None
+    assert result["dumped"] == {"type": "RAW", "event": {"k": 1}, "origin": "vendor"}
+    assert result["error"] is None, f"consuming the stream raised {result['error']}"
+    assert result["delivered"].count("RAW") == 2
+    assert _mentions(result["diagnostics"], "origin") == []
+    assert _mentions(result["diagnostics"], "source"), result["diagnostics"]
+    assert result["runs"] == ["succeeded"]
+
 
 _TEXT_EVENTS = (
     "TextMessageStartEvent",
