@@ -9,6 +9,12 @@ naming what to edit. Never green with changed behaviour.
 Regenerations are shared: one edited schema carries several independent changes where
 they cannot interfere (a module-scoped fixture each), and one probe run per edited
 schema answers every case it carries.
+
+Cases (issue 8, item 5): a new AG-UI event type; a new optional AG-UI field; a new
+enum value; a renamed field (one the rules read, one they do not, an overlay-marked ACP
+patch field); a new ``session/update`` kind; a patch field whose type changes; an
+unclassified nullable field; a new value of an open enum; an untagged union member; a
+definition taking the name the naming rule gives a member.
 """
 
 from __future__ import annotations
@@ -70,12 +76,15 @@ def test_unedited_copy_regenerates_the_sealed_module(source_name: str, tmp_path:
     assert fresh[1] == sealed[1]
 
 
-# ---- AG-UI: a new event type, a new optional field, a new enum value (one regeneration) ---
+# ---- AG-UI: new event type, new optional field, new enum value (one regeneration) ---------
 
 
 def _add_agui_changes(schema: dict[str, Any]) -> dict[str, Any]:
-    """Upstream adds a ``PROGRESS`` event, ``TextMessageStartEvent.priority`` and a role,
-    and renames ``RawEvent.source`` to ``origin``; no stream of one case uses another's."""
+    """Four independent upstream changes to the AG-UI schema, in one copy.
+
+    A ``PROGRESS`` event, ``TextMessageStartEvent.priority``, a ``narrator`` text role and
+    ``RawEvent.source`` renamed ``origin``; no case's stream uses another case's change.
+    """
     d = defs(schema)
     assert "PROGRESS" not in d["EventType"]["enum"]
     d["EventType"]["enum"].append("PROGRESS")
