@@ -90,9 +90,7 @@ def test_stability_is_unknown_until_the_generator_marks_it(protocol: int) -> Non
     matches the stable schema's method set."""
     table = method_table(protocol)
     stable = {
-        d["x-method"]
-        for d in _schema_defs(protocol, "schema.json").values()
-        if "x-method" in d
+        d["x-method"] for d in _schema_defs(protocol, "schema.json").values() if "x-method" in d
     }
     for spec in [*table.requests.values(), *table.notifications.values()]:
         if spec.stable is not None:
