@@ -242,6 +242,17 @@ class Endpoint:
         """The ids of the peer's requests not answered yet."""
         return frozenset(self._in_flight)
 
+    def method_of(self, ident: int) -> str:
+        """The method of our pending request ``ident``.
+
+        Raises:
+            UsageError: ``ident`` is not pending.
+        """
+        pending = self._pending.get(ident)
+        if pending is None:
+            raise UsageError("rpc.not-pending", f"no pending request {ident!r}")
+        return pending.method
+
     def data_to_send(self) -> bytes:
         """Take the bytes queued for the peer (NDJSON lines), ``b""`` when none."""
         data = b"".join(self._outbox)
