@@ -350,6 +350,41 @@ async def test_close_cancels_handlers_without_leaks() -> None:
     assert other_tasks() == before
 
 
+async def test_concurrent_incoming_requests_are_bounded() -> None:
+    """At most max_concurrent_requests handlers run at once; the rest wait their turn."""
+    agent, client = connect_pair(max_concurrent_requests=2)
+    running, peak = 0, 0
+
+    async def on_new(params: NewSessionRequest) -> NewSessionResponse:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.01)
+        running -= 1
+        return NewSessionResponse(session_id=params.cwd)
+
+    agent.handle(NewSessionRequest, on_new)
+    async with agent, client:
+        calls = [client.request(NewSessionRequest(cwd=str(i))) for i in range(10)]
+        results = await asyncio.wait_for(asyncio.gather(*calls), 5)
+    assert [r.session_id for r in results] == [str(i) for i in range(10)]
+    assert peak == 2
+
+
+async def test_a_result_that_is_not_json_is_an_internal_error() -> None:
+    """A handler result that cannot be sent is answered with internal error, not silence."""
+    agent, client = connect_pair()
+
+    async def weird(params: Any) -> Any:
+        return {"x": object()}
+
+    agent.handle("_acme/weird", weird)
+    async with agent, client:
+        with pytest.raises(RpcError) as failed:
+            await asyncio.wait_for(client.request("_acme/weird", {}), 5)
+    assert failed.value.code == RpcErrorCode.INTERNAL_ERROR
+
+
 async def test_notification_handlers_run_in_order() -> None:
     """Notifications reach their handler in receive order, typed."""
     agent, client = connect_pair()

@@ -317,3 +317,23 @@ def test_v1_endpoint_uses_v1_methods() -> None:
         )
     )
     assert isinstance(events[0], RequestReceived)
+
+
+def test_an_answer_that_does_not_encode_leaves_the_request_in_flight() -> None:
+    """A result that is not JSON raises, and the request can still be answered."""
+    agent = Endpoint("agent")
+    agent.feed(wire({"id": 1, "method": "_x", "params": {}}))
+    with pytest.raises(SchemaError):
+        agent.respond(1, {"bad": object()})
+    assert agent.in_flight == frozenset({1})
+    agent.respond_error(1, RpcErrorCode.INTERNAL_ERROR, "oops")
+    assert lines(agent.data_to_send())[0]["error"]["code"] == -32603
+
+
+def test_error_response_without_id_is_a_diagnostic() -> None:
+    """An error whose id the peer could not read is reported with its message."""
+    (event,) = Endpoint("client").feed(
+        wire({"id": None, "error": {"code": -32700, "message": "bad json"}})
+    )
+    assert isinstance(event, Diagnostic) and event.code == "rpc.error-without-id"
+    assert "bad json" in event.message

@@ -375,6 +375,9 @@ class Endpoint:
 
     def _receive_response(self, message: Response) -> list[Event]:
         ident = message.id
+        if ident is None:  # the peer could not read the id of something we sent
+            detail = (message.error or {}).get("message", "")
+            return [_diagnostic("rpc.error-without-id", f"the peer reports: {detail}")]
         if not isinstance(ident, int) or (pending := self._pending.pop(ident, None)) is None:
             if isinstance(ident, int) and ident in self._forgotten:
                 del self._forgotten[ident]  # a late answer to a request we gave up on
@@ -422,6 +425,8 @@ class Endpoint:
             )
         if spec is not None and spec.params is not None:
             params = self._typed(spec.method, spec.params, params)
+        elif attrs.has(type(params)):
+            params = self._converter.dump(params)
         return method, params, spec
 
     def _typed(self, method: str, tp: Any, value: Any) -> Any:
@@ -494,11 +499,16 @@ class Endpoint:
             while len(self._forgotten) > _FORGOTTEN_CAP:
                 self._forgotten.popitem(last=False)
 
-    def _take_in_flight(self, ident: int | str) -> MethodSpec | str:
+    def _check_in_flight(self, ident: int | str) -> MethodSpec | str:
         self._check_open()
         if ident not in self._in_flight:
             raise UsageError("rpc.not-in-flight", f"no request {ident!r} waits for an answer")
-        return self._in_flight.pop(ident)
+        return self._in_flight[ident]
+
+    def _answer(self, ident: int | str, response: Response) -> None:
+        """Queue the answer; the request leaves flight only once it encodes."""
+        self._outbox.append(encode_message(response))
+        del self._in_flight[ident]
 
     def respond(self, ident: int | str, result: Any) -> None:
         """Answer the peer's request ``ident`` with a result.
@@ -510,14 +520,16 @@ class Endpoint:
 
         Raises:
             UsageError: ``ident`` is not in flight, or ``result`` has the wrong type.
-            SchemaError: a dict result that the schema rejects.
+            SchemaError: a dict result that the schema rejects, or a result that is
+                not JSON; the request stays in flight, to be answered again.
             ConnectionClosedError: the endpoint is closed.
         """
-        entry = self._in_flight.get(ident)
+        entry = self._check_in_flight(ident)
         if isinstance(entry, MethodSpec) and entry.result is not None:
             result = self._typed(entry.method, entry.result, result)
-        self._take_in_flight(ident)
-        self._queue(Response(ident, result))
+        elif attrs.has(type(result)):
+            result = self._converter.dump(result)
+        self._answer(ident, Response(ident, result))
 
     def respond_error(
         self, ident: int | str, code: int | RpcError, message: str = "", data: Any = None
@@ -533,11 +545,12 @@ class Endpoint:
 
         Raises:
             UsageError: ``ident`` is not in flight.
+            SchemaError: ``data`` is not JSON (the request stays in flight).
             ConnectionClosedError: the endpoint is closed.
         """
-        self._take_in_flight(ident)
+        self._check_in_flight(ident)
         error = code if isinstance(code, RpcError) else RpcError(code, message, data)
-        self._queue(Response(ident, error=error.to_error()))
+        self._answer(ident, Response(ident, error=error.to_error()))
 
     def _reply_error(self, ident: int | str, code: int, message: str, data: Any = None) -> None:
         self._queue(Response(ident, error=RpcError(code, message, data).to_error()))

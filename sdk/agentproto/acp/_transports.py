@@ -164,6 +164,9 @@ async def spawn_agent(
 async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """This process's stdin and stdout as asyncio streams (for an agent program).
 
+    Once connected, stdout belongs to the protocol: anything else printed there
+    corrupts the stream (log to stderr instead).
+
     Example:
         >>> async def main() -> None:  # doctest: +SKIP
         ...     conn = AgentSideConnection(*await stdio_streams())

@@ -69,7 +69,10 @@ _READ_SIZE = 64 * 1024
 
 
 class ByteReader(Protocol):
-    """What a connection reads from: ``asyncio.StreamReader`` and the like."""
+    """What a connection reads from: ``asyncio.StreamReader`` and the like.
+
+    An object with ``readline()`` only is read line by line.
+    """
 
     async def read(self, n: int = -1) -> bytes:
         """Up to ``n`` bytes; ``b""`` at the end of the stream."""
@@ -378,7 +381,7 @@ class Connection:
         """The reader task: read, feed the endpoint, act on its events, until the end."""
         try:
             while True:
-                data = await self._reader.read(_READ_SIZE)
+                data = await self._read()
                 if not data:
                     await self._dispatch(self._endpoint.feed_eof())
                     break
@@ -393,6 +396,14 @@ class Connection:
             self._error = ConnectionClosedError("connection.broken", f"reading failed: {err!r}")
         finally:
             self._finish(self._error)
+
+    async def _read(self) -> bytes:
+        read = getattr(self._reader, "read", None)
+        if read is not None:
+            data: bytes = await read(_READ_SIZE)
+        else:  # a reader with readline() only
+            data = await self._reader.readline()  # type: ignore[attr-defined]
+        return data
 
     async def _dispatch(self, events: list[Event]) -> None:
         for event in events:
