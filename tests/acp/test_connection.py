@@ -26,6 +26,7 @@ from agentproto.acp._generated_v2 import (
 )
 from agentproto.acp._rpcerrors import (
     ConnectionClosedError,
+    PeerProtocolError,
     RequestTimeoutError,
     RpcError,
     RpcErrorCode,
@@ -301,7 +302,7 @@ async def test_notification_flood_is_bounded() -> None:
         writer = asyncio.create_task(flood())
         await asyncio.sleep(0.2)
         assert not writer.done()  # backpressure: the flood is held up
-        assert peer.conn._notes.qsize() <= 8
+        assert peer.conn.queued_notifications <= 8
         assert peer.inbound.buffered <= 64 * 1024 + 200
         release.set()
         await asyncio.wait_for(writer, 20)
@@ -325,6 +326,19 @@ async def test_peer_closing_fails_pending_requests_without_leaks() -> None:
     with pytest.raises(ConnectionClosedError):
         await peer.conn.request(NewSessionRequest(cwd="/"))
     assert other_tasks() == before
+
+
+async def test_overlong_line_closes_the_connection() -> None:
+    """A line over max_line_bytes is the peer's fault: the connection closes, requests fail."""
+    peer = RawPeer(side="client", max_line_bytes=1000)
+    async with peer.conn:
+        call = asyncio.create_task(peer.conn.request(NewSessionRequest(cwd="/")))
+        await peer.recv()
+        peer.send(b"x" * 2000)
+        with pytest.raises(ConnectionClosedError):
+            await asyncio.wait_for(call, 5)
+        await asyncio.wait_for(peer.conn.wait_closed(), 5)
+    assert isinstance(peer.conn.error, PeerProtocolError)
 
 
 async def test_close_cancels_handlers_without_leaks() -> None:

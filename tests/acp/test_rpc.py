@@ -258,6 +258,10 @@ def test_overlong_line_is_a_peer_error() -> None:
     agent.feed(b"x" * 60)
     with pytest.raises(PeerProtocolError):
         agent.feed(b"x" * 60)
+    completed = Endpoint("agent", max_line_bytes=100)
+    completed.feed(b"x" * 60)
+    with pytest.raises(PeerProtocolError):  # the chunk ends the line, which is too long
+        completed.feed(b"x" * 60 + b"\n")
 
 
 def test_caller_mistakes_are_usage_errors() -> None:

@@ -267,9 +267,14 @@ class Endpoint:
         Raises:
             PeerProtocolError: a line is longer than ``max_line_bytes``.
         """
-        newline = data.rfind(b"\n")
-        self._line_bytes = len(data) - newline - 1 if newline >= 0 else self._line_bytes + len(data)
-        if self._line_bytes > self._max_line:
+        first = data.find(b"\n")
+        if first < 0:
+            self._line_bytes += len(data)
+            longest = self._line_bytes
+        else:  # the line this chunk completes, and the one it starts
+            longest = self._line_bytes + first
+            self._line_bytes = len(data) - data.rfind(b"\n") - 1
+        if max(longest, self._line_bytes) > self._max_line:
             raise PeerProtocolError(
                 "rpc.line-too-long", f"a line is longer than {self._max_line} bytes"
             )

@@ -237,6 +237,11 @@ class Connection:
         return self._closed.is_set()
 
     @property
+    def queued_notifications(self) -> int:
+        """Incoming notifications waiting for their handler."""
+        return self._notes.qsize()
+
+    @property
     def error(self) -> AgentProtoError | None:
         """Why the connection closed, when the peer broke the protocol or the stream failed."""
         return self._error
@@ -249,7 +254,8 @@ class Connection:
         await self._join()
 
     async def wait_closed(self) -> None:
-        """Wait until the connection has closed and its tasks have ended."""
+        """Wait until the connection has closed and its tasks have ended (starts it if needed)."""
+        self.start()
         await self._closed.wait()
         await self._join()
 
@@ -315,6 +321,8 @@ class Connection:
             raise
         finally:
             self._waiting.pop(ident, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # retrieved, also when this task was cancelled meanwhile
 
     async def notify(self, target: Any, params: Any = None) -> None:
         """Send a notification (arguments as for :meth:`request`) and drain the stream.
