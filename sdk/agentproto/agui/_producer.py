@@ -113,7 +113,7 @@ from agentproto.agui._conversation import Conversation
 from agentproto.agui._generated import Event, Message, RunAgentInput
 from agentproto.agui._run_input import PROTOCOL_VERSION
 from agentproto.agui._verify import Verifier
-from agentproto.agui._wire import make_converter, parse_event, parse_run_input
+from agentproto.agui._wire import _converter, parse_event, parse_run_input
 
 __all__ = [
     "ReasoningMessageWriter",
@@ -137,7 +137,6 @@ SubagentOutcome: TypeAlias = g.SubagentFinishedOutcome | Literal["success", "sus
 
 E = TypeVar("E", bound=Event)
 
-_converter = make_converter()
 _EVENT_CLASSES: Final = frozenset(get_args(Event))
 _CHUNK_TYPES: Final = frozenset(
     {"TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK"}

@@ -27,14 +27,13 @@ from agentproto._core.unset import UNSET
 from agentproto.agui._boundary import flatten_for_peer
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._generated import Context, ResumeEntry, RunAgentInput, Tool
-from agentproto.agui._wire import make_converter
+from agentproto.agui._wire import _converter
 
 __all__ = ["PROTOCOL_VERSION", "dump_run_input", "next_run_input"]
 
 PROTOCOL_VERSION: Final = "1.0"
 """The protocol version this SDK speaks (the draft describes 1.0 behaviour)."""
 
-_converter = make_converter()
 _ACTIVITY: Final = frozenset({"activity"})
 
 
