@@ -109,8 +109,8 @@ from agentproto.agui._kinds import (
     RUN_LIFECYCLE,
     SUBAGENT_LIFECYCLE,
     dispatch_table,
-    event_type,
     kinds,
+    unlisted,
 )
 from agentproto.agui._records import _NOTHING, Change, _entry_from_message, _load_message, _problem
 from agentproto.agui._reduce_items import _ItemRules
@@ -118,6 +118,7 @@ from agentproto.agui._reduce_snapshots import _SnapshotRules
 
 __all__ = ["Change", "Conversation"]
 
+_TAKER = "Conversation.apply()"
 # The events that change nothing in the conversation (the last rule of the docstring).
 _NO_EFFECT = (
     RUN_LIFECYCLE
@@ -260,7 +261,7 @@ class Conversation(_ItemRules, _SnapshotRules):
         """
         rule = _RULES.get(event.__class__)
         if rule is None:
-            rule = _unlisted(event)
+            rule = unlisted(event, _no_rule, code="conversation.not-an-event", taker=_TAKER)
         return rule(self, event, True)
 
     def check(self, event: Event) -> tuple[Diagnostic, ...]:
@@ -275,7 +276,7 @@ class Conversation(_ItemRules, _SnapshotRules):
         """
         rule = _RULES.get(event.__class__)
         if rule is None:
-            rule = _unlisted(event)
+            rule = unlisted(event, _no_rule, code="conversation.not-an-event", taker=_TAKER)
         return rule(self, event, False).diagnostics
 
     # -- events that change nothing here
@@ -283,33 +284,37 @@ class Conversation(_ItemRules, _SnapshotRules):
     def _nothing(self, event: Any, commit: bool) -> Change:
         return _NOTHING
 
-    def _chunk(self, event: Any, commit: bool) -> Change:
-        return _problem(
-            "event.not-expanded",
-            f"{event.type} reached the conversation unexpanded; chunk events must go"
-            " through chunk expansion first; ignored",
-            subject=event.type,
-        )
 
-    def _no_rule(self, event: Any, commit: bool) -> Change:
-        return _problem(
-            "event.no-rule",
-            f"{event.type}: the conversation has no rule for this event type (a newer"
-            " schema's?); it changes nothing",
-            subject=event.type,
-        )
+def _ignored(code: str, why: str) -> Callable[[Conversation, Any, bool], Change]:
+    """A rule that changes nothing and reports ``code``: ``why`` follows the type."""
+
+    def rule(self: Conversation, event: Any, commit: bool) -> Change:
+        return _problem(code, f"{event.type}{why}", subject=event.type)
+
+    return rule
+
+
+_chunk = _ignored(
+    "event.not-expanded",
+    " reached the conversation unexpanded; chunk events must go through chunk"
+    " expansion first; ignored",
+)
+_no_rule = _ignored(
+    "event.no-rule",
+    ": the conversation has no rule for this event type (a newer schema's?); it changes nothing",
+)
 
 
 _Rule = Callable[[Conversation, Any, bool], Change]
 
 _RULES: dict[type, _Rule] = dispatch_table(
     {
-        "TEXT_MESSAGE_START": Conversation._text_start,
-        "TEXT_MESSAGE_CONTENT": Conversation._text_content,
-        "TEXT_MESSAGE_END": Conversation._text_end,
-        "REASONING_MESSAGE_START": Conversation._reasoning_start,
-        "REASONING_MESSAGE_CONTENT": Conversation._reasoning_content,
-        "REASONING_MESSAGE_END": Conversation._reasoning_end,
+        "TEXT_MESSAGE_START": Conversation._start,
+        "TEXT_MESSAGE_CONTENT": Conversation._content,
+        "TEXT_MESSAGE_END": Conversation._end,
+        "REASONING_MESSAGE_START": Conversation._start,
+        "REASONING_MESSAGE_CONTENT": Conversation._content,
+        "REASONING_MESSAGE_END": Conversation._end,
         "TOOL_CALL_START": Conversation._tool_start,
         "TOOL_CALL_ARGS": Conversation._tool_args,
         "TOOL_CALL_END": Conversation._tool_end,
@@ -322,20 +327,9 @@ _RULES: dict[type, _Rule] = dispatch_table(
         "ACTIVITY_DELTA": Conversation._activity_delta,
         # lifecycle, steps, reasoning spans, subagents, RAW and CUSTOM change nothing
         **dict.fromkeys(_NO_EFFECT, Conversation._nothing),
-        **dict.fromkeys(CHUNK_TYPES, Conversation._chunk),
+        **dict.fromkeys(CHUNK_TYPES, _chunk),
     },
-    Conversation._no_rule,
+    _no_rule,
 )
 """The rule of every generated event class (``_no_rule`` for a class with none)."""
 _HANDLERS = _RULES  # the name this table had
-
-
-def _unlisted(event: Any) -> _Rule:
-    """The rule of a class the table was not built with: the tolerated path for an
-    event class, a caller error for anything else."""
-    if event_type(event.__class__) is None:
-        raise UsageError(
-            "conversation.not-an-event",
-            f"Conversation.apply() takes typed AG-UI events, not {type(event).__name__}",
-        )
-    return Conversation._no_rule

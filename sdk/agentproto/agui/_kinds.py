@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar, get_args
 
 import attrs
 
-from agentproto._core.errors import AgentProtoError
+from agentproto._core.errors import AgentProtoError, UsageError
 from agentproto.agui._generated import Event, Message, TextMessageRole
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "dispatch_table",
     "event_type",
     "kinds",
+    "unlisted",
 ]
 
 R = TypeVar("R")
@@ -127,6 +128,20 @@ def dispatch_table(
             f"agentproto.agui: rules for {unknown}, which are not generated event types"
         )
     return {cls: rules.get(tag, fallback) for tag, cls in classes.items()}
+
+
+def unlisted(event: object, fallback: R, *, code: str, taker: str) -> R:
+    """The rule for a class a dispatch table was not built with.
+
+    An event class (one with a ``type`` tag: a newer schema's, say) takes the
+    tolerated path, ``fallback``; anything else is a caller error.
+
+    Raises:
+        UsageError: ``event`` is not an AG-UI event object (``code``).
+    """
+    if event_type(event.__class__) is None:
+        raise UsageError(code, f"{taker} takes typed AG-UI events, not {type(event).__name__}")
+    return fallback
 
 
 # ---- categories the schema cannot express -------------------------------------------------

@@ -20,8 +20,12 @@ from agentproto.agui._wire import _converter
 
 __all__: list[str] = []
 
-_TEXT_DEFAULT = FAMILIES["text"].defaults["role"]
-_REASONING_DEFAULT = FAMILIES["reasoning"].defaults["role"]
+# The message families: event type -> (the roles its messages may have, the default role).
+_ROLES: dict[str, tuple[frozenset[str], str]] = {
+    kind: (roles, family.defaults["role"])
+    for family, roles in ((FAMILIES["text"], TEXT_ROLES), (FAMILIES["reasoning"], REASONING_ROLES))
+    for kind in (family.start, *family.continuations)
+}
 
 
 def _role_stripped(event: Any, role: str, default: str) -> Diagnostic:
@@ -35,6 +39,13 @@ def _role_stripped(event: Any, role: str, default: str) -> Diagnostic:
     )
 
 
+def _bad_delta(event: Any, code: str, item_id: str) -> Change:
+    """A hand-built CONTENT or ARGS event whose delta is not a string, skipped."""
+    return _problem(
+        code, f"{event.type} for {item_id!r}: delta is not a string; skipped", subject=item_id
+    )
+
+
 class _ItemRules(_Store):
     """Rules for the events of streamed items (a mixin of the conversation)."""
 
@@ -42,9 +53,10 @@ class _ItemRules(_Store):
 
     # -- text and reasoning messages
 
-    def _start(
-        self, event: Any, roles: frozenset[str], role: str, default: str, commit: bool
-    ) -> Change:
+    def _start(self, event: Any, commit: bool) -> Change:
+        """TEXT_MESSAGE_START or REASONING_MESSAGE_START."""
+        roles, default = _ROLES[event.type]
+        role = event.role or default
         message_id = event.message_id
         diagnostics: tuple[Diagnostic, ...] = ()
         if role not in roles:  # an unknown enumeration value: stripped, the default holds
@@ -92,17 +104,15 @@ class _ItemRules(_Store):
             return entry.change
         return Change(messages=(message_id,), diagnostics=diagnostics)
 
-    def _content(self, event: Any, roles: frozenset[str], commit: bool) -> Change:
+    def _content(self, event: Any, commit: bool) -> Change:
+        """TEXT_MESSAGE_CONTENT or REASONING_MESSAGE_CONTENT."""
+        roles = _ROLES[event.type][0]
         entry = self._by_id.get(event.message_id)
         if entry is None or entry.role not in roles or not entry.start_text():
             return self._no_message(event, entry)
         delta = event.delta
         if delta.__class__ is not str:
-            return _problem(
-                "message.invalid-delta",
-                f"{event.type} for {event.message_id!r}: delta is not a string; skipped",
-                subject=event.message_id,
-            )
+            return _bad_delta(event, "message.invalid-delta", event.message_id)
         if not commit:
             return _NOTHING
         if delta:
@@ -115,7 +125,9 @@ class _ItemRules(_Store):
         self._snapshot = None
         return entry.change
 
-    def _end(self, event: Any, roles: frozenset[str], commit: bool) -> Change:
+    def _end(self, event: Any, commit: bool) -> Change:
+        """TEXT_MESSAGE_END or REASONING_MESSAGE_END."""
+        roles = _ROLES[event.type][0]
         entry = self._by_id.get(event.message_id)
         if entry is None or entry.role not in roles:
             return self._no_message(event, entry)
@@ -143,26 +155,6 @@ class _ItemRules(_Store):
             " whose content cannot be streamed; skipped",
             subject=message_id,
         )
-
-    def _text_start(self, event: g.TextMessageStartEvent, commit: bool) -> Change:
-        role = event.role or _TEXT_DEFAULT
-        return self._start(event, TEXT_ROLES, role, _TEXT_DEFAULT, commit)
-
-    def _text_content(self, event: g.TextMessageContentEvent, commit: bool) -> Change:
-        return self._content(event, TEXT_ROLES, commit)
-
-    def _text_end(self, event: g.TextMessageEndEvent, commit: bool) -> Change:
-        return self._end(event, TEXT_ROLES, commit)
-
-    def _reasoning_start(self, event: g.ReasoningMessageStartEvent, commit: bool) -> Change:
-        role = event.role or _REASONING_DEFAULT
-        return self._start(event, REASONING_ROLES, role, _REASONING_DEFAULT, commit)
-
-    def _reasoning_content(self, event: g.ReasoningMessageContentEvent, commit: bool) -> Change:
-        return self._content(event, REASONING_ROLES, commit)
-
-    def _reasoning_end(self, event: g.ReasoningMessageEndEvent, commit: bool) -> Change:
-        return self._end(event, REASONING_ROLES, commit)
 
     # -- tool calls
 
@@ -261,11 +253,7 @@ class _ItemRules(_Store):
             return self._unknown_call(event)
         delta = event.delta
         if delta.__class__ is not str:
-            return _problem(
-                "tool-call.invalid-delta",
-                f"TOOL_CALL_ARGS for {event.tool_call_id!r}: delta is not a string; skipped",
-                subject=event.tool_call_id,
-            )
+            return _bad_delta(event, "tool-call.invalid-delta", event.tool_call_id)
         if not commit:
             return _NOTHING
         if delta:

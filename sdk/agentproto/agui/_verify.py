@@ -145,7 +145,7 @@ from agentproto.agui._generated import (
     RunFinishedInterruptOutcome,
     RunStartedEvent,
 )
-from agentproto.agui._kinds import ATTRIBUTED, CHUNK_TYPES, dispatch_table, event_type, kinds
+from agentproto.agui._kinds import ATTRIBUTED, CHUNK_TYPES, dispatch_table, kinds, unlisted
 from agentproto.agui._runs import (
     Owner,
     RunRecord,
@@ -159,6 +159,7 @@ from agentproto.agui._verify_rules import _EntityRules
 
 __all__ = ["RunRecord", "RunStatus", "Verifier"]
 
+_TAKER = "Verifier.feed()"
 _Phase: TypeAlias = Literal["idle", "running", "finished", "errored", "failed", "closed"]
 
 # The run lifecycle outside a run: (phase, event type) -> the phase it leads to. Any other
@@ -219,7 +220,7 @@ class Verifier(_EntityRules):
         """
         rule = _IN_RUN.get(event.__class__)
         if rule is None:
-            rule = _unlisted(event)
+            rule = unlisted(event, Verifier._no_rule, code="verify.not-an-event", taker=_TAKER)
         try:
             if self._phase == "running":
                 if event.type in ATTRIBUTED:
@@ -471,14 +472,3 @@ _IN_RUN: dict[type, _Rule] = dispatch_table(
     Verifier._no_rule,
 )
 """The in-run rule of every generated event class (``_no_rule`` for a class with none)."""
-
-
-def _unlisted(event: Any) -> _Rule:
-    """The rule of a class the table was not built with: the tolerated path for an
-    event class, a caller error for anything else."""
-    if event_type(event.__class__) is None:
-        raise UsageError(
-            "verify.not-an-event",
-            f"Verifier.feed() takes typed AG-UI events, not {type(event).__name__}",
-        )
-    return Verifier._no_rule
