@@ -24,7 +24,7 @@ from typing import Any, Final
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
-from agentproto.agui._boundary import flatten_for_peer
+from agentproto.agui._compat import flatten_for_peer
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._generated import Context, ResumeEntry, RunAgentInput, Tool
 from agentproto.agui._wire import _converter
