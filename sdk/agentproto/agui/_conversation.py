@@ -5,7 +5,7 @@ Theory of operation
 This module owns every rule for *applying* AG-UI events (SPEC-NOTES, AG-UI:
 "Snapshot-delta pattern", "State, messages, run input", "Activity", "Metadata",
 "Subagents and attribution"; the activity seed). It sits at the end of the
-pipeline (bytes → SSE → boundary → enforcement → chunk expansion →
+pipeline (bytes → SSE → compatibility → enforcement → chunk expansion →
 verification → here) and may assume a verified stream, but it never fails and
 never corrupts its state on anything else: an event it cannot apply changes
 nothing and yields a :class:`~agentproto._core.diagnostics.Diagnostic`.
@@ -30,6 +30,23 @@ patched by :func:`~agentproto._core.patch.apply_patch`, which copies only the
 containers on the touched paths. Nothing copies a whole document per event;
 snapshots and event payloads are copied once, when they arrive (O(event size)),
 so that a caller changing an event afterwards cannot reach the state.
+
+**What comes from the schema.** Rules are found by event class, in a table
+built from the generated ``Event`` union
+(:func:`~agentproto.agui._kinds.dispatch_table`): an event class with no rule
+(one a newer schema added) changes nothing and yields ``event.no-rule``, as an
+unknown event type would be dropped, never an exception. The roles a text
+message may have are the schema's ``TextMessageRole`` values that name a class
+of the ``Message`` union; a role the runtime cannot build a message for is an
+unknown enumeration value, stripped with ``unknown-member-stripped`` (the
+message then has the default role), never dropped in silence.
+
+**Checking without applying.** Each rule runs in two modes: :meth:`Conversation.check`
+finds what :meth:`Conversation.apply` would report and changes nothing (a patch
+is tried on a copy-on-write result that is thrown away); a producer refuses an
+event on it. The rules live in :mod:`._reduce_items` (streamed items, results,
+encrypted values) and :mod:`._reduce_snapshots` (state, messages snapshots,
+activities); the records in :mod:`._records`.
 
 **Rules**, event by event:
 
@@ -91,7 +108,8 @@ so that a caller changing an event afterwards cannot reach the state.
   merges nowhere.
 * ``RUN_*``, ``STEP_*``, ``REASONING_START/END``, ``SUBAGENT_*``, ``RAW`` and
   ``CUSTOM`` change nothing here. ``*_CHUNK`` events must be expanded first;
-  one that arrives anyway changes nothing and yields a diagnostic.
+  one that arrives anyway changes nothing and yields a diagnostic, as does an
+  event class no rule knows.
 """
 
 from __future__ import annotations
