@@ -123,6 +123,7 @@ from agentproto._core.readonly import readonly, thaw
 from agentproto._core.unset import UNSET
 from agentproto.agui._generated import ActivityMessage, Event, Message, RunAgentInput, ToolCall
 from agentproto.agui._kinds import (
+    ACTIVITY,
     CHUNK_TYPES,
     RUN_LIFECYCLE,
     SUBAGENT_LIFECYCLE,
@@ -225,7 +226,7 @@ class Conversation(_ItemRules, _SnapshotRules):
     def activities(self) -> tuple[ActivityMessage, ...]:
         """The activity messages, in conversation order."""
         return tuple(
-            cast(ActivityMessage, e.materialise()) for e in self._entries if e.role == "activity"
+            cast(ActivityMessage, e.materialise()) for e in self._entries if e.role == ACTIVITY
         )
 
     @property

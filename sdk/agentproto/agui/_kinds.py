@@ -23,9 +23,11 @@ from typing import Any, Final, TypeVar, get_args
 import attrs
 
 from agentproto._core.errors import AgentProtoError, UsageError
-from agentproto.agui._generated import Event, Message, TextMessageRole
+from agentproto.agui._generated import ENUM_VALUES, Event, Message, TextMessageRole
 
 __all__ = [
+    "ACTIVITY",
+    "ASSISTANT",
     "ATTRIBUTED",
     "CHUNK_TYPES",
     "CLOSES_EVERY_LANE",
@@ -35,11 +37,14 @@ __all__ = [
     "EVENT_TYPES",
     "FAMILIES",
     "MESSAGE_ROLES",
+    "REASONING",
     "REASONING_ROLES",
     "RUN_LIFECYCLE",
     "SUBAGENT_LIFECYCLE",
     "SUBAGENT_TERMINALS",
     "TEXT_ROLES",
+    "TOOL",
+    "TOOL_CALL_SUBTYPE",
     "Family",
     "attribute",
     "dispatch_table",
@@ -299,3 +304,18 @@ TEXT_ROLES: Final = frozenset(get_args(TextMessageRole)) & MESSAGE_ROLES
 """The roles a ``TEXT_MESSAGE_START`` may create a message with: the schema's
 ``TextMessageRole`` values that name a message class. A value the schema lists but no
 class holds is treated as an unknown enumeration value."""
+
+
+def _message_roles(*names: str) -> tuple[str, ...]:
+    missing = [name for name in names if name not in MESSAGE_ROLES]
+    if missing:
+        raise AgentProtoError(f"agentproto.agui: no generated message class has role {missing}")
+    return names
+
+
+# The roles the runtime has rules of its own for (checked against the Message union).
+ASSISTANT, TOOL, ACTIVITY, REASONING = _message_roles("assistant", "tool", "activity", "reasoning")
+if "tool-call" not in ENUM_VALUES["ReasoningEncryptedValueSubtype"]:  # pragma: no cover
+    raise AgentProtoError("agentproto.agui: the encrypted-value subtype 'tool-call' is gone")
+TOOL_CALL_SUBTYPE: Final = "tool-call"
+"""The ``REASONING_ENCRYPTED_VALUE`` subtype naming a tool call (any other names a message)."""

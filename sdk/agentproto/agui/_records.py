@@ -19,7 +19,7 @@ from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
 from agentproto.agui import _generated as g
 from agentproto.agui._generated import Message
-from agentproto.agui._kinds import REASONING_ROLES, TEXT_ROLES
+from agentproto.agui._kinds import ASSISTANT, REASONING_ROLES, TEXT_ROLES
 from agentproto.agui._wire import _converter
 
 __all__ = ["Change"]
@@ -171,7 +171,7 @@ def _entry_from_message(message: Any) -> _Entry:
     metadata = wire.pop("metadata", None)
     if metadata is not None:
         entry.metadata = metadata
-    calls = wire.pop("toolCalls", None) if entry.role == "assistant" else None
+    calls = wire.pop("toolCalls", None) if entry.role == ASSISTANT else None
     if calls is not None:
         entry.calls = []
         for raw in calls:

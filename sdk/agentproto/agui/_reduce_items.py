@@ -14,7 +14,15 @@ from typing import Any
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.readonly import thaw
 from agentproto.agui import _generated as g
-from agentproto.agui._kinds import FAMILIES, REASONING_ROLES, TEXT_ROLES
+from agentproto.agui._kinds import (
+    ACTIVITY,
+    ASSISTANT,
+    FAMILIES,
+    REASONING_ROLES,
+    TEXT_ROLES,
+    TOOL,
+    TOOL_CALL_SUBTYPE,
+)
 from agentproto.agui._records import _NOTHING, Change, _Call, _Entry, _merge, _problem, _Store
 from agentproto.agui._wire import _converter
 
@@ -174,7 +182,7 @@ class _ItemRules(_Store):
             entry = self._by_id.get(parent_id)
             if entry is None:
                 return parent_id
-            if entry.role == "assistant":
+            if entry.role == ASSISTANT:
                 return entry
             diagnostics.append(
                 Diagnostic(
@@ -187,12 +195,12 @@ class _ItemRules(_Store):
             )
         elif self._entries:
             last = self._entries[-1]
-            if last.role == "assistant" and self._is_streaming(last):
+            if last.role == ASSISTANT and self._is_streaming(last):
                 return last
         own = self._by_id.get(event.tool_call_id)
         if own is None:
             return event.tool_call_id
-        return own if own.role == "assistant" else None
+        return own if own.role == ASSISTANT else None
 
     def _tool_start(self, event: g.ToolCallStartEvent, commit: bool) -> Change:
         call_id = event.tool_call_id
@@ -221,7 +229,7 @@ class _ItemRules(_Store):
             return Change(diagnostics=tuple(diagnostics))
         created = isinstance(parent, str)
         if isinstance(parent, str):
-            parent = _Entry(parent, "assistant")
+            parent = _Entry(parent, ASSISTANT)
             if event.subagent_run_id is not None:
                 parent.fields["subagentRunId"] = event.subagent_run_id
             self._append(parent)
@@ -297,7 +305,7 @@ class _ItemRules(_Store):
             )
         if not commit:
             return _NOTHING
-        entry = _Entry(message_id, "tool")
+        entry = _Entry(message_id, TOOL)
         entry.fields["content"] = (
             content if isinstance(content, str) else thaw(_converter.dump(content))
         )
@@ -316,7 +324,7 @@ class _ItemRules(_Store):
             entries.append(entry)
         else:
             position = entries.index(call.parent) + 1
-            while position < len(entries) and entries[position].role == "tool":
+            while position < len(entries) and entries[position].role == TOOL:
                 position += 1
             entries.insert(position, entry)
         self._by_id[entry.id] = entry
@@ -324,7 +332,7 @@ class _ItemRules(_Store):
 
     def _encrypted_value(self, event: g.ReasoningEncryptedValueEvent, commit: bool) -> Change:
         entity_id = event.entity_id
-        if event.subtype == "tool-call":
+        if event.subtype == TOOL_CALL_SUBTYPE:
             call = self._calls.get(entity_id)
             target = None if call is None else call.fields
             owner = None if call is None else call.parent
@@ -333,7 +341,7 @@ class _ItemRules(_Store):
             owner = self._by_id.get(entity_id)
             target = None if owner is None else owner.fields
             what = "message"
-            if owner is not None and owner.role == "activity":
+            if owner is not None and owner.role == ACTIVITY:
                 return _problem(
                     "encrypted-value.not-storable",
                     f"REASONING_ENCRYPTED_VALUE for {entity_id!r}: an activity message"

@@ -15,6 +15,7 @@ from agentproto._core.errors import PatchError, SchemaError
 from agentproto._core.patch import apply_patch, apply_patch_in_place
 from agentproto._core.readonly import thaw
 from agentproto.agui import _generated as g
+from agentproto.agui._kinds import ACTIVITY, REASONING
 from agentproto.agui._records import (
     _NOTHING,
     Change,
@@ -105,8 +106,8 @@ class _SnapshotRules(_Store):
         if not commit:
             return Change(diagnostics=tuple(diagnostics))
         roles = {entry.role for entry in incoming.values()}
-        keep_activity = "activity" not in roles
-        keep_reasoning = "reasoning" not in roles
+        keep_activity = ACTIVITY not in roles
+        keep_reasoning = REASONING not in roles
         entries: list[_Entry] = []
         touched: list[str] = []
         removed: list[str] = []
@@ -115,8 +116,8 @@ class _SnapshotRules(_Store):
             if replacement is not None:
                 entries.append(replacement)
                 touched.append(entry.id)
-            elif (entry.role == "activity" and keep_activity) or (
-                entry.role == "reasoning" and keep_reasoning
+            elif (entry.role == ACTIVITY and keep_activity) or (
+                entry.role == REASONING and keep_reasoning
             ):
                 entries.append(entry)
             else:
@@ -147,7 +148,7 @@ class _SnapshotRules(_Store):
                 subject=message_id,
             )
         entry = self._by_id.get(message_id)
-        if entry is not None and entry.role != "activity":
+        if entry is not None and entry.role != ACTIVITY:
             return _problem(
                 "activity.not-activity",
                 f"ACTIVITY_SNAPSHOT for {message_id!r}, which is a {entry.role} message,"
@@ -157,7 +158,7 @@ class _SnapshotRules(_Store):
         if not commit:
             return _NOTHING
         if entry is None:
-            entry = _Entry(message_id, "activity")
+            entry = _Entry(message_id, ACTIVITY)
             entry.fields["activityType"] = event.activity_type
             entry.fields["content"] = thaw(event.content)
             if event.subagent_run_id is not None:
@@ -184,7 +185,7 @@ class _SnapshotRules(_Store):
         """The activity's content with the delta applied, or the Change saying why not."""
         message_id = event.message_id
         entry = self._by_id.get(message_id)
-        if entry is None or entry.role != "activity":
+        if entry is None or entry.role != ACTIVITY:
             why = "no such message" if entry is None else f"it is a {entry.role} message"
             return _problem(
                 "activity.delta-skipped",

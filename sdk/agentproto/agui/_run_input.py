@@ -27,6 +27,7 @@ from agentproto._core.unset import UNSET
 from agentproto.agui._compat import flatten_for_peer
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._generated import Context, ResumeEntry, RunAgentInput, Tool
+from agentproto.agui._kinds import ACTIVITY
 from agentproto.agui._wire import _converter
 
 __all__ = ["PROTOCOL_VERSION", "dump_run_input", "next_run_input"]
@@ -34,7 +35,7 @@ __all__ = ["PROTOCOL_VERSION", "dump_run_input", "next_run_input"]
 PROTOCOL_VERSION: Final = "1.0"
 """The protocol version this SDK speaks (the draft describes 1.0 behaviour)."""
 
-_ACTIVITY: Final = frozenset({"activity"})
+_ACTIVITY: Final = frozenset({ACTIVITY})
 
 
 def next_run_input(
@@ -136,7 +137,7 @@ def dump_run_input(
     if isinstance(messages, list):
         kept = []
         for index, message in enumerate(messages):
-            if isinstance(message, dict) and message.get("role") == "activity":
+            if isinstance(message, dict) and message.get("role") == ACTIVITY:
                 if diagnostics is not None:
                     diagnostics.append(
                         Diagnostic(

@@ -40,6 +40,7 @@ from agentproto.agui._generated import (
     ToolCallStartEvent,
     ToolMessage,
 )
+from agentproto.agui._kinds import TOOL_CALL_SUBTYPE
 from agentproto.agui._runs import Owner, _describe, _RunScope
 
 __all__: list[str] = []
@@ -125,7 +126,7 @@ class _EntityRules:
         return []
 
     def _encrypted_value(self, event: ReasoningEncryptedValueEvent) -> list[Diagnostic]:
-        if event.subtype == "tool-call":
+        if event.subtype == TOOL_CALL_SUBTYPE:
             known, noun = self._known_tool_calls, "tool call"
         else:
             known, noun = self._known_messages, "message"
