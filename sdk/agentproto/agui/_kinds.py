@@ -33,9 +33,11 @@ __all__ = [
     "CLOSES_EVERY_LANE",
     "CLOSES_NO_LANE",
     "CLOSES_OWN_LANE",
+    "ENCRYPTABLE_ROLES",
     "EVENT_CLASSES",
     "EVENT_TYPES",
     "FAMILIES",
+    "MESSAGE_CLASSES",
     "MESSAGE_ROLES",
     "REASONING",
     "REASONING_ROLES",
@@ -47,6 +49,7 @@ __all__ = [
     "TOOL_CALL_SUBTYPE",
     "Family",
     "attribute",
+    "check_members",
     "dispatch_table",
     "event_type",
     "kinds",
@@ -287,7 +290,9 @@ FAMILIES: Final[Mapping[str, Family]] = {
 """The streamed item families, by name."""
 
 
-MESSAGE_ROLES: Final = frozenset(_by_tag(Message, "role"))
+MESSAGE_CLASSES: Final[Mapping[str, type]] = _by_tag(Message, "role")
+"""Every generated message class by its ``role`` tag."""
+MESSAGE_ROLES: Final = frozenset(MESSAGE_CLASSES)
 
 
 def _const(tag: str, wire: str) -> frozenset[str]:
@@ -319,3 +324,19 @@ if "tool-call" not in ENUM_VALUES["ReasoningEncryptedValueSubtype"]:  # pragma: 
     raise AgentProtoError("agentproto.agui: the encrypted-value subtype 'tool-call' is gone")
 TOOL_CALL_SUBTYPE: Final = "tool-call"
 """The ``REASONING_ENCRYPTED_VALUE`` subtype naming a tool call (any other names a message)."""
+ENCRYPTABLE_ROLES: Final = frozenset(
+    role
+    for role, cls in MESSAGE_CLASSES.items()
+    if any(f.metadata.get("wire") == "encryptedValue" for f in attrs.fields(cls))
+)
+"""The roles whose messages can hold an encrypted reasoning value (read from the schema)."""
+
+
+def check_members(cls: type, *wires: str) -> None:
+    """Check at import that ``cls`` has a field for each wire name the runtime writes.
+
+    Raises:
+        AgentProtoError: one is missing (a regeneration renamed or removed it).
+    """
+    for wire in wires:
+        attribute(cls, wire)

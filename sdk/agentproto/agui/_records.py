@@ -19,12 +19,20 @@ from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
 from agentproto.agui import _generated as g
 from agentproto.agui._generated import Message
-from agentproto.agui._kinds import ASSISTANT, REASONING_ROLES, TEXT_ROLES
+from agentproto.agui._kinds import ASSISTANT, REASONING_ROLES, TEXT_ROLES, check_members
 from agentproto.agui._wire import _converter
 
 __all__ = ["Change"]
 
 _MISSING: Any = object()
+
+# The wire members the records write, checked against the generated classes: a
+# regeneration that renames one fails here, not in messages that no longer parse.
+check_members(g.ActivityMessage, "id", "role", "activityType", "content", "subagentRunId")
+check_members(g.ToolMessage, "content", "toolCallId", "metadata", "subagentRunId")
+check_members(g.AssistantMessage, "content", "toolCalls", "name", "subagentRunId")
+check_members(g.ToolCall, "id", "type", "function", "encryptedValue", "encryptedValueType")
+check_members(g.FunctionCall, "name", "arguments")
 
 
 @attrs.frozen(kw_only=True)

@@ -15,8 +15,8 @@ from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.readonly import thaw
 from agentproto.agui import _generated as g
 from agentproto.agui._kinds import (
-    ACTIVITY,
     ASSISTANT,
+    ENCRYPTABLE_ROLES,
     FAMILIES,
     REASONING_ROLES,
     TEXT_ROLES,
@@ -341,10 +341,10 @@ class _ItemRules(_Store):
             owner = self._by_id.get(entity_id)
             target = None if owner is None else owner.fields
             what = "message"
-            if owner is not None and owner.role == ACTIVITY:
+            if owner is not None and owner.role not in ENCRYPTABLE_ROLES:
                 return _problem(
                     "encrypted-value.not-storable",
-                    f"REASONING_ENCRYPTED_VALUE for {entity_id!r}: an activity message"
+                    f"REASONING_ENCRYPTED_VALUE for {entity_id!r}: an {owner.role} message"
                     " holds no encrypted value; dropped",
                     subject=entity_id,
                 )
