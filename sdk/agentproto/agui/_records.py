@@ -10,7 +10,7 @@ mixins (:mod:`._reduce_items`, :mod:`._reduce_snapshots`) and the conversation s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, cast, get_args
 
 import attrs
 
@@ -208,8 +208,18 @@ def _merge(target: dict[str, Any] | None, metadata: Mapping[str, Any]) -> dict[s
     return merged
 
 
-_VALUE_OPS: Final = (g.AddOperation, g.ReplaceOperation, g.TestOperation)
-_FROM_OPS: Final = (g.MoveOperation, g.CopyOperation)
+def _ops_with(wire: str) -> frozenset[type]:
+    """The patch operation classes with a member ``wire`` (read from the schema)."""
+    return frozenset(
+        cls
+        for cls in get_args(g.JsonPatchOperation)
+        if any(f.metadata.get("wire") == wire for f in attrs.fields(cls))
+    )
+
+
+_VALUE_OPS: Final = _ops_with("value")  # add, replace, test
+_FROM_OPS: Final = _ops_with("from")  # move, copy
+_PATH_OPS: Final = frozenset(get_args(g.JsonPatchOperation)) - _VALUE_OPS - _FROM_OPS  # remove
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
@@ -232,7 +242,7 @@ def _own_ops(patch: Any) -> list[dict[str, Any]] | None:
                     "value": value if value.__class__ in _SCALARS else thaw(value),
                 }
             )
-        elif cls is g.RemoveOperation:
+        elif cls in _PATH_OPS:
             ops.append({"op": op.op, "path": op.path})
         elif cls in _FROM_OPS:
             ops.append({"op": op.op, "path": op.path, "from": op.from_})
