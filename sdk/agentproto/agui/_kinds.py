@@ -52,6 +52,7 @@ __all__ = [
     "check_members",
     "dispatch_table",
     "event_type",
+    "has_member",
     "kinds",
     "unlisted",
 ]
@@ -68,6 +69,11 @@ def event_type(cls: type) -> str | None:
             tag: str = field.metadata["const"]
             return tag
     return None
+
+
+def has_member(cls: type, wire: str) -> bool:
+    """Whether the generated class ``cls`` has a field whose wire name is ``wire``."""
+    return any(f.metadata.get("wire") == wire for f in attrs.fields(cls))
 
 
 def _by_tag(union: Any, tag_wire: str) -> dict[str, type]:
@@ -188,15 +194,10 @@ CLOSES_OWN_LANE: Final = kinds(
 )
 
 
-def _with_field(wire: str) -> frozenset[str]:
-    return frozenset(
-        tag
-        for tag, cls in EVENT_CLASSES.items()
-        if any(f.metadata.get("wire") == wire for f in attrs.fields(cls))
-    )
-
-
-ATTRIBUTED: Final = _with_field("subagentRunId") - SUBAGENT_LIFECYCLE
+ATTRIBUTED: Final = (
+    frozenset(tag for tag, cls in EVENT_CLASSES.items() if has_member(cls, "subagentRunId"))
+    - SUBAGENT_LIFECYCLE
+)
 """The events whose ``subagentRunId`` attributes them to a subagent (read from the schema)."""
 
 
@@ -325,9 +326,7 @@ if "tool-call" not in ENUM_VALUES["ReasoningEncryptedValueSubtype"]:  # pragma: 
 TOOL_CALL_SUBTYPE: Final = "tool-call"
 """The ``REASONING_ENCRYPTED_VALUE`` subtype naming a tool call (any other names a message)."""
 ENCRYPTABLE_ROLES: Final = frozenset(
-    role
-    for role, cls in MESSAGE_CLASSES.items()
-    if any(f.metadata.get("wire") == "encryptedValue" for f in attrs.fields(cls))
+    role for role, cls in MESSAGE_CLASSES.items() if has_member(cls, "encryptedValue")
 )
 """The roles whose messages can hold an encrypted reasoning value (read from the schema)."""
 

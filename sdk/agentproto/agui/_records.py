@@ -19,7 +19,7 @@ from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
 from agentproto.agui import _generated as g
 from agentproto.agui._generated import Message
-from agentproto.agui._kinds import ASSISTANT, REASONING_ROLES, TEXT_ROLES, check_members
+from agentproto.agui._kinds import ASSISTANT, REASONING_ROLES, TEXT_ROLES, check_members, has_member
 from agentproto.agui._wire import _converter
 
 __all__ = ["Change"]
@@ -210,11 +210,7 @@ def _merge(target: dict[str, Any] | None, metadata: Mapping[str, Any]) -> dict[s
 
 def _ops_with(wire: str) -> frozenset[type]:
     """The patch operation classes with a member ``wire`` (read from the schema)."""
-    return frozenset(
-        cls
-        for cls in get_args(g.JsonPatchOperation)
-        if any(f.metadata.get("wire") == wire for f in attrs.fields(cls))
-    )
+    return frozenset(cls for cls in get_args(g.JsonPatchOperation) if has_member(cls, wire))
 
 
 _VALUE_OPS: Final = _ops_with("value")  # add, replace, test
