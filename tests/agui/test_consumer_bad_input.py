@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 import pytest
 
 from agentproto import AgentProtoError, DecodeError, ProtocolError, SchemaError, UsageError
 from agentproto._core.sse import encode_sse
-from agentproto.agui import Consumer
+from agentproto.agui import Consumer, _decoder
+from tests.agui.synthetic import FutureEvent
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 TEXT = [
@@ -122,3 +125,34 @@ def test_failed_run_input_field_is_fatal_before_anything() -> None:
     """A run input with a malformed known field is fatal when the consumer is built."""
     with pytest.raises(SchemaError):
         Consumer(run_input={"threadId": "t", "runId": "r", "messages": [], "tools": [42]})
+
+
+def test_an_event_class_no_stage_has_a_rule_for_is_delivered_with_diagnostics(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A class the converter parses but no runtime rule knows (a regeneration's) is tolerated:
+    delivered with diagnostics, closing no chunk stream, never a UsageError."""
+    original = _decoder._load_event
+
+    def load(value: Any, path: str, ctx: Any) -> Any:
+        if value.get("type") == "FUTURE_EVENT":
+            return FutureEvent(message_id=value.get("messageId"))
+        return original(value, path, ctx)
+
+    monkeypatch.setattr(_decoder, "_load_event", load)
+    consumer = Consumer()
+    delivered = consumer.feed_bytes(
+        sse(
+            START,
+            {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a"},
+            {"type": "FUTURE_EVENT", "messageId": "m"},
+            {"type": "TEXT_MESSAGE_CHUNK", "delta": "b"},
+            FINISH,
+        )
+    )
+    consumer.close()
+    assert [e.type for e in delivered].count("FUTURE_EVENT") == 1
+    assert [d.code for d in consumer.diagnostics] == ["event.no-rule", "event.no-rule"]
+    assert consumer.verifier.runs[-1].succeeded
+    message = consumer.conversation.message("m")
+    assert message is not None and message.content == "ab"

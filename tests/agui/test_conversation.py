@@ -10,10 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentproto import SchemaError, UsageError
+from agentproto import AgentProtoError, SchemaError, UsageError
 from agentproto._core.diagnostics import Diagnostic
-from agentproto.agui import make_converter, parse_event, parse_run_input, schema
+from agentproto.agui import _generated, make_converter, parse_event, parse_run_input, schema
 from agentproto.agui._conversation import _HANDLERS, Change, Conversation
+from agentproto.agui._kinds import TEXT_ROLES, dispatch_table, kinds
+from tests.agui.synthetic import FUTURE_UNION, FutureEvent
 from tests.jsonsame import same_json
 
 CONVERTER = make_converter()
@@ -1590,4 +1592,96 @@ def test_hand_built_events_with_wrong_types_do_not_corrupt_the_conversation() ->
     for event in (bad_text, bad_args, bad_state, bad_activity, bad_snapshot, bad_result):
         change = conversation.apply(event)
         assert change.diagnostics and not change, event
+    assert conversation.to_json() == before
+
+
+# ---- what the runtime reads from the generated code ---------------------------------------
+
+
+def test_an_event_class_without_a_rule_changes_nothing_and_says_so() -> None:
+    """An event class the reducer has no rule for (a newer schema's) is tolerated, not fatal."""
+    conversation = Conversation(state={"a": 1})
+    run(conversation, *text("m", "x"))
+    before = conversation.to_json()
+    change = conversation.apply(FutureEvent(message_id="m"))  # type: ignore[arg-type]
+    assert not change and codes(change) == ["event.no-rule"]
+    assert change.diagnostics[0].subject == "FUTURE_EVENT"
+    assert conversation.check(FutureEvent()) == change.diagnostics  # type: ignore[arg-type]
+    assert conversation.to_json() == before
+
+
+def test_the_dispatch_table_covers_a_regenerated_union() -> None:
+    """A class a regeneration adds to the Event union gets the fallback rule, not a gap."""
+    table = dispatch_table({"RUN_STARTED": "run"}, "fallback", union=FUTURE_UNION)
+    assert table[FutureEvent] == "fallback" and table[schema.RunStartedEvent] == "run"
+    assert set(table) == {*typing.get_args(schema.Event), FutureEvent}
+
+
+def test_a_rule_for_a_type_the_schema_lacks_fails_loudly() -> None:
+    """A rule or a named kind for a type no generated class has is an error at build time."""
+    with pytest.raises(AgentProtoError):
+        dispatch_table({"THINKING_START": 1}, 0)
+    with pytest.raises(AgentProtoError):
+        kinds("RUN_STARTED", "RUN_RENAMED")
+
+
+def test_text_roles_are_the_schema_text_message_roles() -> None:
+    """The roles a text message may have come from the generated TextMessageRole."""
+    assert set(TEXT_ROLES) == set(typing.get_args(schema.TextMessageRole))
+    assert set(TEXT_ROLES) == set(_generated.ENUM_VALUES["TextMessageRole"])
+
+
+def test_a_text_role_the_runtime_cannot_build_is_stripped_with_a_diagnostic() -> None:
+    """A role with no message class is an unknown enum value: stripped, never dropped silently."""
+    conversation = Conversation()
+    start = ev("TEXT_MESSAGE_START", messageId="m")
+    start.role = "critic"
+    assert [d.code for d in conversation.check(start)] == ["unknown-member-stripped"]
+    assert conversation.to_json()["messages"] == []
+    change = conversation.apply(start)
+    assert codes(change) == ["unknown-member-stripped"] and change.created == ("m",)
+    assert change.diagnostics[0].path == "/role"
+    conversation.apply(ev("TEXT_MESSAGE_CONTENT", messageId="m", delta="hi"))
+    assert wire(conversation) == [{"id": "m", "role": "assistant", "content": "hi"}]
+
+
+def test_check_reports_what_apply_would_without_changing_anything() -> None:
+    """check() gives apply()'s diagnostics (skip, failed patch, non-object) and changes nothing."""
+    conversation = Conversation(state={"a": 1})
+    run(conversation, *text("m", "x"))
+    conversation.apply(ev("ACTIVITY_SNAPSHOT", messageId="act", activityType="t", content={}))
+    before = conversation.to_json()
+    cases = {
+        "state.patch-failed": ev("STATE_DELTA", delta=[{"op": "remove", "path": "/b"}]),
+        "activity.patch-failed": ev(
+            "ACTIVITY_DELTA", messageId="act", activityType="t",
+            patch=[{"op": "test", "path": "/x", "value": 1}],
+        ),
+        "activity.not-object": ev(
+            "ACTIVITY_DELTA", messageId="act", activityType="t",
+            patch=[{"op": "replace", "path": "", "value": [1]}],
+        ),
+        "activity.delta-skipped": ev("ACTIVITY_DELTA", messageId="m", activityType="t", patch=[]),
+        "activity.not-activity": ev(
+            "ACTIVITY_SNAPSHOT", messageId="m", activityType="t", content={}
+        ),
+        "tool-result.duplicate-id": ev(
+            "TOOL_CALL_RESULT", messageId="m", toolCallId="c", content="r"
+        ),
+        "message.unknown": ev("TEXT_MESSAGE_CONTENT", messageId="nope", delta="y"),
+        "tool-call.unknown": ev("TOOL_CALL_ARGS", toolCallId="nope", delta="y"),
+    }  # fmt: skip
+    for code, event in cases.items():
+        assert [d.code for d in conversation.check(event)] == [code], code
+        assert conversation.to_json() == before, code
+        assert codes(conversation.apply(event)) == [code], code
+        assert conversation.to_json() == before, code
+    clean = [
+        ev("STATE_DELTA", delta=[{"op": "add", "path": "/b", "value": 2}]),
+        ev("TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+        ev("TEXT_MESSAGE_START", messageId="new"),
+        ev("MESSAGES_SNAPSHOT", messages=[]),
+    ]
+    for event in clean:
+        assert conversation.check(event) == (), event.type
     assert conversation.to_json() == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from agentproto.agui import Event, parse_event, parse_message
 from agentproto.agui._chunks import ChunkExpander
 from agentproto.agui._verify import Verifier
 from agentproto.agui.schema import RunFinishedEvent, RunFinishedInterruptOutcome
+from tests.agui.synthetic import FutureEvent
 from tests.conftest import mirror_dir
 
 
@@ -980,13 +982,15 @@ def test_conformance_corpora() -> None:
 def test_every_error_code_is_documented() -> None:
     """Each code the two stages raise appears in the code table of the _verify docstring."""
     import agentproto.agui._chunks as chunks_module
+    import agentproto.agui._runs as runs_module
     import agentproto.agui._verify as verify_module
+    import agentproto.agui._verify_rules as rules_module
 
     doc = verify_module.__doc__ or ""
     table = doc[doc.index("Error codes") : doc.index("Caller errors")]
     documented = set(re.findall(r"^``([a-z.\-]+)``", table, re.M))
     raised: set[str] = set()
-    for module in (chunks_module, verify_module):
+    for module in (chunks_module, verify_module, rules_module, runs_module):
         source = Path(module.__file__ or "").read_text()
         raised |= set(re.findall(r'ProtocolError\(\s*"([a-z.\-]+)"', source))
     families = {"message.", "toolcall.", "reasoning.", "reasoning.span-"}
@@ -994,3 +998,26 @@ def test_every_error_code_is_documented() -> None:
         f"{f}{s}" for f in families for s in ("duplicate-open", "not-open", "open-at-finish")
     }
     assert raised == documented, (raised - documented, documented - raised)
+
+
+def test_an_event_class_without_a_rule_is_passed_with_a_diagnostic() -> None:
+    """A class the verifier has no rule for (a newer schema's) is tolerated, in a run or not."""
+    future: Any = FutureEvent(message_id="m", subagent_run_id="s")
+    v, found = feed(future, START, future, FINISH, future)
+    assert [d.code for d in found] == ["event.no-rule"] * 3
+    assert found[0].subject == "FUTURE_EVENT"
+    assert v.runs[-1].succeeded
+
+
+def test_feeding_something_that_is_not_an_event_is_a_usage_error() -> None:
+    """The verifier takes typed events; anything else is a caller error."""
+    with pytest.raises(UsageError) as info:
+        Verifier().feed({"type": "RUN_STARTED"})  # type: ignore[arg-type]
+    assert info.value.code == "verify.not-an-event"
+
+
+def test_the_in_run_rules_cover_every_generated_event_class() -> None:
+    """The verifier's dispatch table is built from the generated Event union."""
+    from agentproto.agui._verify import _IN_RUN
+
+    assert set(_IN_RUN) == set(typing.get_args(Event))

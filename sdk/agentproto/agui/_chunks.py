@@ -56,6 +56,12 @@ END carries nothing of the chunk or event that caused it. A chunk whose ``delta`
 absent or empty makes no CONTENT, except that a continuation carrying only ``metadata``
 or ``rawEvent`` gets an empty-delta CONTENT so that what it carries still reaches its item.
 
+**One routine, one table.** The three chunk kinds differ only in data, so one routine
+expands them all, driven by a :class:`_ChunkKind` per kind: the family's START /
+CONTENT / END classes and id field (from :data:`agentproto.agui._kinds.FAMILIES`), the
+opener fields a continuation may repeat only identically, the ones the first chunk must
+carry (the START's required fields, read from the generated class), and their defaults.
+
 Errors (all :class:`~agentproto.ProtocolError`, see :mod:`agentproto.agui._verify` for
 the full table): ``chunk.missing-id``, ``chunk.missing-name``, ``chunk.conflicting-field``,
 ``chunk.ambiguous``, ``owner.mismatch``.
@@ -63,8 +69,10 @@ the full table): ``chunk.missing-id``, ``chunk.missing-name``, ``chunk.conflicti
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal, NoReturn, TypeAlias
+from collections.abc import Mapping
+from typing import Any, Final, NoReturn, TypeAlias
+
+import attrs
 
 from agentproto._core.errors import ProtocolError
 from agentproto.agui._generated import (
@@ -73,75 +81,116 @@ from agentproto.agui._generated import (
     Event,
     MessagesSnapshotEvent,
     ReasoningMessage,
-    ReasoningMessageChunkEvent,
-    ReasoningMessageContentEvent,
-    ReasoningMessageEndEvent,
-    ReasoningMessageStartEvent,
     SubagentErrorEvent,
     SubagentFinishedEvent,
-    TextMessageChunkEvent,
-    TextMessageContentEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    ToolCallArgsEvent,
-    ToolCallChunkEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
     ToolMessage,
+)
+from agentproto.agui._kinds import (
+    CHUNK_TYPES,
+    CLOSES_EVERY_LANE,
+    CLOSES_NO_LANE,
+    CLOSES_OWN_LANE,
+    EVENT_CLASSES,
+    FAMILIES,
+    SUBAGENT_TERMINALS,
+    Family,
+    attribute,
 )
 
 __all__ = ["ChunkExpander"]
 
-Kind: TypeAlias = Literal["text", "tool", "reasoning"]
 Owner: TypeAlias = str | None
 """A lane's owner: a ``subagentRunId``, or ``None`` for the parent agent."""
 
-# What each kind is called in messages, and the name of its id field on the wire.
-_NOUN: dict[str, str] = {
-    "text": "text message",
-    "tool": "tool call",
-    "reasoning": "reasoning message",
-    "span": "reasoning span",
+# Members every event of a streamed item carries, and so never an opener's own field.
+_COMMON: Final = frozenset({"type", "timestamp", "rawEvent", "metadata", "subagentRunId"})
+
+
+@attrs.frozen
+class _ChunkKind:
+    """What expanding one chunk kind needs (see the module docstring)."""
+
+    family: Family
+    chunk: type
+    start: type
+    content: type
+    end: type
+    id_attr: str
+    repeated: tuple[tuple[str, str], ...]  # (attribute, wire name) of the opener's fields
+    required: tuple[tuple[str, str], ...]  # of those, the ones the START cannot lack
+    defaults: Mapping[str, Any]  # attribute -> what an absent opener field means
+
+    def content_event(self, item_id: str, delta: str, chunk: Any, lane: Owner) -> Event:
+        event: Event = self.content(
+            **{self.id_attr: item_id},
+            delta=delta,
+            metadata=chunk.metadata,
+            raw_event=chunk.raw_event,
+            subagent_run_id=lane,
+        )
+        return event
+
+
+def _chunk_kind(family: Family) -> _ChunkKind:
+    assert family.chunk is not None and family.content is not None
+    start = EVENT_CLASSES[family.start]
+    repeated = tuple((attribute(start, wire), wire) for wire in family.repeated)
+    chunk = EVENT_CLASSES[family.chunk]
+    for attr, wire in repeated:  # the chunk carries each under the same name
+        if attribute(chunk, wire) != attr:  # pragma: no cover - schema drift
+            raise AssertionError(f"{family.chunk}.{wire} is not {family.start}.{attr}")
+    required = tuple(
+        (f.name, f.metadata["wire"])
+        for f in attrs.fields(start)
+        if f.metadata.get("required")
+        and "const" not in f.metadata
+        and f.metadata["wire"] not in (family.id_wire, *_COMMON)
+    )
+    missing = {wire for _, wire in required} - set(family.repeated)
+    if missing:  # pragma: no cover - a regeneration made an opener field required
+        raise AssertionError(f"{family.start} requires {missing}, which no chunk rule fills")
+    return _ChunkKind(
+        family=family,
+        chunk=chunk,
+        start=start,
+        content=EVENT_CLASSES[family.content],
+        end=EVENT_CLASSES[family.end],
+        id_attr=family.id_attr,
+        repeated=repeated,
+        required=required,
+        defaults={
+            attribute(start, w): v for w, v in family.defaults.items() if w in family.repeated
+        },
+    )
+
+
+_KINDS: Final[dict[str, _ChunkKind]] = {
+    f.chunk: _chunk_kind(f) for f in FAMILIES.values() if f.chunk is not None
 }
-_ID_FIELD: dict[Kind, str] = {"text": "messageId", "tool": "toolCallId", "reasoning": "messageId"}
-_CHUNK_TYPE: dict[Kind, str] = {
-    "text": "TEXT_MESSAGE_CHUNK",
-    "tool": "TOOL_CALL_CHUNK",
-    "reasoning": "REASONING_MESSAGE_CHUNK",
-}
+"""The expansion table, by chunk event type."""
+assert set(_KINDS) == CHUNK_TYPES
 
 
 class _Stream:
     """The item one lane is assembling from chunks, with the fields its opener established."""
 
-    __slots__ = ("item_id", "kind", "name", "owner", "parent_message_id", "role", "tool_name")
+    __slots__ = ("fields", "item_id", "kind", "owner", "spec")
 
     def __init__(
-        self,
-        kind: Kind,
-        item_id: str,
-        owner: Owner,
-        *,
-        role: str | None = None,
-        name: str | None = None,
-        tool_name: str | None = None,
-        parent_message_id: str | None = None,
+        self, spec: _ChunkKind, item_id: str, owner: Owner, fields: dict[str, Any]
     ) -> None:
-        self.kind: Kind = kind
+        self.spec = spec
+        self.kind = spec.family.name
         self.item_id = item_id
         self.owner = owner
-        self.role = role
-        self.name = name
-        self.tool_name = tool_name
-        self.parent_message_id = parent_message_id
+        self.fields = fields  # attribute -> the opener's value (its default when absent)
 
     def end(self) -> Event:
         """The synthesized END that closes this stream."""
-        if self.kind == "text":
-            return TextMessageEndEvent(message_id=self.item_id, subagent_run_id=self.owner)
-        if self.kind == "tool":
-            return ToolCallEndEvent(tool_call_id=self.item_id, subagent_run_id=self.owner)
-        return ReasoningMessageEndEvent(message_id=self.item_id, subagent_run_id=self.owner)
+        event: Event = self.spec.end(
+            **{self.spec.id_attr: self.item_id}, subagent_run_id=self.owner
+        )
+        return event
 
 
 def _describe(owner: Owner) -> str:
@@ -156,57 +205,20 @@ _LANE = "lane"  # closes the lane of its owner
 _CHUNK = "chunk"  # expanded
 
 _CATEGORY: dict[str, str] = {
-    "TEXT_MESSAGE_CHUNK": _CHUNK,
-    "TOOL_CALL_CHUNK": _CHUNK,
-    "REASONING_MESSAGE_CHUNK": _CHUNK,
-    "RAW": _ASIDE,
-    "ACTIVITY_SNAPSHOT": _ASIDE,
-    "ACTIVITY_DELTA": _ASIDE,
-    "REASONING_ENCRYPTED_VALUE": _ASIDE,
-    "SUBAGENT_STARTED": _ASIDE,
-    "RUN_STARTED": _ALL,
-    "RUN_FINISHED": _ALL,
-    "RUN_ERROR": _ALL,
-    "MESSAGES_SNAPSHOT": _ALL,
-    "SUBAGENT_FINISHED": _TERMINAL,
-    "SUBAGENT_ERROR": _TERMINAL,
-    "TEXT_MESSAGE_START": _LANE,
-    "TEXT_MESSAGE_CONTENT": _LANE,
-    "TEXT_MESSAGE_END": _LANE,
-    "TOOL_CALL_START": _LANE,
-    "TOOL_CALL_ARGS": _LANE,
-    "TOOL_CALL_END": _LANE,
-    "TOOL_CALL_RESULT": _LANE,
-    "STATE_SNAPSHOT": _LANE,
-    "STATE_DELTA": _LANE,
-    "CUSTOM": _LANE,
-    "STEP_STARTED": _LANE,
-    "STEP_FINISHED": _LANE,
-    "REASONING_START": _LANE,
-    "REASONING_END": _LANE,
-    "REASONING_MESSAGE_START": _LANE,
-    "REASONING_MESSAGE_CONTENT": _LANE,
-    "REASONING_MESSAGE_END": _LANE,
+    **dict.fromkeys(CLOSES_NO_LANE, _ASIDE),
+    **dict.fromkeys(CLOSES_OWN_LANE, _LANE),
+    **dict.fromkeys(CLOSES_EVERY_LANE, _ALL),
+    **dict.fromkeys(SUBAGENT_TERMINALS, _TERMINAL),
+    **dict.fromkeys(CHUNK_TYPES, _CHUNK),
 }
 
-# Explicit continuations: event type -> (item family, id attribute). Untagged, they belong
-# to the lane of the owner their opener established.
+# Explicit openers and continuations: event type -> (item family, id attribute).
+# Untagged continuations belong to the lane of the owner their opener established.
+_OPENER: dict[str, tuple[str, str]] = {f.start: (f.name, f.id_attr) for f in FAMILIES.values()}
 _CONTINUATION: dict[str, tuple[str, str]] = {
-    "TEXT_MESSAGE_CONTENT": ("text", "message_id"),
-    "TEXT_MESSAGE_END": ("text", "message_id"),
-    "TOOL_CALL_ARGS": ("tool", "tool_call_id"),
-    "TOOL_CALL_END": ("tool", "tool_call_id"),
-    "REASONING_MESSAGE_CONTENT": ("reasoning", "message_id"),
-    "REASONING_MESSAGE_END": ("reasoning", "message_id"),
-    "REASONING_END": ("span", "message_id"),
+    kind: (f.name, f.id_attr) for f in FAMILIES.values() for kind in f.continuations
 }
-# Explicit openers: event type -> (item family, id attribute).
-_OPENER: dict[str, tuple[str, str]] = {
-    "TEXT_MESSAGE_START": ("text", "message_id"),
-    "TOOL_CALL_START": ("tool", "tool_call_id"),
-    "REASONING_MESSAGE_START": ("reasoning", "message_id"),
-    "REASONING_START": ("span", "message_id"),
-}
+_TOOL_START = FAMILIES["tool"].start
 
 
 class ChunkExpander:
@@ -226,7 +238,7 @@ class ChunkExpander:
             ``subagentRunId`` (``owner.mismatch``).
     """
 
-    __slots__ = ("_dispatch", "_lanes", "_owners")
+    __slots__ = ("_lanes", "_owners")
 
     def __init__(self) -> None:
         # Open chunk streams by lane owner; insertion order is opening order.
@@ -234,11 +246,6 @@ class ChunkExpander:
         # Owner of every item opened in the current run, by (family, id): resolves the
         # lane of untagged explicit continuations.
         self._owners: dict[tuple[str, str], Owner] = {}
-        self._dispatch: dict[str, Callable[[Any], list[Event]]] = {
-            "TEXT_MESSAGE_CHUNK": self._text_chunk,
-            "TOOL_CALL_CHUNK": self._tool_chunk,
-            "REASONING_MESSAGE_CHUNK": self._reasoning_chunk,
-        }
 
     # ---- public API --------------------------------------------------------------------
 
@@ -264,7 +271,7 @@ class ChunkExpander:
             out.append(event)
             return out
         if category == _CHUNK:
-            return self._dispatch[kind](event)
+            return self._expand(_KINDS[kind], event)
         if category == _TERMINAL:
             assert isinstance(event, SubagentFinishedEvent | SubagentErrorEvent)
             stream = self._lanes.pop(event.subagent_run_id, None)
@@ -300,7 +307,7 @@ class ChunkExpander:
                 # tool call inherits the owner of the message that carries it.
                 if key in self._owners:
                     owner = self._owners[key]
-                elif kind == "TOOL_CALL_START" and event.parent_message_id is not None:
+                elif kind == _TOOL_START and event.parent_message_id is not None:
                     owner = self._owners.get(("text", event.parent_message_id))
             self._owners[key] = owner
             return owner
@@ -334,18 +341,17 @@ class ChunkExpander:
 
     # ---- chunks ------------------------------------------------------------------------
 
-    def _resolve_lane(self, kind: Kind, item_id: str | None, tag: Owner) -> Owner:
+    def _resolve_lane(self, kind: str, item_id: str | None, tag: Owner) -> Owner:
         """The lane a chunk belongs to (see the module docstring)."""
         lanes = self._lanes
         if item_id is not None:
             for owner, stream in lanes.items():
                 if stream.kind == kind and stream.item_id == item_id:
                     if tag is not None and tag != owner:
-                        noun = _NOUN[kind]
                         raise ProtocolError(
                             "owner.mismatch",
-                            f"Cannot continue {noun} '{item_id}': chunk subagentRunId "
-                            f"'{tag}' does not match the open stream's owner, "
+                            f"Cannot continue {FAMILIES[kind].noun} '{item_id}': chunk "
+                            f"subagentRunId '{tag}' does not match the open stream's owner, "
                             f"{_describe(owner)}",
                             subject=item_id,
                         )
@@ -360,34 +366,31 @@ class ChunkExpander:
         if parent is not None and parent.kind == kind:
             return None
         candidates = [owner for owner, stream in lanes.items() if stream.kind == kind]
-        if len(candidates) == 1:
-            return candidates[0]
         if len(candidates) > 1:
-            chunk_type = _CHUNK_TYPE[kind]
+            family = FAMILIES[kind]
             listed = ", ".join(f"'{c}'" for c in candidates)
             raise ProtocolError(
                 "chunk.ambiguous",
-                f"Ambiguous {chunk_type}: it carries neither a {_ID_FIELD[kind]} nor a "
-                f"subagentRunId, and {len(candidates)} lanes have an open {_NOUN[kind]} "
+                f"Ambiguous {family.chunk}: it carries neither a {family.id_wire} nor a "
+                f"subagentRunId, and {len(candidates)} lanes have an open {family.noun} "
                 f"(subagents {listed}); a producer running parallel subagents must "
                 f"attribute its continuations",
-                subject=chunk_type,
+                subject=family.chunk,
             )
-        return None
+        return candidates[0] if candidates else None
 
-    def _open(self, kind: Kind, item_id: str | None, lane: Owner, out: list[Event]) -> str:
+    def _open(self, kind: str, item_id: str | None, lane: Owner, out: list[Event]) -> str:
         """Close whatever ``lane`` holds and check the first chunk carries its id."""
         previous = self._lanes.pop(lane, None)
         if previous is not None:
             out.append(previous.end())
         if item_id is None:
-            chunk_type = _CHUNK_TYPE[kind]
-            id_field = _ID_FIELD[kind]
+            family = FAMILIES[kind]
             raise ProtocolError(
                 "chunk.missing-id",
-                f"First {chunk_type} must have a {id_field}: no {_NOUN[kind]} is open "
-                f"for it to continue in the lane of {_describe(lane)}",
-                subject=chunk_type,
+                f"First {family.chunk} must have a {family.id_wire}: no {family.noun} is "
+                f"open for it to continue in the lane of {_describe(lane)}",
+                subject=family.chunk,
             )
         self._owners[(kind, item_id)] = lane
         return item_id
@@ -395,165 +398,56 @@ class ChunkExpander:
     @staticmethod
     def _conflict(stream: _Stream, field: str, value: str, established: str | None) -> NoReturn:
         """A continuation repeated an opener's field with another value."""
-        noun = _NOUN[stream.kind]
         was = "(absent)" if established is None else f"'{established}'"
         raise ProtocolError(
             "chunk.conflicting-field",
-            f"Cannot continue {noun} '{stream.item_id}': chunk {field} '{value}' does "
-            f"not match the open stream's {field} {was}",
+            f"Cannot continue {stream.spec.family.noun} '{stream.item_id}': chunk {field} "
+            f"'{value}' does not match the open stream's {field} {was}",
             subject=stream.item_id,
         )
 
-    def _text_chunk(self, chunk: TextMessageChunkEvent) -> list[Event]:
-        lane = self._resolve_lane("text", chunk.message_id, chunk.subagent_run_id)
+    def _expand(self, spec: _ChunkKind, chunk: Any) -> list[Event]:
+        """One chunk of any kind as the explicit events it stands for."""
+        item_id: str | None = getattr(chunk, spec.id_attr)
+        lane = self._resolve_lane(spec.family.name, item_id, chunk.subagent_run_id)
         stream = self._lanes.get(lane)
         out: list[Event] = []
         delta = chunk.delta
         if (
             stream is not None
-            and stream.kind == "text"
-            and (chunk.message_id is None or chunk.message_id == stream.item_id)
+            and stream.spec is spec
+            and (item_id is None or item_id == stream.item_id)
         ):
-            if chunk.role is not None and chunk.role != stream.role:
-                self._conflict(stream, "role", chunk.role, stream.role)
-            if chunk.name is not None and chunk.name != stream.name:
-                self._conflict(stream, "name", chunk.name, stream.name)
+            for attr, wire in spec.repeated:
+                value = getattr(chunk, attr)
+                if value is not None and value != stream.fields[attr]:
+                    self._conflict(stream, wire, value, stream.fields[attr])
             if delta or chunk.metadata is not None or chunk.raw_event is not None:
-                out.append(
-                    TextMessageContentEvent(
-                        message_id=stream.item_id,
-                        delta=delta or "",
-                        metadata=chunk.metadata,
-                        raw_event=chunk.raw_event,
-                        subagent_run_id=lane,
-                    )
-                )
+                out.append(spec.content_event(stream.item_id, delta or "", chunk, lane))
             return out
-        item_id = self._open("text", chunk.message_id, lane, out)
-        self._lanes[lane] = _Stream(
-            "text", item_id, lane, role=chunk.role or "assistant", name=chunk.name
+        item_id = self._open(spec.family.name, item_id, lane, out)
+        opener = {attr: getattr(chunk, attr) for attr, _ in spec.repeated}
+        for attr, wire in spec.required:
+            if opener[attr] is None:
+                raise ProtocolError(
+                    "chunk.missing-name",
+                    f"First {spec.family.chunk} must have a {wire}: {spec.family.noun} "
+                    f"'{item_id}' cannot be opened without one",
+                    subject=item_id,
+                )
+        established = {
+            attr: spec.defaults.get(attr) if value is None else value
+            for attr, value in opener.items()
+        }
+        self._lanes[lane] = _Stream(spec, item_id, lane, established)
+        start: Event = spec.start(
+            **{spec.id_attr: item_id},
+            **opener,
+            metadata=chunk.metadata,
+            raw_event=None if delta else chunk.raw_event,
+            subagent_run_id=lane,
         )
-        out.append(
-            TextMessageStartEvent(
-                message_id=item_id,
-                role=chunk.role,
-                name=chunk.name,
-                metadata=chunk.metadata,
-                raw_event=None if delta else chunk.raw_event,
-                subagent_run_id=lane,
-            )
-        )
+        out.append(start)
         if delta:
-            out.append(
-                TextMessageContentEvent(
-                    message_id=item_id,
-                    delta=delta,
-                    metadata=chunk.metadata,
-                    raw_event=chunk.raw_event,
-                    subagent_run_id=lane,
-                )
-            )
-        return out
-
-    def _tool_chunk(self, chunk: ToolCallChunkEvent) -> list[Event]:
-        lane = self._resolve_lane("tool", chunk.tool_call_id, chunk.subagent_run_id)
-        stream = self._lanes.get(lane)
-        out: list[Event] = []
-        delta = chunk.delta
-        if (
-            stream is not None
-            and stream.kind == "tool"
-            and (chunk.tool_call_id is None or chunk.tool_call_id == stream.item_id)
-        ):
-            name, parent = chunk.tool_call_name, chunk.parent_message_id
-            if name is not None and name != stream.tool_name:
-                self._conflict(stream, "toolCallName", name, stream.tool_name)
-            if parent is not None and parent != stream.parent_message_id:
-                self._conflict(stream, "parentMessageId", parent, stream.parent_message_id)
-            if delta or chunk.metadata is not None or chunk.raw_event is not None:
-                out.append(
-                    ToolCallArgsEvent(
-                        tool_call_id=stream.item_id,
-                        delta=delta or "",
-                        metadata=chunk.metadata,
-                        raw_event=chunk.raw_event,
-                        subagent_run_id=lane,
-                    )
-                )
-            return out
-        item_id = self._open("tool", chunk.tool_call_id, lane, out)
-        name = chunk.tool_call_name
-        if name is None:
-            raise ProtocolError(
-                "chunk.missing-name",
-                f"First TOOL_CALL_CHUNK must have a toolCallName: tool call '{item_id}' "
-                f"cannot be opened without one",
-                subject=item_id,
-            )
-        self._lanes[lane] = _Stream(
-            "tool", item_id, lane, tool_name=name, parent_message_id=chunk.parent_message_id
-        )
-        out.append(
-            ToolCallStartEvent(
-                tool_call_id=item_id,
-                tool_call_name=name,
-                parent_message_id=chunk.parent_message_id,
-                metadata=chunk.metadata,
-                raw_event=None if delta else chunk.raw_event,
-                subagent_run_id=lane,
-            )
-        )
-        if delta:
-            out.append(
-                ToolCallArgsEvent(
-                    tool_call_id=item_id,
-                    delta=delta,
-                    metadata=chunk.metadata,
-                    raw_event=chunk.raw_event,
-                    subagent_run_id=lane,
-                )
-            )
-        return out
-
-    def _reasoning_chunk(self, chunk: ReasoningMessageChunkEvent) -> list[Event]:
-        lane = self._resolve_lane("reasoning", chunk.message_id, chunk.subagent_run_id)
-        stream = self._lanes.get(lane)
-        out: list[Event] = []
-        delta = chunk.delta
-        if (
-            stream is not None
-            and stream.kind == "reasoning"
-            and (chunk.message_id is None or chunk.message_id == stream.item_id)
-        ):
-            if delta or chunk.metadata is not None or chunk.raw_event is not None:
-                out.append(
-                    ReasoningMessageContentEvent(
-                        message_id=stream.item_id,
-                        delta=delta or "",
-                        metadata=chunk.metadata,
-                        raw_event=chunk.raw_event,
-                        subagent_run_id=lane,
-                    )
-                )
-            return out
-        item_id = self._open("reasoning", chunk.message_id, lane, out)
-        self._lanes[lane] = _Stream("reasoning", item_id, lane)
-        out.append(
-            ReasoningMessageStartEvent(
-                message_id=item_id,
-                metadata=chunk.metadata,
-                raw_event=None if delta else chunk.raw_event,
-                subagent_run_id=lane,
-            )
-        )
-        if delta:
-            out.append(
-                ReasoningMessageContentEvent(
-                    message_id=item_id,
-                    delta=delta,
-                    metadata=chunk.metadata,
-                    raw_event=chunk.raw_event,
-                    subagent_run_id=lane,
-                )
-            )
+            out.append(spec.content_event(item_id, delta, chunk, lane))
         return out

@@ -27,8 +27,8 @@ from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES
-from agentproto.agui._boundary import upgrade_input
 from agentproto.agui._chunks import ChunkExpander
+from agentproto.agui._compat import upgrade_input
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._decoder import EventDecoder, Middleware, Transport
 from agentproto.agui._generated import Event, RunAgentInput

@@ -5,7 +5,7 @@ Theory of operation
 This module owns every rule for *applying* AG-UI events (SPEC-NOTES, AG-UI:
 "Snapshot-delta pattern", "State, messages, run input", "Activity", "Metadata",
 "Subagents and attribution"; the activity seed). It sits at the end of the
-pipeline (bytes → SSE → boundary → enforcement → chunk expansion →
+pipeline (bytes → SSE → compatibility → enforcement → chunk expansion →
 verification → here) and may assume a verified stream, but it never fails and
 never corrupts its state on anything else: an event it cannot apply changes
 nothing and yields a :class:`~agentproto._core.diagnostics.Diagnostic`.
@@ -30,6 +30,23 @@ patched by :func:`~agentproto._core.patch.apply_patch`, which copies only the
 containers on the touched paths. Nothing copies a whole document per event;
 snapshots and event payloads are copied once, when they arrive (O(event size)),
 so that a caller changing an event afterwards cannot reach the state.
+
+**What comes from the schema.** Rules are found by event class, in a table
+built from the generated ``Event`` union
+(:func:`~agentproto.agui._kinds.dispatch_table`): an event class with no rule
+(one a newer schema added) changes nothing and yields ``event.no-rule``, as an
+unknown event type would be dropped, never an exception. The roles a text
+message may have are the schema's ``TextMessageRole`` values that name a class
+of the ``Message`` union; a role the runtime cannot build a message for is an
+unknown enumeration value, stripped with ``unknown-member-stripped`` (the
+message then has the default role), never dropped in silence.
+
+**Checking without applying.** Each rule runs in two modes: :meth:`Conversation.check`
+finds what :meth:`Conversation.apply` would report and changes nothing (a patch
+is tried on a copy-on-write result that is thrown away); a producer refuses an
+event on it. The rules live in :mod:`._reduce_items` (streamed items, results,
+encrypted values) and :mod:`._reduce_snapshots` (state, messages snapshots,
+activities); the records in :mod:`._records`.
 
 **Rules**, event by event:
 
@@ -91,256 +108,48 @@ so that a caller changing an event afterwards cannot reach the state.
   merges nowhere.
 * ``RUN_*``, ``STEP_*``, ``REASONING_START/END``, ``SUBAGENT_*``, ``RAW`` and
   ``CUSTOM`` change nothing here. ``*_CHUNK`` events must be expanded first;
-  one that arrives anyway changes nothing and yields a diagnostic.
+  one that arrives anyway changes nothing and yields a diagnostic, as does an
+  event class no rule knows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, cast
-
-import attrs
+from collections.abc import Callable, Iterable
+from typing import Any, cast
 
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import PatchError, SchemaError, UsageError
-from agentproto._core.patch import apply_patch, apply_patch_in_place
+from agentproto._core.errors import UsageError
 from agentproto._core.readonly import readonly, thaw
 from agentproto._core.unset import UNSET
-from agentproto.agui import _generated as g
 from agentproto.agui._generated import ActivityMessage, Event, Message, RunAgentInput, ToolCall
-from agentproto.agui._wire import make_converter
+from agentproto.agui._kinds import (
+    ACTIVITY,
+    CHUNK_TYPES,
+    RUN_LIFECYCLE,
+    SUBAGENT_LIFECYCLE,
+    dispatch_table,
+    kinds,
+    unlisted,
+)
+from agentproto.agui._records import _NOTHING, Change, _entry_from_message, _load_message, _problem
+from agentproto.agui._reduce_items import _ItemRules
+from agentproto.agui._reduce_snapshots import _SnapshotRules
 
 __all__ = ["Change", "Conversation"]
 
-_converter = make_converter()
-
-_TEXT_ROLES: Final = frozenset({"developer", "system", "assistant", "user"})
-_REASONING_ROLES: Final = frozenset({"reasoning"})
-_MISSING: Any = object()
-
-
-@attrs.frozen(kw_only=True)
-class Change:
-    """What one :meth:`Conversation.apply` changed.
-
-    Attributes:
-        messages: ids of the messages created or updated, in the order they were
-            touched (a tool call's change is its parent message's).
-        created: the subset of ``messages`` that are new.
-        removed: ids of the messages a ``MESSAGES_SNAPSHOT`` dropped.
-        state: whether the state changed.
-        diagnostics: the tolerated problems the event caused (an event that
-            could not be applied changes nothing and says why here).
-    """
-
-    messages: tuple[str, ...] = ()
-    created: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    state: bool = False
-    diagnostics: tuple[Diagnostic, ...] = ()
-
-    def __bool__(self) -> bool:
-        """True when messages or state changed (diagnostics alone do not count)."""
-        return bool(self.messages or self.removed or self.state)
-
-
-_NOTHING: Final = Change()
-_STATE_CHANGED: Final = Change(state=True)
-
-
-def _problem(
-    code: str, message: str, *, subject: str | None = None, path: str | None = None
-) -> Change:
-    return Change(diagnostics=(Diagnostic(code=code, message=message, subject=subject, path=path),))
-
-
-# ---- records ----------------------------------------------------------------------------
-
-
-class _Call:
-    """A tool call: its name, argument parts and other wire members."""
-
-    __slots__ = ("args", "fields", "id", "metadata", "name", "parent")
-
-    def __init__(self, call_id: str, name: str, parent: _Entry) -> None:
-        self.id = call_id
-        self.name = name
-        self.parent = parent
-        self.args: list[str] = []
-        self.fields: dict[str, Any] = {}
-        self.metadata: dict[str, Any] | None = None
-
-    def arguments(self) -> str:
-        args = self.args
-        if len(args) > 1:
-            args[:] = ["".join(args)]
-        return args[0] if args else ""
-
-    def wire(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments()},
-        }
-        wire.update(self.fields)
-        if self.metadata is not None:
-            wire["metadata"] = self.metadata
-        return wire
-
-
-class _Entry:
-    """A message: id, role, streamed text parts, tool calls, metadata, other members.
-
-    ``fields`` holds the wire members other than ``id``, ``role``, ``metadata``,
-    ``toolCalls`` and, when ``text`` is not ``None``, ``content`` (then ``text``
-    is the content, as parts). Values in ``fields`` are this record's own and are
-    never changed in place once stored (they may be shared with patch results).
-    """
-
-    __slots__ = ("cached", "calls", "change", "fields", "id", "metadata", "role", "text")
-
-    def __init__(self, message_id: str, role: str) -> None:
-        self.id = message_id
-        self.role = role
-        self.fields: dict[str, Any] = {}
-        self.text: list[str] | None = None
-        self.calls: list[_Call] | None = None
-        self.metadata: dict[str, Any] | None = None
-        self.cached: Message | None = None
-        self.change = Change(messages=(message_id,))
-
-    def start_text(self) -> bool:
-        """Make ``content`` appendable; False when it is not text (content parts)."""
-        if self.text is not None:
-            return True
-        content = self.fields.get("content")
-        if content is None:
-            self.fields.pop("content", None)
-            self.text = []
-            return True
-        if isinstance(content, str):
-            del self.fields["content"]
-            self.text = [content]
-            return True
-        return False
-
-    def content(self) -> str:
-        text = self.text
-        assert text is not None
-        if len(text) > 1:
-            text[:] = ["".join(text)]
-        return text[0] if text else ""
-
-    def wire(self) -> dict[str, Any]:
-        """The message's wire JSON; shares this record's values (copy before handing out)."""
-        wire: dict[str, Any] = {"id": self.id, "role": self.role}
-        wire.update(self.fields)
-        if self.text is not None:
-            wire["content"] = self.content()
-        if self.calls is not None:
-            wire["toolCalls"] = [call.wire() for call in self.calls]
-        if self.metadata is not None:
-            wire["metadata"] = self.metadata
-        return wire
-
-    def materialise(self) -> Message:
-        """A typed message built from a deep copy of the record (cached)."""
-        cached = self.cached
-        if cached is None:
-            cached = self.cached = _load_message(thaw(self.wire()))
-        return cached
-
-
-def _load_message(wire: dict[str, Any]) -> Message:
-    return cast(Message, _converter.load(wire, Message))
-
-
-def _entry_from_message(message: Any) -> _Entry:
-    """A record from a typed message (validated; raises SchemaError when it is not)."""
-    wire = thaw(_converter.dump(message))
-    _load_message(wire)  # the same check a parsed message passed
-    entry = _Entry(wire.pop("id"), wire.pop("role"))
-    metadata = wire.pop("metadata", None)
-    if metadata is not None:
-        entry.metadata = metadata
-    calls = wire.pop("toolCalls", None) if entry.role == "assistant" else None
-    if calls is not None:
-        entry.calls = []
-        for raw in calls:
-            function = raw["function"]
-            call = _Call(raw["id"], function["name"], entry)
-            call.args = [function["arguments"]]
-            call.metadata = raw.get("metadata")
-            call.fields = {
-                k: v for k, v in raw.items() if k not in ("id", "type", "function", "metadata")
-            }
-            entry.calls.append(call)
-    entry.fields = wire
-    if entry.role in _TEXT_ROLES or entry.role == "reasoning":
-        content = wire.get("content")
-        if isinstance(content, str):
-            del wire["content"]
-            entry.text = [content]
-    return entry
-
-
-def _merge(target: dict[str, Any] | None, metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """Metadata merge: key by key, last write wins, no recursion (values copied)."""
-    merged = {} if target is None else target
-    for key, value in metadata.items():
-        merged[key] = thaw(value)
-    return merged
-
-
-_VALUE_OPS: Final = (g.AddOperation, g.ReplaceOperation, g.TestOperation)
-_FROM_OPS: Final = (g.MoveOperation, g.CopyOperation)
-_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
-
-
-def _own_ops(patch: Any) -> list[dict[str, Any]] | None:
-    """A patch as wire dicts whose values are copies (``None`` when it is not a list).
-
-    Only the members applying needs are kept (extras are open material).
-    """
-    if patch.__class__ is not list and not isinstance(patch, (list, tuple)):
-        return None
-    ops: list[dict[str, Any]] = []
-    for op in patch:
-        cls = op.__class__
-        if cls in _VALUE_OPS:
-            value = op.value
-            ops.append(
-                {
-                    "op": op.op,
-                    "path": op.path,
-                    "value": value if value.__class__ in _SCALARS else thaw(value),
-                }
-            )
-        elif cls is g.RemoveOperation:
-            ops.append({"op": op.op, "path": op.path})
-        elif cls in _FROM_OPS:
-            ops.append({"op": op.op, "path": op.path, "from": op.from_})
-        elif isinstance(op, Mapping):
-            ops.append({k: thaw(v) if k == "value" else v for k, v in op.items()})
-        else:  # something else: let apply_patch judge what it finds
-            wire: dict[str, Any] = {
-                "op": getattr(op, "op", None),
-                "path": getattr(op, "path", None),
-            }
-            value = getattr(op, "value", _MISSING)
-            if value is not _MISSING and value is not UNSET:
-                wire["value"] = thaw(value)
-            from_ = getattr(op, "from_", _MISSING)
-            if from_ is not _MISSING and from_ is not UNSET:
-                wire["from"] = from_
-            ops.append(wire)
-    return ops
+_TAKER = "Conversation.apply()"
+# The events that change nothing in the conversation (the last rule of the docstring).
+_NO_EFFECT = (
+    RUN_LIFECYCLE
+    | SUBAGENT_LIFECYCLE
+    | kinds("STEP_STARTED", "STEP_FINISHED", "REASONING_START", "REASONING_END", "RAW", "CUSTOM")
+)
 
 
 # ---- the reducer --------------------------------------------------------------------------
 
 
-class Conversation:
+class Conversation(_ItemRules, _SnapshotRules):
     """The messages, activities and state an AG-UI event stream builds.
 
     Feed it verified events (after chunk expansion) with :meth:`apply`; read
@@ -364,24 +173,10 @@ class Conversation:
         UsageError: two messages share an id.
     """
 
-    __slots__ = (
-        "_by_id",
-        "_calls",
-        "_entries",
-        "_open_calls",
-        "_open_text",
-        "_snapshot",
-        "_state",
-    )
+    __slots__ = ()
 
     def __init__(self, *, messages: Iterable[Message] = (), state: Any = UNSET) -> None:
-        self._entries: list[_Entry] = []
-        self._by_id: dict[str, _Entry] = {}
-        self._calls: dict[str, _Call] = {}
-        self._open_text: set[str] = set()
-        self._open_calls: set[str] = set()
-        self._snapshot: tuple[Message, ...] | None = None
-        self._state: Any = {} if state is UNSET else thaw(state)
+        super().__init__({} if state is UNSET else thaw(state))
         for message in messages:
             entry = _entry_from_message(message)
             if entry.id in self._by_id:
@@ -431,7 +226,7 @@ class Conversation:
     def activities(self) -> tuple[ActivityMessage, ...]:
         """The activity messages, in conversation order."""
         return tuple(
-            cast(ActivityMessage, e.materialise()) for e in self._entries if e.role == "activity"
+            cast(ActivityMessage, e.materialise()) for e in self._entries if e.role == ACTIVITY
         )
 
     @property
@@ -473,7 +268,8 @@ class Conversation:
 
         Args:
             event: a typed AG-UI event, as enforcement and chunk expansion
-                deliver it.
+                deliver it. An event class this reducer has no rule for (one a
+                newer schema added) changes nothing and says so in a diagnostic.
 
         Returns:
             the :class:`Change`; problems the spec tolerates are in its
@@ -482,566 +278,77 @@ class Conversation:
         Raises:
             UsageError: ``event`` is not an AG-UI event object.
         """
-        handler = _HANDLERS.get(event.__class__)
-        if handler is None:
-            raise UsageError(
-                "conversation.not-an-event",
-                f"Conversation.apply() takes typed AG-UI events, not {type(event).__name__}",
-            )
-        return handler(self, event)
+        rule = _RULES.get(event.__class__)
+        if rule is None:
+            rule = unlisted(event, _no_rule, code="conversation.not-an-event", taker=_TAKER)
+        return rule(self, event, True)
 
-    def _touch(self, entry: _Entry) -> None:
-        entry.cached = None
-        self._snapshot = None
+    def check(self, event: Event) -> tuple[Diagnostic, ...]:
+        """What :meth:`apply` would report for ``event``, without changing anything.
 
-    def _append(self, entry: _Entry) -> None:
-        self._entries.append(entry)
-        self._by_id[entry.id] = entry
-        self._snapshot = None
+        An empty result means the event applies cleanly: nothing skipped, no patch
+        failing, no content that would stop being an object. A producer refuses an
+        event for which this is not empty.
 
-    def _index_calls(self) -> None:
-        self._calls = {
-            call.id: call for entry in self._entries if entry.calls for call in entry.calls
-        }
+        Raises:
+            UsageError: ``event`` is not an AG-UI event object.
+        """
+        rule = _RULES.get(event.__class__)
+        if rule is None:
+            rule = unlisted(event, _no_rule, code="conversation.not-an-event", taker=_TAKER)
+        return rule(self, event, False).diagnostics
 
-    # -- text and reasoning messages
+    # -- events that change nothing here
 
-    def _start(
-        self,
-        event: Any,
-        roles: frozenset[str],
-        role: str,
-        name: str | None,
-    ) -> Change:
-        message_id = event.message_id
-        kind = event.type
-        if role not in roles:
-            return _problem(
-                "message.role-mismatch",
-                f"{kind} for {message_id!r} with role {role!r}; skipped",
-                subject=message_id,
-            )
-        entry = self._by_id.get(message_id)
-        created = entry is None
-        diagnostics: tuple[Diagnostic, ...] = ()
-        if entry is None:
-            entry = _Entry(message_id, role)
-            entry.text = []
-            if name is not None:
-                entry.fields["name"] = name
-            if event.subagent_run_id is not None:
-                entry.fields["subagentRunId"] = event.subagent_run_id
-            self._append(entry)
-        else:
-            if entry.role not in roles or not entry.start_text():
-                return _problem(
-                    "message.role-mismatch",
-                    f"{kind} for {message_id!r}, which is a {entry.role} message"
-                    " whose content cannot be streamed; skipped",
-                    subject=message_id,
-                )
-            if entry.role != role:
-                diagnostics = (
-                    Diagnostic(
-                        code="message.role-mismatch",
-                        message=f"{kind} for {message_id!r} says role {role!r};"
-                        f" the message stays {entry.role!r}",
-                        subject=message_id,
-                    ),
-                )
-            if name is not None:
-                entry.fields["name"] = name
-        self._open_text.add(message_id)
-        if event.metadata:
-            entry.metadata = _merge(entry.metadata, event.metadata)
-        self._touch(entry)
-        if created:
-            return Change(messages=(message_id,), created=(message_id,), diagnostics=diagnostics)
-        return (
-            entry.change
-            if not diagnostics
-            else Change(messages=(message_id,), diagnostics=diagnostics)
-        )
-
-    def _content(self, event: Any, roles: frozenset[str]) -> Change:
-        entry = self._by_id.get(event.message_id)
-        if entry is None or entry.role not in roles or not entry.start_text():
-            return self._no_message(event, entry)
-        delta = event.delta
-        if delta.__class__ is not str:
-            return _problem(
-                "message.invalid-delta",
-                f"{event.type} for {event.message_id!r}: delta is not a string; skipped",
-                subject=event.message_id,
-            )
-        if delta:
-            entry.text.append(delta)  # type: ignore[union-attr]
-        elif not event.metadata:
-            return _NOTHING
-        if event.metadata:
-            entry.metadata = _merge(entry.metadata, event.metadata)
-        entry.cached = None
-        self._snapshot = None
-        return entry.change
-
-    def _end(self, event: Any, roles: frozenset[str]) -> Change:
-        entry = self._by_id.get(event.message_id)
-        if entry is None or entry.role not in roles:
-            return self._no_message(event, entry)
-        self._open_text.discard(entry.id)
-        if not event.metadata:
-            return _NOTHING
-        entry.metadata = _merge(entry.metadata, event.metadata)
-        self._touch(entry)
-        return entry.change
-
-    @staticmethod
-    def _no_message(event: Any, entry: _Entry | None) -> Change:
-        message_id = event.message_id
-        if entry is None:
-            return _problem(
-                "message.unknown",
-                f"{event.type} for {message_id!r}: no such message; skipped",
-                subject=message_id,
-            )
-        return _problem(
-            "message.role-mismatch",
-            f"{event.type} for {message_id!r}, which is a {entry.role} message"
-            " whose content cannot be streamed; skipped",
-            subject=message_id,
-        )
-
-    def _text_start(self, event: g.TextMessageStartEvent) -> Change:
-        return self._start(event, _TEXT_ROLES, event.role or "assistant", event.name)
-
-    def _text_content(self, event: g.TextMessageContentEvent) -> Change:
-        return self._content(event, _TEXT_ROLES)
-
-    def _text_end(self, event: g.TextMessageEndEvent) -> Change:
-        return self._end(event, _TEXT_ROLES)
-
-    def _reasoning_start(self, event: g.ReasoningMessageStartEvent) -> Change:
-        return self._start(event, _REASONING_ROLES, event.role or "reasoning", None)
-
-    def _reasoning_content(self, event: g.ReasoningMessageContentEvent) -> Change:
-        return self._content(event, _REASONING_ROLES)
-
-    def _reasoning_end(self, event: g.ReasoningMessageEndEvent) -> Change:
-        return self._end(event, _REASONING_ROLES)
-
-    # -- tool calls
-
-    def _is_streaming(self, entry: _Entry) -> bool:
-        if entry.id in self._open_text:
-            return True
-        open_calls = self._open_calls
-        return bool(entry.calls) and any(call.id in open_calls for call in entry.calls or ())
-
-    def _new_assistant(self, message_id: str, subagent_run_id: str | None) -> _Entry:
-        entry = _Entry(message_id, "assistant")
-        if subagent_run_id is not None:
-            entry.fields["subagentRunId"] = subagent_run_id
-        self._append(entry)
-        return entry
-
-    def _tool_parent(
-        self, event: g.ToolCallStartEvent, diagnostics: list[Diagnostic]
-    ) -> tuple[_Entry | None, bool]:
-        """The parent message of a new tool call, and whether it was created."""
-        parent_id = event.parent_message_id
-        if parent_id is not None:
-            entry = self._by_id.get(parent_id)
-            if entry is None:
-                return self._new_assistant(parent_id, event.subagent_run_id), True
-            if entry.role == "assistant":
-                return entry, False
-            diagnostics.append(
-                Diagnostic(
-                    code="tool-call.parent-not-assistant",
-                    message=f"TOOL_CALL_START {event.tool_call_id!r}: parentMessageId"
-                    f" {parent_id!r} names a {entry.role} message; the call gets an"
-                    " assistant message of its own",
-                    subject=parent_id,
-                )
-            )
-        elif self._entries:
-            last = self._entries[-1]
-            if last.role == "assistant" and self._is_streaming(last):
-                return last, False
-        own = self._by_id.get(event.tool_call_id)
-        if own is None:
-            return self._new_assistant(event.tool_call_id, event.subagent_run_id), True
-        if own.role == "assistant":
-            return own, False
-        return None, False
-
-    def _tool_start(self, event: g.ToolCallStartEvent) -> Change:
-        call_id = event.tool_call_id
-        call = self._calls.get(call_id)
-        if call is not None:  # a closed call reopened
-            self._open_calls.add(call_id)
-            if event.metadata:
-                call.metadata = _merge(call.metadata, event.metadata)
-                self._touch(call.parent)
-                return call.parent.change
-            return _NOTHING
-        diagnostics: list[Diagnostic] = []
-        parent, created = self._tool_parent(event, diagnostics)
-        if parent is None:
-            diagnostics.append(
-                Diagnostic(
-                    code="tool-call.no-parent",
-                    message=f"TOOL_CALL_START {call_id!r}: no assistant message can hold"
-                    " the call (its id is taken by another message); skipped",
-                    subject=call_id,
-                )
-            )
-            return Change(diagnostics=tuple(diagnostics))
-        call = _Call(call_id, event.tool_call_name, parent)
-        if event.metadata:
-            call.metadata = _merge(None, event.metadata)
-        if parent.calls is None:
-            parent.calls = []
-        parent.calls.append(call)
-        self._calls[call_id] = call
-        self._open_calls.add(call_id)
-        self._touch(parent)
-        return Change(
-            messages=(parent.id,),
-            created=(parent.id,) if created else (),
-            diagnostics=tuple(diagnostics),
-        )
-
-    def _unknown_call(self, event: Any) -> Change:
-        return _problem(
-            "tool-call.unknown",
-            f"{event.type} for {event.tool_call_id!r}: no such tool call; skipped",
-            subject=event.tool_call_id,
-        )
-
-    def _tool_args(self, event: g.ToolCallArgsEvent) -> Change:
-        call = self._calls.get(event.tool_call_id)
-        if call is None:
-            return self._unknown_call(event)
-        delta = event.delta
-        if delta.__class__ is not str:
-            return _problem(
-                "tool-call.invalid-delta",
-                f"TOOL_CALL_ARGS for {event.tool_call_id!r}: delta is not a string; skipped",
-                subject=event.tool_call_id,
-            )
-        if delta:
-            call.args.append(delta)
-        elif not event.metadata:
-            return _NOTHING
-        if event.metadata:
-            call.metadata = _merge(call.metadata, event.metadata)
-        parent = call.parent
-        parent.cached = None
-        self._snapshot = None
-        return parent.change
-
-    def _tool_end(self, event: g.ToolCallEndEvent) -> Change:
-        call = self._calls.get(event.tool_call_id)
-        if call is None:
-            return self._unknown_call(event)
-        self._open_calls.discard(call.id)
-        if not event.metadata:
-            return _NOTHING
-        call.metadata = _merge(call.metadata, event.metadata)
-        self._touch(call.parent)
-        return call.parent.change
-
-    def _tool_result(self, event: g.ToolCallResultEvent) -> Change:
-        message_id = event.message_id
-        if message_id in self._by_id:
-            return _problem(
-                "tool-result.duplicate-id",
-                f"TOOL_CALL_RESULT {message_id!r}: a message with this id exists; skipped",
-                subject=message_id,
-            )
-        content = event.content
-        if not isinstance(content, (str, list)):
-            return _problem(
-                "tool-result.invalid-content",
-                f"TOOL_CALL_RESULT {message_id!r}: content is neither text nor parts; skipped",
-                subject=message_id,
-            )
-        entry = _Entry(message_id, "tool")
-        entry.fields["content"] = (
-            content if isinstance(content, str) else thaw(_converter.dump(content))
-        )
-        entry.fields["toolCallId"] = event.tool_call_id
-        if event.subagent_run_id is not None:
-            entry.fields["subagentRunId"] = event.subagent_run_id
-        if event.metadata:
-            entry.metadata = _merge(None, event.metadata)
-        call = self._calls.get(event.tool_call_id)
-        entries = self._entries
-        if call is None or entries[-1] is call.parent:
-            entries.append(entry)
-        else:
-            position = entries.index(call.parent) + 1
-            while position < len(entries) and entries[position].role == "tool":
-                position += 1
-            entries.insert(position, entry)
-        self._by_id[message_id] = entry
-        self._snapshot = None
-        return Change(messages=(message_id,), created=(message_id,))
-
-    def _encrypted_value(self, event: g.ReasoningEncryptedValueEvent) -> Change:
-        entity_id = event.entity_id
-        if event.subtype == "tool-call":
-            call = self._calls.get(entity_id)
-            if call is not None:
-                self._store_encrypted(call.fields, event)
-                self._touch(call.parent)
-                return call.parent.change
-            what = "tool call"
-        else:
-            entry = self._by_id.get(entity_id)
-            if entry is not None:
-                if entry.role == "activity":
-                    return _problem(
-                        "encrypted-value.not-storable",
-                        f"REASONING_ENCRYPTED_VALUE for {entity_id!r}: an activity message"
-                        " holds no encrypted value; dropped",
-                        subject=entity_id,
-                    )
-                self._store_encrypted(entry.fields, event)
-                self._touch(entry)
-                return entry.change
-            what = "message"
-        return _problem(
-            "encrypted-value.unknown-entity",
-            f"REASONING_ENCRYPTED_VALUE for {entity_id!r}: no such {what}; dropped",
-            subject=entity_id,
-        )
-
-    @staticmethod
-    def _store_encrypted(fields: dict[str, Any], event: g.ReasoningEncryptedValueEvent) -> None:
-        fields["encryptedValue"] = event.encrypted_value
-        if event.encrypted_value_type is None:
-            fields.pop("encryptedValueType", None)
-        else:
-            fields["encryptedValueType"] = event.encrypted_value_type
-
-    # -- state
-
-    def _state_snapshot(self, event: g.StateSnapshotEvent) -> Change:
-        self._state = thaw(event.snapshot)
-        return _STATE_CHANGED
-
-    def _state_delta(self, event: g.StateDeltaEvent) -> Change:
-        ops = _own_ops(event.delta)
-        if ops is None:
-            return _problem(
-                "state.patch-failed",
-                "Failed to apply state patch: delta is not a list",
-                path="/delta",
-            )
-        try:
-            # the state is the reducer's own (snapshots are copied in), so it is patched
-            # in place: O(operations), however wide the containers on the path are
-            self._state = apply_patch_in_place(self._state, ops)
-        except PatchError as exc:
-            return _problem(
-                "state.patch-failed",
-                f"Failed to apply state patch: {exc}; the state is unchanged",
-                path=f"/delta/{exc.index}",
-            )
-        return _STATE_CHANGED if ops else _NOTHING
-
-    # -- messages snapshot
-
-    def _messages_snapshot(self, event: g.MessagesSnapshotEvent) -> Change:
-        diagnostics: list[Diagnostic] = []
-        incoming: dict[str, _Entry] = {}
-        for index, message in enumerate(event.messages):
-            try:
-                entry = _entry_from_message(message)
-            except (SchemaError, TypeError, KeyError, AttributeError) as exc:
-                diagnostics.append(
-                    Diagnostic(
-                        code="messages.invalid",
-                        message=f"MESSAGES_SNAPSHOT: message {index} is not a valid message"
-                        f" ({exc}); skipped",
-                        path=f"/messages/{index}",
-                    )
-                )
-                continue
-            if entry.id in incoming:
-                diagnostics.append(
-                    Diagnostic(
-                        code="messages.duplicate-id",
-                        message=f"MESSAGES_SNAPSHOT carries {entry.id!r} twice; the last wins",
-                        subject=entry.id,
-                        path=f"/messages/{index}",
-                    )
-                )
-            incoming[entry.id] = entry
-        roles = {entry.role for entry in incoming.values()}
-        keep_activity = "activity" not in roles
-        keep_reasoning = "reasoning" not in roles
-        entries: list[_Entry] = []
-        touched: list[str] = []
-        removed: list[str] = []
-        for entry in self._entries:
-            replacement = incoming.pop(entry.id, None)
-            if replacement is not None:
-                entries.append(replacement)
-                touched.append(entry.id)
-            elif (entry.role == "activity" and keep_activity) or (
-                entry.role == "reasoning" and keep_reasoning
-            ):
-                entries.append(entry)
-            else:
-                removed.append(entry.id)
-        created = list(incoming)
-        entries.extend(incoming.values())
-        self._entries = entries
-        self._by_id = {entry.id: entry for entry in entries}
-        self._index_calls()
-        self._open_text = {i for i in self._open_text if i in self._by_id}
-        self._open_calls = {i for i in self._open_calls if i in self._calls}
-        self._snapshot = None
-        return Change(
-            messages=(*touched, *created),
-            created=tuple(created),
-            removed=tuple(removed),
-            diagnostics=tuple(diagnostics),
-        )
-
-    # -- activities
-
-    def _activity_snapshot(self, event: g.ActivitySnapshotEvent) -> Change:
-        message_id = event.message_id
-        if not isinstance(event.content, dict):
-            return _problem(
-                "activity.not-object",
-                f"ACTIVITY_SNAPSHOT for {message_id!r}: content is not an object; skipped",
-                subject=message_id,
-            )
-        entry = self._by_id.get(message_id)
-        if entry is None:
-            entry = _Entry(message_id, "activity")
-            entry.fields["activityType"] = event.activity_type
-            entry.fields["content"] = thaw(event.content)
-            if event.subagent_run_id is not None:
-                entry.fields["subagentRunId"] = event.subagent_run_id
-            if event.metadata:
-                entry.metadata = _merge(None, event.metadata)
-            self._append(entry)
-            return Change(messages=(message_id,), created=(message_id,))
-        if entry.role != "activity":
-            return _problem(
-                "activity.not-activity",
-                f"ACTIVITY_SNAPSHOT for {message_id!r}, which is a {entry.role} message,"
-                " not an activity message; skipped",
-                subject=message_id,
-            )
-        if event.replace is not False:
-            entry.fields["activityType"] = event.activity_type
-            entry.fields["content"] = thaw(event.content)
-            if event.subagent_run_id is None:
-                entry.fields.pop("subagentRunId", None)
-            else:
-                entry.fields["subagentRunId"] = event.subagent_run_id
-        elif not event.metadata:
-            return _NOTHING
-        if event.metadata:
-            entry.metadata = _merge(entry.metadata, event.metadata)
-        self._touch(entry)
-        return entry.change
-
-    def _activity_delta(self, event: g.ActivityDeltaEvent) -> Change:
-        message_id = event.message_id
-        entry = self._by_id.get(message_id)
-        if entry is None or entry.role != "activity":
-            why = "no such message" if entry is None else f"it is a {entry.role} message"
-            return _problem(
-                "activity.delta-skipped",
-                f"ACTIVITY_DELTA for {message_id!r} skipped: {why}, not an activity message",
-                subject=message_id,
-            )
-        ops = _own_ops(event.patch)
-        if ops is None:
-            return _problem(
-                "activity.patch-failed",
-                f"Failed to apply activity patch for {message_id!r}: patch is not a list",
-                subject=message_id,
-                path="/patch",
-            )
-        try:
-            content = apply_patch(entry.fields["content"], ops)
-        except PatchError as exc:
-            return _problem(
-                "activity.patch-failed",
-                f"Failed to apply activity patch for {message_id!r}: {exc};"
-                " the activity is unchanged",
-                subject=message_id,
-                path=f"/patch/{exc.index}",
-            )
-        if not isinstance(content, dict):
-            return _problem(
-                "activity.not-object",
-                f"ACTIVITY_DELTA for {message_id!r}: the patched content would not be an"
-                " object; the activity is unchanged",
-                subject=message_id,
-            )
-        entry.fields["content"] = content
-        entry.fields["activityType"] = event.activity_type
-        if event.metadata:
-            entry.metadata = _merge(entry.metadata, event.metadata)
-        self._touch(entry)
-        return entry.change
-
-    # -- everything else
-
-    def _nothing(self, event: Any) -> Change:
+    def _nothing(self, event: Any, commit: bool) -> Change:
         return _NOTHING
 
-    def _chunk(self, event: Any) -> Change:
-        return _problem(
-            "event.not-expanded",
-            f"{event.type} reached the conversation unexpanded; chunk events must go"
-            " through chunk expansion first; ignored",
-            subject=event.type,
-        )
+
+def _ignored(code: str, why: str) -> Callable[[Conversation, Any, bool], Change]:
+    """A rule that changes nothing and reports ``code``: ``why`` follows the type."""
+
+    def rule(self: Conversation, event: Any, commit: bool) -> Change:
+        return _problem(code, f"{event.type}{why}", subject=event.type)
+
+    return rule
 
 
-_Handler = Callable[[Conversation, Any], Change]
+_chunk = _ignored(
+    "event.not-expanded",
+    " reached the conversation unexpanded; chunk events must go through chunk"
+    " expansion first; ignored",
+)
+_no_rule = _ignored(
+    "event.no-rule",
+    ": the conversation has no rule for this event type (a newer schema's?); it changes nothing",
+)
 
-_HANDLERS: dict[type, _Handler] = {
-    g.TextMessageStartEvent: Conversation._text_start,
-    g.TextMessageContentEvent: Conversation._text_content,
-    g.TextMessageEndEvent: Conversation._text_end,
-    g.ReasoningMessageStartEvent: Conversation._reasoning_start,
-    g.ReasoningMessageContentEvent: Conversation._reasoning_content,
-    g.ReasoningMessageEndEvent: Conversation._reasoning_end,
-    g.ToolCallStartEvent: Conversation._tool_start,
-    g.ToolCallArgsEvent: Conversation._tool_args,
-    g.ToolCallEndEvent: Conversation._tool_end,
-    g.ToolCallResultEvent: Conversation._tool_result,
-    g.ReasoningEncryptedValueEvent: Conversation._encrypted_value,
-    g.StateSnapshotEvent: Conversation._state_snapshot,
-    g.StateDeltaEvent: Conversation._state_delta,
-    g.MessagesSnapshotEvent: Conversation._messages_snapshot,
-    g.ActivitySnapshotEvent: Conversation._activity_snapshot,
-    g.ActivityDeltaEvent: Conversation._activity_delta,
-    g.TextMessageChunkEvent: Conversation._chunk,
-    g.ToolCallChunkEvent: Conversation._chunk,
-    g.ReasoningMessageChunkEvent: Conversation._chunk,
-    g.RunStartedEvent: Conversation._nothing,
-    g.RunFinishedEvent: Conversation._nothing,
-    g.RunErrorEvent: Conversation._nothing,
-    g.StepStartedEvent: Conversation._nothing,
-    g.StepFinishedEvent: Conversation._nothing,
-    g.ReasoningStartEvent: Conversation._nothing,
-    g.ReasoningEndEvent: Conversation._nothing,
-    g.SubagentStartedEvent: Conversation._nothing,
-    g.SubagentFinishedEvent: Conversation._nothing,
-    g.SubagentErrorEvent: Conversation._nothing,
-    g.RawEvent: Conversation._nothing,
-    g.CustomEvent: Conversation._nothing,
-}
+
+_Rule = Callable[[Conversation, Any, bool], Change]
+
+_RULES: dict[type, _Rule] = dispatch_table(
+    {
+        "TEXT_MESSAGE_START": Conversation._start,
+        "TEXT_MESSAGE_CONTENT": Conversation._content,
+        "TEXT_MESSAGE_END": Conversation._end,
+        "REASONING_MESSAGE_START": Conversation._start,
+        "REASONING_MESSAGE_CONTENT": Conversation._content,
+        "REASONING_MESSAGE_END": Conversation._end,
+        "TOOL_CALL_START": Conversation._tool_start,
+        "TOOL_CALL_ARGS": Conversation._tool_args,
+        "TOOL_CALL_END": Conversation._tool_end,
+        "TOOL_CALL_RESULT": Conversation._tool_result,
+        "REASONING_ENCRYPTED_VALUE": Conversation._encrypted_value,
+        "STATE_SNAPSHOT": Conversation._state_snapshot,
+        "STATE_DELTA": Conversation._state_delta,
+        "MESSAGES_SNAPSHOT": Conversation._messages_snapshot,
+        "ACTIVITY_SNAPSHOT": Conversation._activity_snapshot,
+        "ACTIVITY_DELTA": Conversation._activity_delta,
+        # lifecycle, steps, reasoning spans, subagents, RAW and CUSTOM change nothing
+        **dict.fromkeys(_NO_EFFECT, Conversation._nothing),
+        **dict.fromkeys(CHUNK_TYPES, _chunk),
+    },
+    _no_rule,
+)
+"""The rule of every generated event class (``_no_rule`` for a class with none)."""
+_HANDLERS = _RULES  # the name this table had

@@ -4,7 +4,7 @@ Theory of operation. Every incoming event takes the same path whatever the
 transport (SSE, JSON Lines, in-process dicts, a replayed recording):
 
 1. **framing** (bytes only): SSE or JSON Lines into JSON documents;
-2. **compatibility boundary** (:mod:`._boundary`): version check, retired shapes;
+2. **compatibility boundary** (:mod:`._compat`): version check, retired shapes;
 3. **middleware**: caller hooks see the raw material before anything is stripped;
 4. **enforcement**: the document becomes a typed event; unknown event types,
    properties and union members are stripped with diagnostics (each carrying the
@@ -34,7 +34,7 @@ from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, U
 from agentproto._core.jsonlines import JSONLinesDecoder
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, has_digit_run, loads
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
-from agentproto.agui._boundary import CompatibilityBoundary
+from agentproto.agui._compat import CompatibilityBoundary
 from agentproto.agui._generated import Event
 from agentproto.agui._wire import _load_event
 

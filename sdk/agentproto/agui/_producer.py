@@ -18,7 +18,8 @@ or handed to the ``sink``), and an event that fails the gate is never emitted:
    ``{}`` when absent; or ``state=``; or a STATE_SNAPSHOT) and must apply to it; an
    activity delta needs the activity's snapshot, repeats its ``activityType`` unless
    the caller retypes on purpose, must apply, and must leave the content an object
-   (each patch is applied, atomically, to the producer's own copy); a
+   (each patch is tried by the producer's own reducer, the consumer's, through
+   :meth:`~agentproto.agui.Conversation.check`, which changes nothing); a
    ``replace: false`` snapshot agrees with the activity's established owner; an
    attributed event names a subagent announced in the run. A patch a consumer could
    not apply is refused with the consumer's own warning code (``state.patch-failed``,
@@ -96,14 +97,11 @@ from typing import Any, Final, Literal, TypeAlias, TypeVar, get_args
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import (
     AgentProtoError,
-    PatchError,
     ProtocolError,
     SchemaError,
     UsageError,
 )
 from agentproto._core.jsonutil import dumps
-from agentproto._core.patch import apply_patch, apply_patch_in_place
-from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
 from agentproto.agui import _generated as g
 from agentproto.agui._chunks import ChunkExpander
@@ -120,8 +118,9 @@ from agentproto.agui._handles import (  # re-exported: this module's names befor
     TextMessageWriter,
     ToolCallWriter,
 )
+from agentproto.agui._kinds import ATTRIBUTED, kinds
 from agentproto.agui._verify import Verifier
-from agentproto.agui._wire import make_converter, parse_event, parse_run_input
+from agentproto.agui._wire import _converter, parse_event, parse_run_input
 
 __all__ = [
     "ReasoningMessageWriter",
@@ -141,34 +140,15 @@ Sink: TypeAlias = Callable[[Event], object]
 
 E = TypeVar("E", bound=Event)
 
-_converter = make_converter()
 _EVENT_CLASSES: Final = frozenset(get_args(Event))
-_CHUNK_TYPES: Final = frozenset(
-    {"TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK"}
-)
-_LIFECYCLE_TYPES: Final = frozenset({"SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
+# The events whose duty is about what the client holds (a baseline and a patch that
+# applies, content that stays an object, an id that is free): the reducer checks them
+# before anything changes. Every other event's reducer warning is found after sequencing.
+_PRECHECKED: Final = kinds("STATE_DELTA", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "TOOL_CALL_RESULT")
 _NEVER_NULL: Final = ("metadata", "subagentRunId")
 
 
 _NO_STATE: Any = NO_STATE  # no baseline state yet
-
-
-class _Activity:
-    """An activity message as the client holds it: type, owner and content (a JSON value
-    treated as immutable, patched copy-on-write)."""
-
-    __slots__ = ("activity_type", "content", "owner")
-
-    def __init__(self, activity_type: str, owner: str | None, content: Any) -> None:
-        self.activity_type = activity_type
-        self.owner = owner
-        self.content = content
-
-
-def _wire_ops(patch: Any) -> list[Any]:
-    """A patch as fresh wire JSON (nothing shared with the caller's operations)."""
-    ops: list[Any] = thaw(_converter.dump(patch))
-    return ops
 
 
 def _random_id(prefix: str) -> str:
@@ -241,12 +221,10 @@ class RunProducer(MessageEvents, RunEvents):
             state = run_input.state
         if state is not UNSET:
             dumps(state)  # the baseline must be JSON (SchemaError names where it is not)
+        # what the client holds (messages, activities, state): every duty about it is
+        # checked through this reducer, the consumer's own, and nothing else keeps a copy
         self.conversation = Conversation(messages=messages, state=state)
-        # the state the client holds, as an immutable value (patched copy-on-write), or
-        # _NO_STATE while there is no baseline
-        self._state: Any = (
-            _NO_STATE if state is UNSET and run_input is None else self.conversation.state_json()
-        )
+        self._baseline = state is not UNSET or run_input is not None  # a state to patch
         self._verifier = Verifier(
             thread_id=run_input.thread_id if run_input is not None else None, messages=messages
         )
@@ -259,8 +237,6 @@ class RunProducer(MessageEvents, RunEvents):
         self._closed = False
         self._run_ids: tuple[str, str] | None = None  # (threadId, runId) of the last run
         self._announced: set[str] = set()  # subagentRunIds announced in the current run
-        self._activities: dict[str, _Activity] = {}  # as the client holds them, by messageId
-        self._learn_activities()
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -380,7 +356,7 @@ class RunProducer(MessageEvents, RunEvents):
                 f"the producer failed earlier ({self.failure}); it emits nothing more "
                 f"but a RUN_ERROR, not {event.type}",
             )
-        staged = self._check_duties(event, retype)  # nothing has changed if this raises
+        self._check_duties(event, retype)  # nothing has changed if this raises
         try:
             expanded = self._expander.feed(event)
         except ProtocolError as exc:
@@ -393,7 +369,7 @@ class RunProducer(MessageEvents, RunEvents):
             found += self.conversation.apply(explicit).diagnostics
             if found:
                 raise self._fail(self._refused(found[0]))
-        self._learn(event, staged)
+        self._learn(event)
         self._deliver(event)
         return event
 
@@ -416,16 +392,21 @@ class RunProducer(MessageEvents, RunEvents):
 
     # ---- producer duties -----------------------------------------------------------------
 
-    def _check_duties(self, event: Event, retype: bool) -> Any:
-        """Refuse what breaks a duty only the producer can check (nothing changes here).
+    @property
+    def _state(self) -> Any:
+        """The state the client holds (the reducer's own value: read, never change it),
+        or ``_NO_STATE`` while there is no baseline."""
+        return self.conversation._state if self._baseline else _NO_STATE
 
-        Returns:
-            The new state for a STATE_DELTA, the new content for an ACTIVITY_DELTA (the
-            patch applied to the producer's copy), else ``None``.
+    def _check_duties(self, event: Event, retype: bool) -> None:
+        """Refuse what breaks a duty before anything changes (the producer stays usable).
+
+        Duties about what the client holds are checked by the reducer itself
+        (:meth:`Conversation.check`), for the events in ``_PRECHECKED``.
         """
         kind = event.type
         tag: str | None = getattr(event, "subagent_run_id", None)
-        if tag is not None and kind not in _LIFECYCLE_TYPES and tag not in self._announced:
+        if tag is not None and kind in ATTRIBUTED and tag not in self._announced:
             raise UsageError(
                 "producer.subagent-not-announced",
                 f"{kind} is attributed to subagent '{tag}', which no SUBAGENT_STARTED "
@@ -435,41 +416,22 @@ class RunProducer(MessageEvents, RunEvents):
             raise UsageError(
                 "producer.bad-argument", f"retype applies to ACTIVITY_DELTA, not {kind}"
             )
-        if isinstance(event, g.StateDeltaEvent):
-            return self._patched_state(event.delta)
-        if isinstance(event, g.ActivityDeltaEvent):
-            return self._patched_activity(event, retype)
-        if isinstance(event, g.ActivitySnapshotEvent):
-            self._check_activity_snapshot(event)
-        elif (
-            isinstance(event, g.ToolCallResultEvent)
-            and self.conversation.message(event.message_id) is not None
-        ):
-            raise UsageError(
-                "tool-result.duplicate-id",
-                f"TOOL_CALL_RESULT '{event.message_id}': a message with this id exists "
-                f"(a consumer would skip the result)",
-            )
-        return None
-
-    def _patched_state(self, delta: Any) -> Any:
-        if self._state is _NO_STATE:
+        if isinstance(event, g.StateDeltaEvent) and not self._baseline:
             raise UsageError(
                 "producer.state-no-baseline",
                 "STATE_DELTA without a baseline: the producer has no run input and no "
                 "state, so send a STATE_SNAPSHOT first",
             )
-        try:
-            # the producer's copy is its own: patched in place, O(operations), and left
-            # exactly as it was when the patch fails (the consumer's reducer does the same)
-            return apply_patch_in_place(self._state, _converter.dump(delta))
-        except PatchError as exc:
-            raise UsageError(
-                "state.patch-failed",
-                f"STATE_DELTA does not apply to the state the client holds: {exc}",
-            ) from None
+        if isinstance(event, g.ActivityDeltaEvent):
+            self._check_activity_delta(event, retype)
+        elif isinstance(event, g.ActivitySnapshotEvent):
+            self._check_activity_snapshot(event)
+        if kind in _PRECHECKED:
+            found = self.conversation.check(event)
+            if found:
+                raise self._refused(found[0])
 
-    def _patched_activity(self, event: g.ActivityDeltaEvent, retype: bool) -> Any:
+    def _check_activity_delta(self, event: g.ActivityDeltaEvent, retype: bool) -> None:
         known = self._known_activity(event.message_id)
         if event.activity_type != known.activity_type and not retype:
             raise UsageError(
@@ -478,43 +440,27 @@ class RunProducer(MessageEvents, RunEvents):
                 f"'{event.activity_type}', but the activity is '{known.activity_type}': "
                 f"repeat the current type, or pass retype=True to change it on purpose",
             )
-        try:
-            content = apply_patch(known.content, _wire_ops(event.patch))
-        except PatchError as exc:
-            raise UsageError(
-                "activity.patch-failed",
-                f"ACTIVITY_DELTA for '{event.message_id}' does not apply to its content: {exc}",
-            ) from None
-        if not isinstance(content, dict):
-            raise UsageError(
-                "activity.not-object",
-                f"ACTIVITY_DELTA for '{event.message_id}' would make the content a "
-                f"{type(content).__name__}: activity content stays an object",
-            )
-        return content
 
     def _check_activity_snapshot(self, event: g.ActivitySnapshotEvent) -> None:
-        known = self._activities.get(event.message_id)
-        if known is None:
-            other = self.conversation.message(event.message_id)
-            if other is not None:
-                raise UsageError(
-                    "activity.not-activity",
-                    f"ACTIVITY_SNAPSHOT for '{event.message_id}', which is a {other.role} "
-                    f"message, not an activity message (a consumer would skip it)",
-                )
-        elif event.replace is False and event.subagent_run_id != known.owner:
+        known = self.conversation.message(event.message_id)
+        if (
+            isinstance(known, g.ActivityMessage)
+            and event.replace is False
+            and event.subagent_run_id != known.subagent_run_id
+        ):
             raise UsageError(
                 "producer.activity-owner",
                 f"ACTIVITY_SNAPSHOT with replace: false for '{event.message_id}' is "
                 f"attributed to {_describe(event.subagent_run_id)}, but the activity "
-                f"belongs to {_describe(known.owner)}: a snapshot that does not replace "
-                f"keeps the established owner and must agree with it",
+                f"belongs to {_describe(known.subagent_run_id)}: a snapshot that does not "
+                f"replace keeps the established owner and must agree with it",
             )
 
-    def _known_activity(self, message_id: str) -> _Activity:
-        known = self._activities.get(message_id)
-        if known is None:
+    def _known_activity(self, message_id: str) -> g.ActivityMessage:
+        """The activity message as the client holds it (its owner is the one the last
+        replacing snapshot set)."""
+        known = self.conversation.message(message_id)
+        if not isinstance(known, g.ActivityMessage):
             raise UsageError(
                 "producer.activity-no-snapshot",
                 f"ACTIVITY_DELTA for '{message_id}' before any ACTIVITY_SNAPSHOT created "
@@ -522,8 +468,8 @@ class RunProducer(MessageEvents, RunEvents):
             )
         return known
 
-    def _learn(self, event: Event, staged: Any) -> None:
-        """Track what the duties need, once ``event`` is accepted."""
+    def _learn(self, event: Event) -> None:
+        """Track what the duties need beyond the conversation, once ``event`` is accepted."""
         if isinstance(event, g.RunStartedEvent):
             self._phase = "running"
             self._run_ids = (event.thread_id, event.run_id)
@@ -535,23 +481,4 @@ class RunProducer(MessageEvents, RunEvents):
         elif isinstance(event, g.SubagentStartedEvent):
             self._announced.add(event.subagent_run_id)
         elif isinstance(event, g.StateSnapshotEvent):
-            self._state = thaw(event.snapshot)
-        elif isinstance(event, g.StateDeltaEvent):
-            self._state = staged
-        elif isinstance(event, g.ActivitySnapshotEvent):
-            if event.replace is not False or event.message_id not in self._activities:
-                self._activities[event.message_id] = _Activity(
-                    event.activity_type, event.subagent_run_id, thaw(event.content)
-                )
-        elif isinstance(event, g.ActivityDeltaEvent):
-            known = self._activities[event.message_id]
-            known.activity_type = event.activity_type
-            known.content = staged
-        elif isinstance(event, g.MessagesSnapshotEvent):
-            self._learn_activities()
-
-    def _learn_activities(self) -> None:
-        self._activities = {
-            a.id: _Activity(a.activity_type, a.subagent_run_id, thaw(a.content))
-            for a in self.conversation.activities
-        }
+            self._baseline = True

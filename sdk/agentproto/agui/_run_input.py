@@ -24,18 +24,18 @@ from typing import Any, Final
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
-from agentproto.agui._boundary import flatten_for_peer
+from agentproto.agui._compat import flatten_for_peer
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._generated import Context, ResumeEntry, RunAgentInput, Tool
-from agentproto.agui._wire import make_converter
+from agentproto.agui._kinds import ACTIVITY
+from agentproto.agui._wire import _converter
 
 __all__ = ["PROTOCOL_VERSION", "dump_run_input", "next_run_input"]
 
 PROTOCOL_VERSION: Final = "1.0"
 """The protocol version this SDK speaks (the draft describes 1.0 behaviour)."""
 
-_converter = make_converter()
-_ACTIVITY: Final = frozenset({"activity"})
+_ACTIVITY: Final = frozenset({ACTIVITY})
 
 
 def next_run_input(
@@ -137,7 +137,7 @@ def dump_run_input(
     if isinstance(messages, list):
         kept = []
         for index, message in enumerate(messages):
-            if isinstance(message, dict) and message.get("role") == "activity":
+            if isinstance(message, dict) and message.get("role") == ACTIVITY:
                 if diagnostics is not None:
                     diagnostics.append(
                         Diagnostic(

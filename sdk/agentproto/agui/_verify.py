@@ -59,7 +59,9 @@ Inside a run, entity tracking is run-scoped (it starts empty at every ``RUN_STAR
 * **Tolerated**: a ``REASONING_ENCRYPTED_VALUE`` naming a message or tool call this
   consumer does not know yields an ``encrypted-value.unknown-entity`` diagnostic.
   Interrupt outcomes need at least one interrupt, with ids unique in the run. Tool
-  arguments are not validated.
+  arguments are not validated. An event class the verifier has no rule for (one a
+  newer schema added) is passed unchecked with an ``event.no-rule`` diagnostic, in a
+  run or between runs, as an unknown event type would be.
 
 Error codes
 -----------
@@ -117,8 +119,13 @@ code                               raised when
 =================================  =================================================================
 
 Caller errors are :class:`~agentproto.UsageError`: ``verify.failed`` (feeding after a
-violation), ``verify.closed`` (feeding after :meth:`Verifier.close`) and
-``verify.unexpanded-chunk`` (a ``*_CHUNK`` event reached the verifier).
+violation), ``verify.closed`` (feeding after :meth:`Verifier.close`),
+``verify.unexpanded-chunk`` (a ``*_CHUNK`` event reached the verifier) and
+``verify.not-an-event`` (something that is not an AG-UI event object).
+
+The rules are dispatched by event class, in a table built from the generated ``Event``
+union (:func:`agentproto.agui._kinds.dispatch_table`); the per-entity rules live in
+:mod:`._verify_rules`, the run-scoped bookkeeping in :mod:`._runs`.
 """
 
 from __future__ import annotations
@@ -131,49 +138,30 @@ import attrs
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError, ProtocolError, UsageError
 from agentproto.agui._generated import (
-    ActivityDeltaEvent,
-    ActivityMessage,
-    ActivitySnapshotEvent,
-    AssistantMessage,
     Event,
     Message,
-    MessagesSnapshotEvent,
-    ReasoningEncryptedValueEvent,
-    ReasoningEndEvent,
-    ReasoningMessage,
-    ReasoningMessageContentEvent,
-    ReasoningMessageEndEvent,
-    ReasoningMessageStartEvent,
-    ReasoningStartEvent,
     RunErrorEvent,
-    RunFinishedCancelledOutcome,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
-    RunFinishedOutcome,
     RunStartedEvent,
-    StepFinishedEvent,
-    StepStartedEvent,
-    SubagentErrorEvent,
-    SubagentFinishedEvent,
-    SubagentStartedEvent,
-    TextMessageContentEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    ToolCallArgsEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
-    ToolMessage,
 )
+from agentproto.agui._kinds import ATTRIBUTED, CHUNK_TYPES, dispatch_table, kinds, unlisted
+from agentproto.agui._runs import (
+    Owner,
+    RunRecord,
+    RunStatus,
+    _describe,
+    _finish_status,
+    _quoted,
+    _RunScope,
+)
+from agentproto.agui._verify_rules import _EntityRules
 
 __all__ = ["RunRecord", "RunStatus", "Verifier"]
 
-RunStatus: TypeAlias = Literal["running", "succeeded", "failed", "cancelled", "interrupted"]
-Owner: TypeAlias = str | None
-"""Who produced something: a ``subagentRunId``, or ``None`` for the parent agent."""
+_TAKER = "Verifier.feed()"
 _Phase: TypeAlias = Literal["idle", "running", "finished", "errored", "failed", "closed"]
 
-_CHUNK_TYPES = frozenset({"TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK"})
 # The run lifecycle outside a run: (phase, event type) -> the phase it leads to. Any other
 # pair is a violation (``run.not-started``, ``run.after-finished`` or ``run.after-error``).
 # Inside a run, RUN_FINISHED leads to "finished", RUN_ERROR to "errored" and RUN_STARTED is
@@ -185,155 +173,10 @@ _TRANSITIONS: dict[tuple[_Phase, str], _Phase] = {
     ("finished", "RUN_ERROR"): "errored",
     ("errored", "RUN_STARTED"): "running",
 }
-# Events whose subagentRunId identifies an invocation rather than attributing the event.
-_LIFECYCLE_TYPES = frozenset({"SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
+kinds(*(kind for _, kind in _TRANSITIONS))  # generated types, or this fails at import
 
 
-@attrs.frozen(kw_only=True)
-class RunRecord:
-    """What the stream said about one run.
-
-    Attributes:
-        run_id: the run's ``runId`` (``None`` for a stream that opened with RUN_ERROR).
-        thread_id: the run's ``threadId`` (``None`` likewise).
-        status: ``running`` until a terminal event; then ``succeeded`` (no outcome, or
-            the success outcome), ``interrupted``, ``cancelled`` (neither success nor
-            failure), or ``failed`` (RUN_ERROR, a late RUN_ERROR, a protocol violation,
-            or a stream that ended mid-run).
-        started: the run's RUN_STARTED.
-        finished: its RUN_FINISHED, if one arrived.
-        error: the RUN_ERROR that failed it, if any (the run's own failure report).
-        violation: the fatal error that failed it on the consumer's side, if any.
-    """
-
-    run_id: str | None
-    thread_id: str | None
-    status: RunStatus
-    started: RunStartedEvent | None = None
-    finished: RunFinishedEvent | None = None
-    error: RunErrorEvent | None = None
-    violation: AgentProtoError | None = None
-
-    @property
-    def outcome(self) -> RunFinishedOutcome | None:
-        """The RUN_FINISHED outcome as sent (``None``: absent, which means success)."""
-        return self.finished.outcome if self.finished is not None else None
-
-    @property
-    def succeeded(self) -> bool:
-        """Whether the run ended in success (never true for a failed or truncated run)."""
-        return self.status == "succeeded"
-
-
-def _describe(owner: Owner) -> str:
-    return "the parent agent" if owner is None else f"subagent '{owner}'"
-
-
-def _quoted(ids: Iterable[str]) -> str:
-    return ", ".join(f"'{i}'" for i in ids)
-
-
-def _owner_mismatch(
-    event_type: str, noun: str, item_id: str, tag: str, owner: Owner
-) -> ProtocolError:
-    return ProtocolError(
-        "owner.mismatch",
-        f"{event_type} for {noun} '{item_id}' carries subagentRunId '{tag}', which does not "
-        f"match the owner its opener established ({_describe(owner)})",
-        subject=item_id,
-    )
-
-
-def _finish_status(outcome: RunFinishedOutcome | None) -> RunStatus:
-    if isinstance(outcome, RunFinishedInterruptOutcome):
-        return "interrupted"
-    if isinstance(outcome, RunFinishedCancelledOutcome):
-        return "cancelled"
-    return "succeeded"
-
-
-class _Items:
-    """One family of streamed items within a run: what is open, and who owns what."""
-
-    __slots__ = ("code", "noun", "open", "owner", "start_type")
-
-    def __init__(self, code: str, noun: str, start_type: str) -> None:
-        self.code = code  # error-code prefix: "message.", "reasoning.span-", ...
-        self.noun = noun
-        self.start_type = start_type
-        self.open: dict[str, Owner] = {}  # open ids -> owner, in opening order
-        self.owner: dict[str, Owner] = {}  # every id known in the run -> owner
-
-    def start(self, item_id: str, tag: Owner, default: Owner = None) -> None:
-        """Open (or reopen) ``item_id``; ``default`` is the owner of an untagged opener."""
-        if item_id in self.open:
-            raise ProtocolError(
-                f"{self.code}duplicate-open",
-                f"Cannot send '{self.start_type}' for {self.noun} '{item_id}': a {self.noun} "
-                f"with that ID is already active",
-                subject=item_id,
-            )
-        if item_id in self.owner:  # reopening keeps the owner it had
-            owner = self.owner[item_id]
-            if tag is not None and tag != owner:
-                raise _owner_mismatch(self.start_type, self.noun, item_id, tag, owner)
-        else:
-            owner = default if tag is None else tag
-            self.owner[item_id] = owner
-        self.open[item_id] = owner
-
-    def touch(self, event_type: str, item_id: str, tag: Owner) -> None:
-        """Check a continuation (CONTENT, ARGS or END) of ``item_id``."""
-        if item_id not in self.open:
-            raise ProtocolError(
-                f"{self.code}not-open",
-                f"No active {self.noun} found with ID '{item_id}' for '{event_type}'",
-                subject=item_id,
-            )
-        if tag is not None and tag != self.open[item_id]:
-            raise _owner_mismatch(event_type, self.noun, item_id, tag, self.open[item_id])
-
-    def end(self, event_type: str, item_id: str, tag: Owner) -> None:
-        self.touch(event_type, item_id, tag)
-        del self.open[item_id]
-
-    def check_closed(self) -> None:
-        """RUN_FINISHED requires every item closed."""
-        if self.open:
-            raise ProtocolError(
-                f"{self.code}open-at-finish",
-                f"Cannot send 'RUN_FINISHED' while {self.noun}s are still active: "
-                f"{_quoted(self.open)}",
-                subject=next(iter(self.open)),
-            )
-
-
-class _RunScope:
-    """Everything tracked for the run in progress; discarded when it closes."""
-
-    __slots__ = (
-        "announced",
-        "attributed",
-        "reasoning",
-        "spans",
-        "steps",
-        "subagents",
-        "text",
-        "tools",
-    )
-
-    def __init__(self) -> None:
-        self.text = _Items("message.", "text message", "TEXT_MESSAGE_START")
-        self.tools = _Items("toolcall.", "tool call", "TOOL_CALL_START")
-        self.reasoning = _Items("reasoning.", "reasoning message", "REASONING_MESSAGE_START")
-        self.spans = _Items("reasoning.span-", "reasoning span", "REASONING_START")
-        self.steps: dict[tuple[Owner, str], None] = {}  # open (owner, stepName), in order
-        self.subagents: dict[str, None] = {}  # active invocations, in order
-        self.announced: set[str] = set()  # every invocation announced in the run
-        self.attributed: set[str] = set()  # every subagentRunId events were attributed to
-
-
-class Verifier:
+class Verifier(_EntityRules):
     """Checks an expanded AG-UI event stream against the protocol's sequencing rules.
 
     Sans-I/O; one instance per stream. Feed it every event chunk expansion delivers, in
@@ -358,35 +201,6 @@ class Verifier:
         self._known_tool_calls: set[str] = set()
         self._activity_owner: dict[str, Owner] = {}
         self._learn_messages(messages)
-        self._in_run: dict[str, Callable[[Any], list[Diagnostic]]] = {
-            "RUN_STARTED": self._nested,
-            "RUN_FINISHED": self._run_finished,
-            "RUN_ERROR": self._run_error,
-            "TEXT_MESSAGE_START": self._text_start,
-            "TEXT_MESSAGE_CONTENT": self._text_continue,
-            "TEXT_MESSAGE_END": self._text_end,
-            "TOOL_CALL_START": self._tool_start,
-            "TOOL_CALL_ARGS": self._tool_continue,
-            "TOOL_CALL_END": self._tool_end,
-            "TOOL_CALL_RESULT": self._tool_result,
-            "REASONING_MESSAGE_START": self._reasoning_start,
-            "REASONING_MESSAGE_CONTENT": self._reasoning_continue,
-            "REASONING_MESSAGE_END": self._reasoning_end,
-            "REASONING_START": self._span_start,
-            "REASONING_END": self._span_end,
-            "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
-            "STEP_STARTED": self._step_started,
-            "STEP_FINISHED": self._step_finished,
-            "SUBAGENT_STARTED": self._subagent_started,
-            "SUBAGENT_FINISHED": self._subagent_ended,
-            "SUBAGENT_ERROR": self._subagent_ended,
-            "ACTIVITY_SNAPSHOT": self._activity_snapshot,
-            "ACTIVITY_DELTA": self._activity_delta,
-            "MESSAGES_SNAPSHOT": self._messages_snapshot,
-            "TEXT_MESSAGE_CHUNK": self._unexpanded,
-            "TOOL_CALL_CHUNK": self._unexpanded,
-            "REASONING_MESSAGE_CHUNK": self._unexpanded,
-        }
 
     # ---- public API --------------------------------------------------------------------
 
@@ -404,15 +218,18 @@ class Verifier:
             UsageError: the verifier already failed or was closed, or ``event`` is a
                 chunk that was not expanded.
         """
-        kind = event.type
+        rule = _IN_RUN.get(event.__class__)
+        if rule is None:
+            rule = unlisted(event, Verifier._no_rule, code="verify.not-an-event", taker=_TAKER)
         try:
             if self._phase == "running":
-                if kind not in _LIFECYCLE_TYPES:
-                    tag: Owner = getattr(event, "subagent_run_id", None)
+                if event.type in ATTRIBUTED:
+                    tag: Owner = event.subagent_run_id  # type: ignore[union-attr]
                     if tag is not None:
                         self._scope.attributed.add(tag)
-                handler = self._in_run.get(kind)
-                return [] if handler is None else handler(event)
+                return rule(self, event)
+            if rule is Verifier._no_rule and self._phase not in ("failed", "closed"):
+                return self._no_rule(event)
             return self._between_runs(event)
         except ProtocolError as exc:
             self.abort(exc)
@@ -460,6 +277,19 @@ class Verifier:
 
     # ---- lifecycle ---------------------------------------------------------------------
 
+    def _no_rule(self, event: Event) -> list[Diagnostic]:
+        return [
+            Diagnostic(
+                code="event.no-rule",
+                message=f"'{event.type}': the verifier has no rule for this event type (a "
+                f"newer schema's?); it is passed unchecked",
+                subject=event.type,
+            )
+        ]
+
+    def _free(self, event: Event) -> list[Diagnostic]:
+        return []
+
     def _unexpanded(self, event: Event) -> list[Diagnostic]:
         raise UsageError(
             "verify.unexpanded-chunk",
@@ -473,7 +303,7 @@ class Verifier:
             raise UsageError(
                 f"verify.{phase}", f"the verifier is {phase}; it cannot check '{kind}'"
             )
-        if kind in _CHUNK_TYPES:
+        if kind in CHUNK_TYPES:
             self._unexpanded(event)
         if (phase, kind) not in _TRANSITIONS:
             raise self._lifecycle_violation(phase, kind)
@@ -606,228 +436,39 @@ class Verifier:
         self._phase = "errored"
         return []
 
-    # ---- streamed items ----------------------------------------------------------------
 
-    def _text_start(self, event: TextMessageStartEvent) -> list[Diagnostic]:
-        self._scope.text.start(event.message_id, event.subagent_run_id)
-        self._known_messages.add(event.message_id)
-        return []
+_Rule = Callable[[Verifier, Any], list[Diagnostic]]
 
-    def _text_continue(self, event: TextMessageContentEvent) -> list[Diagnostic]:
-        self._scope.text.touch("TEXT_MESSAGE_CONTENT", event.message_id, event.subagent_run_id)
-        return []
-
-    def _text_end(self, event: TextMessageEndEvent) -> list[Diagnostic]:
-        self._scope.text.end("TEXT_MESSAGE_END", event.message_id, event.subagent_run_id)
-        return []
-
-    def _tool_start(self, event: ToolCallStartEvent) -> list[Diagnostic]:
-        scope = self._scope
-        tag = event.subagent_run_id
-        inherited: Owner = None
-        parent = event.parent_message_id
-        if parent is not None and parent in scope.text.owner:
-            inherited = scope.text.owner[parent]
-            if tag is not None and tag != inherited and event.tool_call_id not in scope.tools.owner:
-                raise ProtocolError(
-                    "owner.mismatch",
-                    f"TOOL_CALL_START for tool call '{event.tool_call_id}' carries "
-                    f"subagentRunId '{tag}', which does not match the owner of its parent "
-                    f"message '{parent}' ({_describe(inherited)}): a tool call inherits "
-                    f"its message's attribution",
-                    subject=event.tool_call_id,
-                )
-        scope.tools.start(event.tool_call_id, tag, inherited)
-        self._known_tool_calls.add(event.tool_call_id)
-        return []
-
-    def _tool_continue(self, event: ToolCallArgsEvent) -> list[Diagnostic]:
-        self._scope.tools.touch("TOOL_CALL_ARGS", event.tool_call_id, event.subagent_run_id)
-        return []
-
-    def _tool_end(self, event: ToolCallEndEvent) -> list[Diagnostic]:
-        self._scope.tools.end("TOOL_CALL_END", event.tool_call_id, event.subagent_run_id)
-        return []
-
-    def _tool_result(self, event: ToolCallResultEvent) -> list[Diagnostic]:
-        self._known_messages.add(event.message_id)
-        return []
-
-    def _reasoning_start(self, event: ReasoningMessageStartEvent) -> list[Diagnostic]:
-        self._scope.reasoning.start(event.message_id, event.subagent_run_id)
-        self._known_messages.add(event.message_id)
-        return []
-
-    def _reasoning_continue(self, event: ReasoningMessageContentEvent) -> list[Diagnostic]:
-        self._scope.reasoning.touch(
-            "REASONING_MESSAGE_CONTENT", event.message_id, event.subagent_run_id
-        )
-        return []
-
-    def _reasoning_end(self, event: ReasoningMessageEndEvent) -> list[Diagnostic]:
-        self._scope.reasoning.end("REASONING_MESSAGE_END", event.message_id, event.subagent_run_id)
-        return []
-
-    def _span_start(self, event: ReasoningStartEvent) -> list[Diagnostic]:
-        # Spans have no owner rule (only items do): their attribution is not compared.
-        self._scope.spans.start(event.message_id, None)
-        return []
-
-    def _span_end(self, event: ReasoningEndEvent) -> list[Diagnostic]:
-        self._scope.spans.end("REASONING_END", event.message_id, None)
-        return []
-
-    def _encrypted_value(self, event: ReasoningEncryptedValueEvent) -> list[Diagnostic]:
-        if event.subtype == "tool-call":
-            known, noun = self._known_tool_calls, "tool call"
-        else:
-            known, noun = self._known_messages, "message"
-        if event.entity_id in known:
-            return []
-        return [
-            Diagnostic(
-                code="encrypted-value.unknown-entity",
-                message=(
-                    f"REASONING_ENCRYPTED_VALUE names {noun} '{event.entity_id}', which this "
-                    f"consumer does not know; the value has nowhere to be stored"
-                ),
-                path="/entityId",
-                subject=event.entity_id,
-            )
-        ]
-
-    # ---- steps -------------------------------------------------------------------------
-
-    def _step_started(self, event: StepStartedEvent) -> list[Diagnostic]:
-        key = (event.subagent_run_id, event.step_name)
-        steps = self._scope.steps
-        if key in steps:
-            raise ProtocolError(
-                "step.duplicate-open",
-                f"Cannot send 'STEP_STARTED' for step '{event.step_name}' of "
-                f"{_describe(key[0])}: that step is already active",
-                subject=event.step_name,
-            )
-        steps[key] = None
-        return []
-
-    def _step_finished(self, event: StepFinishedEvent) -> list[Diagnostic]:
-        name, tag = event.step_name, event.subagent_run_id
-        steps = self._scope.steps
-        if (tag, name) in steps:
-            del steps[(tag, name)]
-            return []
-        others = [owner for owner, open_name in steps if open_name == name]
-        if others:
-            raise ProtocolError(
-                "owner.mismatch",
-                f"STEP_FINISHED for step '{name}' is attributed to {_describe(tag)}, which "
-                f"does not match the attribution of its STEP_STARTED "
-                f"({', '.join(_describe(o) for o in others)})",
-                subject=name,
-            )
-        raise ProtocolError(
-            "step.not-started",
-            f"Cannot send 'STEP_FINISHED' for step '{name}' of {_describe(tag)} that was "
-            f"not started",
-            subject=name,
-        )
-
-    # ---- subagents ---------------------------------------------------------------------
-
-    def _subagent_started(self, event: SubagentStartedEvent) -> list[Diagnostic]:
-        scope = self._scope
-        sid = event.subagent_run_id
-        if sid in scope.subagents:
-            raise ProtocolError(
-                "subagent.already-active",
-                f"Cannot send 'SUBAGENT_STARTED' for '{sid}': that invocation is already active",
-                subject=sid,
-            )
-        if sid in scope.announced:
-            raise ProtocolError(
-                "subagent.reused",
-                f"Cannot send 'SUBAGENT_STARTED' for '{sid}': that subagentRunId already "
-                f"finished in this run, and ids are not reused within a run",
-                subject=sid,
-            )
-        parent = event.parent_subagent_run_id
-        if parent is not None and parent not in scope.announced:
-            raise ProtocolError(
-                "subagent.unknown-parent",
-                f"SUBAGENT_STARTED for '{sid}' names parentSubagentRunId '{parent}', which "
-                f"was not announced in this run",
-                subject=parent,
-            )
-        if sid in scope.attributed:
-            raise ProtocolError(
-                "subagent.announced-late",
-                f"SUBAGENT_STARTED for '{sid}' arrives after events already attributed to "
-                f"it: an invocation is announced before anything it produces",
-                subject=sid,
-            )
-        scope.subagents[sid] = None
-        scope.announced.add(sid)
-        return []
-
-    def _subagent_ended(
-        self, event: SubagentFinishedEvent | SubagentErrorEvent
-    ) -> list[Diagnostic]:
-        scope = self._scope
-        sid = event.subagent_run_id
-        if sid not in scope.subagents:
-            why = "it already ended" if sid in scope.announced else "it was never started"
-            raise ProtocolError(
-                "subagent.not-active",
-                f"Cannot send '{event.type}' for '{sid}': no active subagent invocation "
-                f"has that subagentRunId ({why} in this run)",
-                subject=sid,
-            )
-        del scope.subagents[sid]
-        return []
-
-    # ---- activities and snapshots ------------------------------------------------------
-
-    def _activity_snapshot(self, event: ActivitySnapshotEvent) -> list[Diagnostic]:
-        # A replacing snapshot (replace absent or true) re-mints the owner, as does the
-        # one that creates the activity; ``replace: false`` on an existing one does not.
-        if event.replace is not False or event.message_id not in self._activity_owner:
-            self._activity_owner[event.message_id] = event.subagent_run_id
-        return []
-
-    def _activity_delta(self, event: ActivityDeltaEvent) -> list[Diagnostic]:
-        tag = event.subagent_run_id
-        owners = self._activity_owner
-        if tag is not None and event.message_id in owners and owners[event.message_id] != tag:
-            raise ProtocolError(
-                "owner.mismatch",
-                f"ACTIVITY_DELTA for activity message '{event.message_id}' carries "
-                f"subagentRunId '{tag}', which does not match the owner set by its last "
-                f"replacing ACTIVITY_SNAPSHOT ({_describe(owners[event.message_id])})",
-                subject=event.message_id,
-            )
-        return []
-
-    def _messages_snapshot(self, event: MessagesSnapshotEvent) -> list[Diagnostic]:
-        self._learn_messages(event.messages, self._scope)
-        return []
-
-    def _learn_messages(self, messages: Iterable[Message], scope: _RunScope | None = None) -> None:
-        """Note ids and owners that a snapshot (or the run input) establishes."""
-        for message in messages:
-            owner = message.subagent_run_id
-            if isinstance(message, ActivityMessage):
-                self._activity_owner[message.id] = owner
-                continue
-            self._known_messages.add(message.id)
-            if isinstance(message, AssistantMessage) and message.tool_calls:
-                for call in message.tool_calls:
-                    self._known_tool_calls.add(call.id)
-                    if scope is not None:
-                        scope.tools.owner[call.id] = owner
-            if scope is None:
-                continue
-            if isinstance(message, ReasoningMessage):
-                scope.reasoning.owner[message.id] = owner
-            elif not isinstance(message, ToolMessage):
-                scope.text.owner[message.id] = owner
+_IN_RUN: dict[type, _Rule] = dispatch_table(
+    {
+        "RUN_STARTED": Verifier._nested,
+        "RUN_FINISHED": Verifier._run_finished,
+        "RUN_ERROR": Verifier._run_error,
+        "TEXT_MESSAGE_START": Verifier._text_start,
+        "TEXT_MESSAGE_CONTENT": Verifier._text_continue,
+        "TEXT_MESSAGE_END": Verifier._text_end,
+        "TOOL_CALL_START": Verifier._tool_start,
+        "TOOL_CALL_ARGS": Verifier._tool_continue,
+        "TOOL_CALL_END": Verifier._tool_end,
+        "TOOL_CALL_RESULT": Verifier._tool_result,
+        "REASONING_MESSAGE_START": Verifier._reasoning_start,
+        "REASONING_MESSAGE_CONTENT": Verifier._reasoning_continue,
+        "REASONING_MESSAGE_END": Verifier._reasoning_end,
+        "REASONING_START": Verifier._span_start,
+        "REASONING_END": Verifier._span_end,
+        "REASONING_ENCRYPTED_VALUE": Verifier._encrypted_value,
+        "STEP_STARTED": Verifier._step_started,
+        "STEP_FINISHED": Verifier._step_finished,
+        "SUBAGENT_STARTED": Verifier._subagent_started,
+        "SUBAGENT_FINISHED": Verifier._subagent_ended,
+        "SUBAGENT_ERROR": Verifier._subagent_ended,
+        "ACTIVITY_SNAPSHOT": Verifier._activity_snapshot,
+        "ACTIVITY_DELTA": Verifier._activity_delta,
+        "MESSAGES_SNAPSHOT": Verifier._messages_snapshot,
+        # state, RAW and CUSTOM have no sequencing rule of their own
+        **dict.fromkeys(kinds("STATE_SNAPSHOT", "STATE_DELTA", "RAW", "CUSTOM"), Verifier._free),
+        **dict.fromkeys(CHUNK_TYPES, Verifier._unexpanded),
+    },
+    Verifier._no_rule,
+)
+"""The in-run rule of every generated event class (``_no_rule`` for a class with none)."""

@@ -19,6 +19,7 @@ def make_converter() -> WireConverter:
 
 
 _converter = make_converter()
+"""The one AG-UI converter of the runtime (built once; every module imports this one)."""
 _load_event = _converter.loader(Event)
 _load_message = _converter.loader(Message)
 

@@ -50,7 +50,7 @@ from typing import Any, Final, TypeAlias
 
 from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
 from agentproto._core.jsonutil import dumps, loads
-from agentproto.agui._boundary import upgrade_input
+from agentproto.agui._compat import upgrade_input
 from agentproto.agui._decoder import Transport
 from agentproto.agui._encoding import (
     Events,

@@ -1,4 +1,4 @@
-"""The compatibility boundary: the first stage every incoming AG-UI event passes.
+"""Version compatibility: the boundary every incoming AG-UI event passes first.
 
 Theory of operation. Before anything is checked or stripped, the boundary looks
 at the raw JSON of each event and
@@ -25,6 +25,7 @@ import re
 from typing import Any, Final
 
 from agentproto._core.diagnostics import Diagnostic
+from agentproto.agui._kinds import SUBAGENT_LIFECYCLE
 
 __all__ = ["CompatibilityBoundary", "flatten_for_peer", "parse_version", "upgrade_input"]
 
@@ -39,7 +40,6 @@ _THINKING: Final = {
     "THINKING_TEXT_MESSAGE_CONTENT": "REASONING_MESSAGE_CONTENT",
     "THINKING_TEXT_MESSAGE_END": "REASONING_MESSAGE_END",
 }
-_SUBAGENT_EVENTS: Final = frozenset({"SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
 _SUBAGENT_ERA: Final = (0, 0, 57)
 _TEXT_ONLY_ERA: Final = (0, 0, 39)
 _MEDIA_KINDS: Final = (("image/", "image"), ("audio/", "audio"), ("video/", "video"))
@@ -91,7 +91,7 @@ class CompatibilityBoundary:
         if kind in _THINKING:
             return self._thinking(event, diagnostics)
         if self._peer is not None and self._peer <= _SUBAGENT_ERA:
-            if kind in _SUBAGENT_EVENTS:
+            if kind in SUBAGENT_LIFECYCLE:
                 diagnostics.append(
                     Diagnostic(
                         code="compat.dropped",
