@@ -186,3 +186,73 @@ def test_stdin_and_python_dash_m(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == ISSUE_OUTPUT
+
+
+def _nested(depth: int) -> Any:
+    """A JSON value of exactly ``depth`` nested arrays and objects."""
+    value: Any = []
+    for level in range(depth - 1):
+        value = {"k": value} if level % 2 else [value]
+    return value
+
+
+def _exact_line(update: dict[str, Any]) -> bytes:
+    """A session/update line written by the standard library, which writes any integer."""
+    import json
+
+    message = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s1", "update": update},
+    }
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+def test_big_integer_in_meta_round_trips_exactly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """10**25 in a _meta value comes out of ``acp replay --json`` exactly, not as 1e+25."""
+    import json
+
+    data = _exact_line(
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "_meta": {"n": 10**25}}
+    )
+    code, out, err = run(["acp", "replay", write(tmp_path, data), "--json"], capsys)
+    assert (code, err) == (0, "")
+    assert '"_meta":{"n":10000000000000000000000000}' in out
+    entity = json.loads(out)["sessions"]["s1"]["entities"]["tool_call:c1"]
+    assert entity["_meta"] == {"n": 10**25}
+
+
+def test_deep_values_within_the_limit_print_as_deep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A _meta value as deep as the line reader accepts is printed whole by ``--json``."""
+    import json
+
+    from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
+
+    # the line's own levels: message, params, update, _meta object, then the value
+    deep = _nested(DEFAULT_MAX_DEPTH - 4)
+    data = _exact_line(
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "_meta": {"d": deep}}
+    )
+    code, out, err = run(["acp", "replay", write(tmp_path, data), "--json"], capsys)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["sessions"]["s1"]["entities"]["tool_call:c1"]["_meta"] == {"d": deep}
+
+
+def test_too_deep_line_exits_1_naming_the_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A line nesting past the shared depth limit is a fatal input error that names it."""
+    from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
+
+    deep = _nested(DEFAULT_MAX_DEPTH - 3)
+    data = _exact_line(
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "_meta": {"d": deep}}
+    )
+    code, out, err = run(["acp", "replay", write(tmp_path, data), "--json"], capsys)
+    assert (code, out) == (1, "")
+    assert f"deeper than {DEFAULT_MAX_DEPTH} levels" in err
+    assert "line 1" in err
