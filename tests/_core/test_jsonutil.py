@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import json
 import math
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -349,3 +350,22 @@ def test_exact_ints_false_skips_only_the_big_integer_look() -> None:
     assert not has_digit_run(b'{"n": 1234567890123456789.5e3, "m": "x"}'.replace(b"9.", b"."))
     with pytest.raises(DecodeError):
         loads(b"[" * 600 + b"]" * 600, exact_ints=False)
+
+
+_DIGITS_AND_SEPARATORS = bytes(b"0123456789a ,"[i % 13] for i in range(256))
+_digit_text = st.binary(max_size=120).map(lambda raw: raw.translate(_DIGITS_AND_SEPARATORS))
+
+
+@given(_digit_text, st.integers(0, 120), st.integers(15, 24))
+def test_has_digit_run_agrees_with_a_full_search(text: bytes, at: int, run: int) -> None:
+    """The sampled look for 19 digits in a row answers exactly as a search of every byte."""
+    for data in (text, text[:at] + b"7" * run + text[at:]):
+        assert has_digit_run(data) == (re.search(rb"[0-9]{19}", data) is not None)
+
+
+def test_has_digit_run_in_a_buffer_dense_with_digits() -> None:
+    """Many near misses (18-digit runs) neither hide a real run nor invent one."""
+    near = b",".join([b"123456789012345678"] * 500)
+    assert not has_digit_run(near)
+    assert has_digit_run(near + b",1234567890123456789")
+    assert has_digit_run(b"1234567890123456789," + near)
