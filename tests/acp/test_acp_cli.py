@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, dumps
 from agentproto.acp._replay import example_log, replay_bytes, replay_json
 from agentproto.cli import main
 
@@ -44,7 +46,7 @@ def line(update: dict[str, Any], session: str = "s1") -> bytes:
         "method": "session/update",
         "params": {"sessionId": session, "update": update},
     }
-    return orjson.dumps(message) + b"\n"
+    return dumps(message) + b"\n"  # _core's: integers of any size, any depth
 
 
 def test_issue_example_prints_exactly_the_documented_json(
@@ -196,27 +198,12 @@ def _nested(depth: int) -> Any:
     return value
 
 
-def _exact_line(update: dict[str, Any]) -> bytes:
-    """A session/update line written by the standard library, which writes any integer."""
-    import json
-
-    message = {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": "s1", "update": update},
-    }
-    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
-
-
 def test_big_integer_in_meta_round_trips_exactly(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """10**25 in a _meta value comes out of ``acp replay --json`` exactly, not as 1e+25."""
-    import json
-
-    data = _exact_line(
-        {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "_meta": {"n": 10**25}}
-    )
+    data = line({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "_meta": {"n": 10**25}})
+    assert b"10000000000000000000000000" in data
     code, out, err = run(["acp", "replay", write(tmp_path, data), "--json"], capsys)
     assert (code, err) == (0, "")
     assert '"_meta":{"n":10000000000000000000000000}' in out
@@ -224,35 +211,20 @@ def test_big_integer_in_meta_round_trips_exactly(
     assert entity["_meta"] == {"n": 10**25}
 
 
-def test_deep_values_within_the_limit_print_as_deep(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("extra", [0, 1])
+def test_depth_limit_of_the_line_reader(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: int
 ) -> None:
-    """A _meta value as deep as the line reader accepts is printed whole by ``--json``."""
-    import json
-
-    from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
-
+    """A _meta value as deep as the limit allows prints whole; one level more exits 1 naming it."""
     # the line's own levels: message, params, update, _meta object, then the value
-    deep = _nested(DEFAULT_MAX_DEPTH - 4)
-    data = _exact_line(
-        {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "_meta": {"d": deep}}
-    )
+    deep = _nested(DEFAULT_MAX_DEPTH - 4 + extra)
+    data = line({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "_meta": {"d": deep}})
     code, out, err = run(["acp", "replay", write(tmp_path, data), "--json"], capsys)
-    assert (code, err) == (0, "")
-    assert json.loads(out)["sessions"]["s1"]["entities"]["tool_call:c1"]["_meta"] == {"d": deep}
-
-
-def test_too_deep_line_exits_1_naming_the_limit(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A line nesting past the shared depth limit is a fatal input error that names it."""
-    from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
-
-    deep = _nested(DEFAULT_MAX_DEPTH - 3)
-    data = _exact_line(
-        {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "_meta": {"d": deep}}
-    )
-    code, out, err = run(["acp", "replay", write(tmp_path, data), "--json"], capsys)
-    assert (code, out) == (1, "")
-    assert f"deeper than {DEFAULT_MAX_DEPTH} levels" in err
-    assert "line 1" in err
+    if not extra:
+        assert (code, err) == (0, "")
+        entity = json.loads(out)["sessions"]["s1"]["entities"]["tool_call:c1"]
+        assert entity["_meta"] == {"d": deep}
+    else:
+        assert (code, out) == (1, "")
+        assert f"deeper than {DEFAULT_MAX_DEPTH} levels" in err
+        assert "line 1" in err

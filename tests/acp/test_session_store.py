@@ -9,11 +9,12 @@ import orjson
 import pytest
 
 from agentproto import DecodeError, SchemaError, UsageError
+from agentproto._core.jsonutil import dumps
 from agentproto.acp import Notification, Request, Response, SessionStore
 
 
 def line(obj: Any) -> bytes:
-    return orjson.dumps(obj) + b"\n"
+    return dumps(obj) + b"\n"  # _core's: integers of any size, any depth
 
 
 def update(update_obj: dict[str, Any], session: str = "s1") -> bytes:
@@ -245,23 +246,11 @@ def test_batches_blank_lines_and_a_last_line_without_newline() -> None:
     assert store.diagnostics == []
 
 
-def exact_update(update_obj: dict[str, Any]) -> bytes:
-    """An update line written by the standard library, which writes integers of any size."""
-    import json
-
-    message = {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": "s1", "update": update_obj},
-    }
-    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
-
-
 @pytest.mark.parametrize("strict", [False, True])
 def test_big_integers_in_meta_stay_exact(strict: bool) -> None:
     """10**25 in a _meta value is stored and rendered exactly, not as the float 1e+25."""
     store = read(
-        update(tool(title="T")) + exact_update(tool(_meta={"n": 10**25, "m": -(2**64)})),
+        update(tool(title="T")) + update(tool(_meta={"n": 10**25, "m": -(2**64)})),
         strict=strict,
     )
     meta = store.sessions["s1"].tool_calls["c1"].meta
@@ -279,7 +268,7 @@ def test_too_deep_line_raises_naming_the_limit_and_the_store_goes_on() -> None:
         deep = [deep]
     store = SessionStore()
     with pytest.raises(DecodeError, match=f"deeper than {DEFAULT_MAX_DEPTH} levels") as caught:
-        store.feed(update(tool(title="A")) + exact_update(tool(_meta={"d": deep})))
+        store.feed(update(tool(title="A")) + update(tool(_meta={"d": deep})))
     assert caught.value.line == 2
     store.feed(update(tool(title="B")))
     store.close()
