@@ -366,17 +366,12 @@ class MessageReader:
 
     Feed it bytes as they arrive, in chunks of any size, then call
     :meth:`close`. See the module documentation for the framing and error
-    rules. Lines are framed and parsed by the SDK's one line reader
-    (:class:`~agentproto._core.jsonlines.JSONLinesDecoder`): the same depth
-    limit, exact big integers and byte offsets as AG-UI's JSON Lines.
-
-    A consumer that folds the messages itself (such as
-    :class:`~agentproto.acp.SessionStore`) may use the steps :meth:`feed` and
+    rules. A consumer that folds the messages itself (such as
+    :class:`~agentproto.acp.SessionStore`) uses the steps :meth:`feed` and
     :meth:`close` are made of: :meth:`push` and :meth:`end` take the input,
-    :meth:`documents` decodes the JSON of each line, and :meth:`messages`
-    checks one line's JSON-RPC shape; :meth:`notification_params` recognises
-    the common case, a notification with object params, without building a
-    message.
+    :meth:`documents` decodes each line's JSON, :meth:`messages` checks its
+    JSON-RPC shape, and :meth:`notification_params` recognises the common
+    line without building a message.
 
     Example:
         >>> reader = MessageReader()
@@ -397,11 +392,10 @@ class MessageReader:
         """Create a reader for one stream.
 
         Args:
-            max_line_bytes: the longest line accepted, in bytes, newline
-                excluded; a longer one is an error and reading resumes after it.
-            max_depth: the deepest JSON nesting accepted in a line (default
-                :data:`~agentproto._core.jsonutil.DEFAULT_MAX_DEPTH`, the
-                limit AG-UI input has too).
+            max_line_bytes: the longest line accepted, newline excluded; a
+                longer one is an error and reading resumes after it.
+            max_depth: the deepest JSON nesting accepted in a line (the
+                default is AG-UI input's too).
 
         Raises:
             UsageError: a limit is not a positive integer.
@@ -456,11 +450,7 @@ class MessageReader:
     # ---- the steps, for a consumer that folds messages itself ----------------------------
 
     def push(self, chunk: bytes) -> None:
-        """Add bytes without decoding them; the lines they complete wait for :meth:`documents`.
-
-        Raises:
-            UsageError: the reader was closed.
-        """
+        """Add bytes; the lines they complete wait for :meth:`documents` (UsageError if closed)."""
         if self._lines.ended:
             raise UsageError("reader.closed", "feed() after close()")
         self._lines.push(chunk)
@@ -488,8 +478,8 @@ class MessageReader:
         """The params of ``value`` if it is a notification of ``method`` with object params.
 
         A cheap look for the common line: when it answers, :meth:`messages`
-        would return ``[Notification(method, params)]``. ``None`` says only
-        that the value has another shape, which may still be a valid message.
+        would return ``[Notification(method, params)]``; ``None`` says only
+        that the value has another shape, maybe still a valid message.
 
         Args:
             value: a JSON value from :meth:`documents`.
