@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentproto._core import jsonutil
@@ -356,10 +356,14 @@ _DIGITS_AND_SEPARATORS = bytes(b"0123456789a ,"[i % 13] for i in range(256))
 _digit_text = st.binary(max_size=120).map(lambda raw: raw.translate(_DIGITS_AND_SEPARATORS))
 
 
-@given(_digit_text, st.integers(0, 120), st.integers(15, 24))
-def test_has_digit_run_agrees_with_a_full_search(text: bytes, at: int, run: int) -> None:
+@settings(max_examples=500)
+@given(_digit_text, st.integers(0, 2000), st.integers(15, 24), st.integers(1, 40))
+def test_has_digit_run_agrees_with_a_full_search(
+    text: bytes, at: int, run: int, copies: int
+) -> None:
     """The sampled look for 19 digits in a row answers exactly as a search of every byte."""
-    for data in (text, text[:at] + b"7" * run + text[at:]):
+    long = text * copies  # past a few hundred bytes the look samples
+    for data in (text, long, long[:at] + b"7" * run + long[at:]):
         assert has_digit_run(data) == (re.search(rb"[0-9]{19}", data) is not None)
 
 

@@ -49,7 +49,12 @@ from agentproto._core.errors import DecodeError, SchemaError
 __all__ = ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads"]
 
 DEFAULT_MAX_DEPTH: Final = 512
-"""Default nesting limit of :func:`loads` (arrays and objects both count)."""
+"""Default nesting limit of :func:`loads` (arrays and objects both count).
+
+The one default of the SDK's JSON input: AG-UI's decoders and consumer, the
+JSON Lines reader, ACP's :class:`~agentproto.acp.MessageReader` and the CLIs'
+recording files all use it, and each takes ``max_depth=`` to change it.
+"""
 
 # --- big integers --------------------------------------------------------------
 
@@ -61,6 +66,7 @@ _DIGIT_RUN: Final = b"0" * _DIGIT_RUN_LENGTH
 _DIGIT_RUN_TABLE: Final = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 _SAMPLE_STRIDE: Final = 9  # 19 >= 2 * 9 + 1: a run covers two sampled positions in a row
 _MAX_ALARMS: Final = 8
+_SAMPLE_FROM: Final = 512
 _ALARM_BYTES: Final = 1024
 
 # --- depth scan ----------------------------------------------------------------
@@ -103,6 +109,8 @@ def has_digit_run(data: bytes | bytearray) -> bool:
     is confirmed on the 28 bytes around it; past a few false alarms per KiB (a
     buffer dense with digits) the rest of ``data`` is searched whole.
     """
+    if len(data) < _SAMPLE_FROM:  # a short document: one pass costs less than sampling
+        return data.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0
     stride = _SAMPLE_STRIDE
     sample = data[::stride].translate(_DIGIT_RUN_TABLE)
     hit = sample.find(b"00")
