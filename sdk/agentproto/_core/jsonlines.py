@@ -299,11 +299,12 @@ class JSONLinesDecoder:
         offset = self._offset
         twice_depth = 2 * self._max_depth
         loads = _loads_fast
+        mark = _Mark
         while index < len(queue):
             raw = queue[index]
             index += 1
             start = offset
-            if raw.__class__ is _Mark:
+            if raw.__class__ is mark:
                 offset += raw.size
                 if raw.kind != "gap":  # a gap ends a line already counted
                     line += 1
@@ -312,7 +313,8 @@ class JSONLinesDecoder:
                     yield self._marked(raw, line, start), line, start
                 continue
             line += 1
-            offset += len(raw) + 1
+            size = len(raw)
+            offset += size + 1
             self._next, self._line, self._offset = index, line, offset
             try:
                 value = loads(raw)
@@ -324,7 +326,7 @@ class JSONLinesDecoder:
                 # a valid document of n bytes nests at most n / 2 deep, and at most half
                 # as deep as its number of brackets (one pass); only then is it scanned
                 if self._exact or (
-                    len(raw) > twice_depth and len(raw.translate(None, _NOT_BRACKETS)) > twice_depth
+                    size > twice_depth and len(raw.translate(None, _NOT_BRACKETS)) > twice_depth
                 ):
                     value = self._checked(raw, value, line, start)
             yield value, line, start
