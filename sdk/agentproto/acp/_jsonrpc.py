@@ -291,6 +291,11 @@ def parse_message(obj: Any, *, line: int = 0) -> Message:
         if "id" not in obj:
             return Notification(method, params, line=line)
         return Request(_check_id(obj["id"]), method, params, line=line)
+    return _parse_response(obj, line)
+
+
+def _parse_response(obj: dict[str, Any], line: int) -> Response:
+    """Check a message without ``method``: a response with ``result`` or ``error``."""
     has_result = "result" in obj
     has_error = "error" in obj
     if not has_result and not has_error:
