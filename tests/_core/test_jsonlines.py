@@ -309,3 +309,72 @@ def test_random_chunks_equal_whole(stream: tuple[bytes, list[JSONLine]], cuts: l
     """Feeding random chunk splits yields exactly the documents of feeding the whole stream."""
     data = stream[0]
     assert_same(feed_all(split_at(data, [cut % (len(data) + 1) for cut in cuts])), stream[1])
+
+
+# --- the two steps: push / end / documents ---------------------------------------
+
+
+def test_documents_moves_past_a_bad_line() -> None:
+    """documents() raises for a bad line and, called again, goes on with the next one."""
+    decoder = JSONLinesDecoder()
+    decoder.push(b'1\n{"bad":,}\n\n3\n4')
+    decoder.end()
+    seen: list[Any] = []
+    with pytest.raises(DecodeError) as info:
+        seen += decoder.documents()
+    assert (info.value.line, info.value.offset) == (2, 2 + 7)
+    assert decoder.queued == 3
+    seen += decoder.documents()
+    assert seen == [(1, 1, 0), (3, 4, 13), (4, 5, 15)]
+    assert decoder.queued == 0
+
+
+def test_lines_wait_when_the_caller_stops() -> None:
+    """Lines a caller has not taken yet stay queued, in order, with their numbers."""
+    decoder = JSONLinesDecoder()
+    decoder.push(b"1\n2\n3\n")
+    documents = decoder.documents()
+    assert next(documents) == (1, 1, 0)
+    del documents
+    decoder.push(b"4\n")
+    assert list(decoder.documents()) == [(2, 2, 2), (3, 3, 4), (4, 4, 6)]
+
+
+def test_a_long_line_is_passed_over_and_reading_resumes() -> None:
+    """After a line over the limit, the next line decodes with its own number and offset."""
+    stream = b"[1]\n" + b"[" + b"1," * 60 + b"1]\n" + b"[2]\n"
+    long_end = stream.index(b"\n", 4) + 1
+    for chunks in ([stream], byte_by_byte(stream), split_at(stream, [6, 30, 90])):
+        decoder = JSONLinesDecoder(max_line_bytes=50)
+        seen: list[Any] = []
+        errors: list[tuple[int | None, int | None]] = []
+        for chunk in chunks:
+            decoder.push(chunk)
+            assert decoder.buffered <= 50
+            try:
+                seen += decoder.documents()
+            except DecodeError as error:
+                errors.append((error.line, error.offset))
+                seen += decoder.documents()
+        decoder.end()
+        seen += decoder.documents()
+        assert errors == [(2, 4)]
+        assert seen == [([1], 1, 0), ([2], 3, long_end)]
+
+
+def test_chunks_without_long_digit_runs_still_read_big_integers_exactly() -> None:
+    """The look for big integers is per chunk: a chunk holding one reads it exactly."""
+    decoder = JSONLinesDecoder()
+    out = decoder.feed(b"[1]\n[123456789012345678901234567]\n")
+    out += decoder.feed(b"[2]\n[10000000000000000000000000]")
+    out += decoder.close()
+    assert values(out) == [[1], [123456789012345678901234567], [2], [10**25]]
+
+
+def test_depth_check_of_long_lines_is_exact() -> None:
+    """A long line holding many shallow brackets passes; a long deep line does not."""
+    shallow = b"[" + b",".join([b"[]"] * 2000) + b"]\n"
+    assert len(values(feed_all([shallow], max_depth=2))[0]) == 2000
+    deep = b"[" * 3 + b'"' + b"x" * 2000 + b'"' + b"]" * 3 + b"\n"
+    with pytest.raises(DecodeError, match="deeper than 2 levels"):
+        feed_all([deep], max_depth=2)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import enum
 import json
 import math
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentproto._core import jsonutil
@@ -349,3 +350,26 @@ def test_exact_ints_false_skips_only_the_big_integer_look() -> None:
     assert not has_digit_run(b'{"n": 1234567890123456789.5e3, "m": "x"}'.replace(b"9.", b"."))
     with pytest.raises(DecodeError):
         loads(b"[" * 600 + b"]" * 600, exact_ints=False)
+
+
+_DIGITS_AND_SEPARATORS = bytes(b"0123456789a ,"[i % 13] for i in range(256))
+_digit_text = st.binary(max_size=120).map(lambda raw: raw.translate(_DIGITS_AND_SEPARATORS))
+
+
+@settings(max_examples=500)
+@given(_digit_text, st.integers(0, 2000), st.integers(15, 24), st.integers(1, 40))
+def test_has_digit_run_agrees_with_a_full_search(
+    text: bytes, at: int, run: int, copies: int
+) -> None:
+    """The sampled look for 19 digits in a row answers exactly as a search of every byte."""
+    long = text * copies  # past a few hundred bytes the look samples
+    for data in (text, long, long[:at] + b"7" * run + long[at:]):
+        assert has_digit_run(data) == (re.search(rb"[0-9]{19}", data) is not None)
+
+
+def test_has_digit_run_in_a_buffer_dense_with_digits() -> None:
+    """Many near misses (18-digit runs) neither hide a real run nor invent one."""
+    near = b",".join([b"123456789012345678"] * 500)
+    assert not has_digit_run(near)
+    assert has_digit_run(near + b",1234567890123456789")
+    assert has_digit_run(b"1234567890123456789," + near)

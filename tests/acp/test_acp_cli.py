@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, dumps
 from agentproto.acp._replay import example_log, replay_bytes, replay_json
 from agentproto.cli import main
 
@@ -44,7 +46,7 @@ def line(update: dict[str, Any], session: str = "s1") -> bytes:
         "method": "session/update",
         "params": {"sessionId": session, "update": update},
     }
-    return orjson.dumps(message) + b"\n"
+    return dumps(message) + b"\n"  # _core's: integers of any size, any depth
 
 
 def test_issue_example_prints_exactly_the_documented_json(
@@ -186,3 +188,43 @@ def test_stdin_and_python_dash_m(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == ISSUE_OUTPUT
+
+
+def _nested(depth: int) -> Any:
+    """A JSON value of exactly ``depth`` nested arrays and objects."""
+    value: Any = []
+    for level in range(depth - 1):
+        value = {"k": value} if level % 2 else [value]
+    return value
+
+
+def test_big_integer_in_meta_round_trips_exactly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """10**25 in a _meta value comes out of ``acp replay --json`` exactly, not as 1e+25."""
+    data = line({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "_meta": {"n": 10**25}})
+    assert b"10000000000000000000000000" in data
+    code, out, err = run(["acp", "replay", write(tmp_path, data), "--json"], capsys)
+    assert (code, err) == (0, "")
+    assert '"_meta":{"n":10000000000000000000000000}' in out
+    entity = json.loads(out)["sessions"]["s1"]["entities"]["tool_call:c1"]
+    assert entity["_meta"] == {"n": 10**25}
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_depth_limit_of_the_line_reader(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: int
+) -> None:
+    """A _meta value as deep as the limit allows prints whole; one level more exits 1 naming it."""
+    # the line's own levels: message, params, update, _meta object, then the value
+    deep = _nested(DEFAULT_MAX_DEPTH - 4 + extra)
+    data = line({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "_meta": {"d": deep}})
+    code, out, err = run(["acp", "replay", write(tmp_path, data), "--json"], capsys)
+    if not extra:
+        assert (code, err) == (0, "")
+        entity = json.loads(out)["sessions"]["s1"]["entities"]["tool_call:c1"]
+        assert entity["_meta"] == {"d": deep}
+    else:
+        assert (code, out) == (1, "")
+        assert f"deeper than {DEFAULT_MAX_DEPTH} levels" in err
+        assert "line 1" in err

@@ -690,3 +690,121 @@ def test_public_names() -> None:
         "parse_message",
         "read_messages",
     ]
+
+
+# --- one JSON parser and line reader with AG-UI ------------------------------------------------
+
+
+def _deep_params(depth: int) -> bytes:
+    """A notification line whose whole document nests exactly ``depth`` levels."""
+    inner = b"[" * (depth - 2) + b"]" * (depth - 2)
+    return b'{"jsonrpc":"2.0","method":"m","params":{"a":' + inner + b"}}\n"
+
+
+def test_big_integers_stay_exact() -> None:
+    """Integers beyond 64 bits in params are read and written exactly (10**25 stays 10**25)."""
+    line = b'{"jsonrpc":"2.0","method":"m","params":{"_meta":{"n":10000000000000000000000000}}}\n'
+    [message] = read_messages(line)
+    assert message == Notification("m", {"_meta": {"n": 10**25}})
+    assert encode_message(message) == line
+    [response] = read_messages(b'{"jsonrpc":"2.0","id":1,"result":[-100000000000000000000000]}\n')
+    assert response == Response(1, [-(10**23)])
+
+
+def test_depth_limit_is_the_one_agui_input_has() -> None:
+    """The default depth limit is _core's: the limit passes, one more level is refused by name."""
+    from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
+    from agentproto.agui import Consumer
+
+    assert read_messages(_deep_params(DEFAULT_MAX_DEPTH))[0].method == "m"
+    too_deep = _deep_params(DEFAULT_MAX_DEPTH + 1)
+    with pytest.raises(DecodeError) as acp:
+        read_messages(too_deep)
+    assert f"deeper than {DEFAULT_MAX_DEPTH} levels" in str(acp.value)
+    assert (acp.value.line, acp.value.offset) == (1, too_deep.index(b"[") + DEFAULT_MAX_DEPTH - 2)
+    consumer = Consumer(transport="jsonl")
+    with pytest.raises(DecodeError) as agui:
+        consumer.feed_bytes(too_deep)
+        consumer.close()
+    assert str(agui.value) == str(acp.value)
+
+
+def test_limits_are_configurable() -> None:
+    """max_depth and max_line_bytes are the reader's to set; bad limits are usage errors."""
+    reader = MessageReader(max_depth=3)
+    with pytest.raises(DecodeError, match="deeper than 3 levels"):
+        reader.feed(_deep_params(4))
+    assert reader.feed(_deep_params(3))[0].method == "m"
+    with pytest.raises(UsageError):
+        MessageReader(max_depth=-1)
+    with pytest.raises(UsageError):
+        MessageReader(max_line_bytes=0)
+
+
+def test_a_line_over_the_limit_is_an_error_and_reading_goes_on() -> None:
+    """A line longer than max_line_bytes is refused by number; the next line is read."""
+    reader = MessageReader(max_line_bytes=len(REQUEST))
+    long_line = b'{"jsonrpc":"2.0","method":"m","params":["' + b"x" * 200 + b'"]}\n'
+    seen = events(reader, [REQUEST + b"\n" + long_line[:50], long_line[50:] + RESULT + b"\n"])
+    assert seen[0] == (Request(1, "session/prompt", {"sessionId": "s"}), 1)
+    assert seen[1][:3] == ("error", 2, len(REQUEST) + 1)
+    assert "max_line_bytes" in seen[1][3]
+    assert seen[2] == (Response("r-1", {"stopReason": "end_turn"}), 3)
+
+
+def test_steps_for_a_folding_consumer() -> None:
+    """push/end, documents, messages and notification_params read what feed/close read."""
+    data = NOTIFICATION + b"\n\n[" + REQUEST + b"]\n" + b"not json\n" + RESULT
+    reader = MessageReader()
+    reader.push(data)
+    reader.end()
+    assert reader.closed
+    taken: list[Any] = []
+    with pytest.raises(DecodeError) as info:
+        for value, line, offset in reader.documents():
+            taken.append((line, offset, reader.messages(value, line, offset)))
+    assert info.value.line == 4
+    for value, line, offset in reader.documents():
+        taken.append((line, offset, reader.messages(value, line, offset)))
+    assert [(line, offset) for line, offset, _ in taken] == [
+        (1, 0),
+        (3, len(NOTIFICATION) + 2),
+        (5, data.index(RESULT)),
+    ]
+    assert [messages for _, _, messages in taken] == [
+        read_messages(NOTIFICATION),
+        read_messages(REQUEST),
+        read_messages(RESULT),
+    ]
+    with pytest.raises(UsageError):
+        reader.push(b"")
+
+
+@pytest.mark.parametrize(
+    ("obj", "params"),
+    [
+        ({"jsonrpc": "2.0", "method": "m", "params": {"a": 1}}, {"a": 1}),
+        ({"jsonrpc": "2.0", "method": "other", "params": {}}, None),
+        ({"jsonrpc": "2.0", "method": "m", "params": [1]}, None),
+        ({"jsonrpc": "2.0", "method": "m"}, None),
+        ({"jsonrpc": "2.0", "id": 1, "method": "m", "params": {}}, None),
+        ({"jsonrpc": "1.0", "method": "m", "params": {}}, None),
+        ({"jsonrpc": "2.0", "method": "m", "params": {}, "result": 1}, None),
+        ([{"jsonrpc": "2.0", "method": "m", "params": {}}], None),
+        ("m", None),
+    ],
+)
+def test_notification_params_recognises_only_the_plain_notification(
+    obj: Any, params: dict[str, Any] | None
+) -> None:
+    """The recogniser answers exactly when the value is Notification(method, object params)."""
+    assert MessageReader.notification_params(obj, "m") == params
+    if params is not None:
+        assert MessageReader.messages(obj, 1) == [Notification("m", params)]
+
+
+def test_shape_errors_carry_the_line_offset() -> None:
+    """A line that is JSON but not JSON-RPC is located by its line and its offset."""
+    with pytest.raises(DecodeError) as info:
+        read_messages(REQUEST + b"\n" + b'{"jsonrpc":"1.0","method":"x"}\n')
+    assert (info.value.line, info.value.offset) == (2, len(REQUEST) + 1)

@@ -9,11 +9,12 @@ import orjson
 import pytest
 
 from agentproto import DecodeError, SchemaError, UsageError
+from agentproto._core.jsonutil import dumps
 from agentproto.acp import Notification, Request, Response, SessionStore
 
 
 def line(obj: Any) -> bytes:
-    return orjson.dumps(obj) + b"\n"
+    return dumps(obj) + b"\n"  # _core's: integers of any size, any depth
 
 
 def update(update_obj: dict[str, Any], session: str = "s1") -> bytes:
@@ -243,3 +244,47 @@ def test_batches_blank_lines_and_a_last_line_without_newline() -> None:
     store.close()
     assert store.sessions["s1"].tool_calls["c1"].kind == "read"
     assert store.diagnostics == []
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_big_integers_in_meta_stay_exact(strict: bool) -> None:
+    """10**25 in a _meta value is stored and rendered exactly, not as the float 1e+25."""
+    store = read(
+        update(tool(title="T")) + update(tool(_meta={"n": 10**25, "m": -(2**64)})),
+        strict=strict,
+    )
+    meta = store.sessions["s1"].tool_calls["c1"].meta
+    assert meta == {"n": 10**25, "m": -(2**64)}
+    assert isinstance(meta["n"], int)
+    assert store.to_json()["sessions"]["s1"]["entities"]["tool_call:c1"]["_meta"] == meta
+
+
+def test_too_deep_line_raises_naming_the_limit_and_the_store_goes_on() -> None:
+    """A line past the shared depth limit is a DecodeError naming it; the next line applies."""
+    from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
+
+    deep: Any = []
+    for _ in range(DEFAULT_MAX_DEPTH):
+        deep = [deep]
+    store = SessionStore()
+    with pytest.raises(DecodeError, match=f"deeper than {DEFAULT_MAX_DEPTH} levels") as caught:
+        store.feed(update(tool(title="A")) + update(tool(_meta={"d": deep})))
+    assert caught.value.line == 2
+    store.feed(update(tool(title="B")))
+    store.close()
+    assert store.sessions["s1"].tool_calls["c1"].title == "B"
+    assert store.sessions["s1"].tool_calls["c1"].meta is None
+
+
+def test_a_bug_in_a_rule_is_not_taken_for_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the errors bad input raises send a line down the general path; a TypeError escapes."""
+    from agentproto.acp import _session
+
+    loader, _rule = _session._FAST_PATH["tool_call_update"]
+
+    def broken(state: Any, value: Any) -> None:
+        raise TypeError("a bug")
+
+    monkeypatch.setitem(_session._FAST_PATH, "tool_call_update", (loader, broken))
+    with pytest.raises(TypeError, match="a bug"):
+        read(update(tool(title="A")))

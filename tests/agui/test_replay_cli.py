@@ -156,3 +156,58 @@ def test_cli_runs_replay_and_validate(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["validate", bad]) == 1
     assert main(["validate", str(tmp_path / "nope")]) == 2
     assert main(["validate", "--bogus"]) == 2
+
+
+def _nested(depth: int) -> object:
+    """A JSON value of exactly ``depth`` nested arrays and objects."""
+    value: object = []
+    for level in range(depth - 1):
+        value = {"k": value} if level % 2 else [value]
+    return value
+
+
+def _snapshot_run(snapshot: object) -> list[dict[str, object]]:
+    return [RUN[0], {"type": "STATE_SNAPSHOT", "snapshot": snapshot}, RUN[-1]]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "array", "conformance"])
+def test_big_integers_are_exact_in_every_format_and_in_the_output(tmp_path: Path, fmt: str) -> None:
+    """A 25-digit integer stays exact whatever the file format, through ``replay --json``."""
+    events = _snapshot_run({"n": 10**25})
+    data = {
+        "jsonl": b"".join(json.dumps(e).encode() + b"\n" for e in events),
+        "array": json.dumps(events).encode(),
+        "conformance": json.dumps({"name": "x", "stream": events}).encode(),
+    }[fmt]
+    path = _write(tmp_path, f"big.{fmt}", data)
+    assert load_recording(path).format == fmt
+    out = io.StringIO()
+    assert run_replay(path, as_json=True, out=out) == 0
+    assert '"state":{"n":10000000000000000000000000}' in out.getvalue()
+    assert json.loads(out.getvalue())["state"] == {"n": 10**25}
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "array", "conformance"])
+def test_depth_limit_is_the_same_in_every_format(tmp_path: Path, fmt: str) -> None:
+    """An event as deep as the limit replays (and prints whole); one level more is refused."""
+    from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
+
+    def encode(snapshot_depth: int) -> bytes:
+        events = _snapshot_run(_nested(snapshot_depth))
+        return {
+            "jsonl": b"".join(json.dumps(e).encode() + b"\n" for e in events),
+            "array": json.dumps(events).encode(),
+            "conformance": json.dumps({"name": "x", "stream": events}).encode(),
+        }[fmt]
+
+    # the event object holds the snapshot: the snapshot may nest one less than the limit
+    ok = _write(tmp_path, f"ok.{fmt}", encode(DEFAULT_MAX_DEPTH - 1))
+    out = io.StringIO()
+    assert run_replay(ok, as_json=True, out=out) == 0
+    assert json.loads(out.getvalue())["state"] == _nested(DEFAULT_MAX_DEPTH - 1)
+    bad = _write(tmp_path, f"bad.{fmt}", encode(DEFAULT_MAX_DEPTH))
+    out = io.StringIO()
+    assert run_validate(bad, as_json=True, out=out) == 1
+    error = json.loads(out.getvalue())["error"]
+    assert error["code"] == "decode"
+    assert f"deeper than {DEFAULT_MAX_DEPTH} levels" in error["message"]

@@ -18,9 +18,9 @@ around that call, cheaply on success and carefully on failure:
   first bracket over the limit.
 * **Big integers.** orjson silently turns integers outside the 64-bit range
   into floats (or fails when they overflow a double). A digit run of 19 or more
-  is the necessary sign; it is found with one ``translate`` and one ``find``,
-  and such documents are re-parsed with the standard library so integers stay
-  exact.
+  is the necessary sign; it is found by :func:`has_digit_run` (C-level
+  passes over one byte in nine), and such documents are re-parsed with the
+  standard library so integers stay exact.
 * **Errors.** On failure the input is re-examined to say what went wrong and
   where, as a byte offset: the first invalid UTF-8 byte (or lone surrogate in a
   ``str``), the first bracket over the depth limit, or orjson's own position
@@ -49,7 +49,12 @@ from agentproto._core.errors import DecodeError, SchemaError
 __all__ = ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads"]
 
 DEFAULT_MAX_DEPTH: Final = 512
-"""Default nesting limit of :func:`loads` (arrays and objects both count)."""
+"""Default nesting limit of :func:`loads` (arrays and objects both count).
+
+The one default of the SDK's JSON input: AG-UI's decoders and consumer, the
+JSON Lines reader, ACP's :class:`~agentproto.acp.MessageReader` and the CLIs'
+recording files all use it, and each takes ``max_depth=`` to change it.
+"""
 
 # --- big integers --------------------------------------------------------------
 
@@ -59,6 +64,10 @@ DEFAULT_MAX_DEPTH: Final = 512
 _DIGIT_RUN_LENGTH: Final = 19
 _DIGIT_RUN: Final = b"0" * _DIGIT_RUN_LENGTH
 _DIGIT_RUN_TABLE: Final = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
+_SAMPLE_STRIDE: Final = 9  # 19 >= 2 * 9 + 1: a run covers two sampled positions in a row
+_MAX_ALARMS: Final = 8
+_SAMPLE_FROM: Final = 512
+_ALARM_BYTES: Final = 1024
 
 # --- depth scan ----------------------------------------------------------------
 
@@ -88,14 +97,34 @@ class _Failure(Exception):
         self.pos = pos
 
 
-def has_digit_run(data: bytes) -> bool:
+def has_digit_run(data: bytes | bytearray) -> bool:
     """Whether ``data`` holds a run of 19 digits, the sign of a possible big integer.
 
-    One C-level pass: a caller holding many documents in one buffer (a chunk of a
-    stream) can test the buffer once and skip the per-document check when it is
-    clean (``loads(..., exact_ints=False)``).
+    A C-level look at one byte in nine: a caller holding many documents in one
+    buffer (a chunk of a stream) can test the buffer once and skip the
+    per-document check when it is clean (``loads(..., exact_ints=False)``).
+
+    Any 19 consecutive positions hold two consecutive multiples of 9, so a run
+    of 19 digits shows as two adjacent digits in ``data[::9]``. Each such pair
+    is confirmed on the 28 bytes around it; past a few false alarms per KiB (a
+    buffer dense with digits) the rest of ``data`` is searched whole.
     """
-    return data.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0
+    if len(data) < _SAMPLE_FROM:  # a short document: one pass costs less than sampling
+        return data.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0
+    stride = _SAMPLE_STRIDE
+    sample = data[::stride].translate(_DIGIT_RUN_TABLE)
+    hit = sample.find(b"00")
+    alarms = _MAX_ALARMS + len(data) // _ALARM_BYTES  # checking one costs ~ a KiB's pass
+    while hit >= 0:
+        start = max(0, (hit - 1) * stride)
+        if not alarms:
+            return data[start:].translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0
+        window = data[start : hit * stride + 2 * stride + 1]
+        if window.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0:
+            return True
+        alarms -= 1
+        hit = sample.find(b"00", hit + 1)
+    return False
 
 
 def loads(
@@ -142,7 +171,7 @@ def _loads(data: bytes | str, max_depth: int, exact_ints: bool = True) -> Any:
     size = len(data)
     if size > max_depth or (exact_ints and size >= _DIGIT_RUN_LENGTH):
         raw = data.encode("utf-8") if isinstance(data, str) else data
-        if size > max_depth or raw.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0:
+        if size > max_depth or has_digit_run(raw):
             return _finish(data, raw, value, max_depth, exact_ints)
     return value
 
@@ -155,7 +184,7 @@ def _finish(
         pos = _depth_failure(raw, max_depth)
         if pos is not None:
             raise _Failure(f"JSON nests deeper than {max_depth} levels", pos)
-    if exact_ints and raw.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0:
+    if exact_ints and has_digit_run(raw):
         text = data if isinstance(data, str) else raw.decode("utf-8")
         return _loads_exact(text, 0, check_strings=False)
     return value
@@ -182,10 +211,7 @@ def _recover(data: bytes | str, max_depth: int, exc: Exception) -> Any:
     if not isinstance(exc, orjson.JSONDecodeError):
         raise _Failure("JSON nests too deeply for the parser", 0)
     pos = _byte_pos(text, exc.pos)
-    if (
-        exc.msg.startswith("number is infinity")
-        and raw.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0
-    ):
+    if exc.msg.startswith("number is infinity") and has_digit_run(raw):
         # Possibly an integer beyond a double's range, which is valid JSON.
         return _loads_exact(text, pos, check_strings=True)
     raise _Failure(f"invalid JSON: {exc.msg}", pos)

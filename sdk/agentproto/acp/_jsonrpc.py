@@ -16,14 +16,19 @@ dict level and does no I/O:
   bytes whole or in any chunks yields the same messages and the same errors.
 * :func:`encode_message` is the inverse: one compact line per message.
 
-Framing: lines end in ``\\n``, a trailing ``\\r`` is dropped, lines holding only
-JSON whitespace are skipped. A line holding an array is a JSON-RPC batch: its
-members come out in order, all with that line's number; a batch is rejected as
-a whole when any member is, and an empty batch is an error.
+Framing and JSON are those of the SDK's one line reader
+(:class:`~agentproto._core.jsonlines.JSONLinesDecoder`, the reader AG-UI's JSON
+Lines use too): lines end in ``\\n``, a trailing ``\\r`` is dropped, lines
+holding only JSON whitespace are skipped; nesting deeper than ``max_depth``
+(:data:`~agentproto._core.jsonutil.DEFAULT_MAX_DEPTH` by default) and lines
+longer than ``max_line_bytes`` are errors; integers of any size stay exact,
+also in ``encode_message`` output. A line holding an array is a JSON-RPC batch:
+its members come out in order, all with that line's number; a batch is
+rejected as a whole when any member is, and an empty batch is an error.
 
 Errors: every problem with a line raises :class:`~agentproto._core.errors.DecodeError`
-naming the 1-based line (``line`` attribute and message); bad bytes or JSON also
-give the byte ``offset`` into the stream. A JSON-RPC shape violation is
+naming the 1-based line (``line`` attribute and message) and a byte ``offset``
+into the stream: that of the bad byte or JSON, else of the line. A JSON-RPC shape violation is
 chained (``__cause__``) to the :class:`~agentproto._core.errors.SchemaError`
 from :func:`parse_message`, whose keyword and location the message repeats.
 Messages before a bad line are never lost: a call returns the messages that
@@ -42,14 +47,14 @@ string ``message``, kept whole). Members JSON-RPC does not define are ignored.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeAlias
 
 import attrs
-import orjson
 
 from agentproto._core.errors import DecodeError, SchemaError, UsageError
+from agentproto._core.jsonlines import DEFAULT_MAX_LINE_BYTES, JSONLinesDecoder
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, dumps
 
 __all__ = [
     "Message",
@@ -67,9 +72,7 @@ _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
 _INT32_MIN = -(2**31)
 _INT32_MAX = 2**31 - 1
-_JSON_WHITESPACE = b" \t\r\n"
 _ABSENT: Any = object()
-_loads = orjson.loads
 
 
 @attrs.frozen
@@ -291,6 +294,11 @@ def parse_message(obj: Any, *, line: int = 0) -> Message:
         if "id" not in obj:
             return Notification(method, params, line=line)
         return Request(_check_id(obj["id"]), method, params, line=line)
+    return _parse_response(obj, line)
+
+
+def _parse_response(obj: dict[str, Any], line: int) -> Response:
+    """Check a message without ``method``: a response with ``result`` or ``error``."""
     has_result = "result" in obj
     has_error = "error" in obj
     if not has_result and not has_error:
@@ -352,18 +360,13 @@ def encode_message(msg: Message) -> bytes:
         SchemaError: the message would not pass :func:`parse_message` (for
             example a response with both ``result`` and ``error``, a boolean
             id, params that are neither object nor array), or a value is not
-            JSON-serialisable (keyword ``"type"``, location ``""``).
+            JSON value (keyword ``"type"``, location its JSON Pointer).
+            Integers of any size are written exactly.
         UsageError: ``msg`` is not a message.
     """
     obj = _to_dict(msg)
     parse_message(obj)
-    try:
-        return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
-    except orjson.JSONEncodeError as err:
-        raise SchemaError("type", "", f"not JSON-serialisable: {err}") from err
-
-
-_Event: TypeAlias = "Message | DecodeError"
+    return dumps(obj) + b"\n"
 
 
 class MessageReader:
@@ -371,7 +374,12 @@ class MessageReader:
 
     Feed it bytes as they arrive, in chunks of any size, then call
     :meth:`close`. See the module documentation for the framing and error
-    rules.
+    rules. A consumer that folds the messages itself (such as
+    :class:`~agentproto.acp.SessionStore`) uses the steps :meth:`feed` and
+    :meth:`close` are made of: :meth:`push` and :meth:`end` take the input,
+    :meth:`documents` decodes each line's JSON, :meth:`messages` checks its
+    JSON-RPC shape, and :meth:`notification_params` recognises the common
+    line without building a message.
 
     Example:
         >>> reader = MessageReader()
@@ -383,19 +391,35 @@ class MessageReader:
         [Response(id=1, result=None, error=None, line=2)]
     """
 
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._buffer_offset = 0  # stream offset of _buffer[0]
-        self._scanned = 0  # bytes of _buffer known to hold no newline
-        self._line = 0  # number of the last line taken
-        self._ready: deque[_Event] = deque()
-        self._errors = 0  # DecodeErrors waiting in _ready
-        self._closed = False
+    def __init__(
+        self,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        """Create a reader for one stream.
+
+        Args:
+            max_line_bytes: the longest line accepted, newline excluded; a
+                longer one is an error and reading resumes after it.
+            max_depth: the deepest JSON nesting accepted in a line (the
+                default is AG-UI input's too).
+
+        Raises:
+            UsageError: a limit is not a positive integer.
+        """
+        self._lines = JSONLinesDecoder(max_line_bytes=max_line_bytes, max_depth=max_depth)
+        self._error: DecodeError | None = None  # raised by the next call
 
     @property
     def pending(self) -> bool:
         """Whether messages or an error wait for the next call (after an error)."""
-        return bool(self._ready)
+        return self._error is not None or self._lines.queued > 0
+
+    @property
+    def closed(self) -> bool:
+        """Whether the end of input was signalled (:meth:`close` or :meth:`end`)."""
+        return self._lines.ended
 
     def feed(self, chunk: bytes) -> list[Message]:
         """Add bytes; return the messages of the lines they complete.
@@ -412,12 +436,8 @@ class MessageReader:
                 again to continue past it.
             UsageError: the reader was closed.
         """
-        if self._closed:
-            raise UsageError("reader.closed", "feed() after close()")
-        lines = self._split(chunk)
-        if lines:
-            self._read(lines)
-        return self._drain()
+        self.push(chunk)
+        return self._collect()
 
     def close(self) -> list[Message]:
         """End the input; return the remaining messages.
@@ -432,153 +452,119 @@ class MessageReader:
         Raises:
             DecodeError: the first line waiting to be reported is bad.
         """
-        if not self._closed:
-            self._closed = True
-            lines = self._split(b"", final=True)
-            if lines:
-                self._read(lines)
-        return self._drain()
+        self._lines.end()
+        return self._collect()
 
-    # ---- framing and decoding, also used by agentproto.acp.SessionStore ----------------
-    #
-    # _split() takes the complete lines out of the buffer; whoever reads them numbers them
-    # from _line + 1 and locates them from _buffer_offset, and advances both past each
-    # line it has read. _decode() reads one line the general way.
+    # ---- the steps, for a consumer that folds messages itself ----------------------------
 
-    def _split(self, chunk: bytes, *, final: bool = False) -> list[bytearray]:
-        """Add ``chunk``; take the complete lines (without ``\\n``) out of the buffer.
+    def push(self, chunk: bytes) -> None:
+        """Add bytes; the lines they complete wait for :meth:`documents` (UsageError if closed)."""
+        if self._lines.ended:
+            raise UsageError("reader.closed", "feed() after close()")
+        self._lines.push(chunk)
 
-        With ``final`` the unterminated last line, if any, is taken too.
-        """
-        buffer = self._buffer
-        buffer += chunk
-        if not final and buffer.find(b"\n", self._scanned) == -1:
-            self._scanned = len(buffer)
-            return []
-        lines = buffer.split(b"\n")
-        rest = lines.pop()  # after the last newline: the start of an unfinished line
-        if final and rest:
-            lines.append(rest)
-            rest = bytearray()
-        self._buffer = rest  # a new bytearray
-        self._scanned = len(rest)
-        return lines
+    def end(self) -> None:
+        """End the input: a last line without a newline waits for :meth:`documents`."""
+        self._lines.end()
 
-    def _read(self, lines: list[bytearray]) -> None:
-        """Decode lines taken by :meth:`_split` into the ready queue."""
-        # the usual line, a notification, is read inline with the checks parse_message
-        # makes; every other line goes through _decode
-        loads = _loads
-        ready = self._ready
-        line = self._line
-        offset = self._buffer_offset
-        set_method, set_params, set_line = _set_notification
-        for raw in lines:
-            line += 1
-            try:
-                value = loads(raw)
-            except orjson.JSONDecodeError:
-                value = None
-            if value.__class__ is dict:
-                method = value.get("method")
-                if (
-                    method.__class__ is str
-                    and "id" not in value
-                    and value.get("jsonrpc") == "2.0"
-                    and value["jsonrpc"].__class__ is str
-                    and "result" not in value
-                    and "error" not in value
-                ):
-                    params = value.get("params")
-                    if params.__class__ is dict or params is None or params.__class__ is list:
-                        message = _new(Notification)
-                        set_method(message, method)
-                        set_params(message, params)
-                        set_line(message, line)
-                        ready.append(message)
-                        offset += len(raw) + 1
-                        continue
-            try:
-                ready.extend(self._decode(raw, line, offset))
-            except DecodeError as error:
-                self._fail(error)
-            offset += len(raw) + 1
-        self._line = line
-        self._buffer_offset = offset
+    def documents(self) -> Iterator[tuple[Any, int, int]]:
+        """The JSON of each waiting line, blank lines skipped.
 
-    def _decode(self, raw: bytes | bytearray, line: int, offset: int) -> list[Message]:
-        """The messages of one line (none when blank, several for a batch).
+        Yields:
+            ``(value, line, offset)``: the line's JSON value, its 1-based
+            number, the stream offset where it starts.
 
         Raises:
-            DecodeError: the line is not JSON, or not a JSON-RPC message or batch.
+            DecodeError: the next line is not JSON (bad bytes, bad JSON, too
+                deep, too long). The reader has moved past it; calling again
+                goes on with the following line.
         """
-        try:
-            value = _loads(raw)
-        except orjson.JSONDecodeError as err:
-            if raw.strip(_JSON_WHITESPACE):  # a blank line is skipped, not an error
-                raise _json_error(raw, offset, line, err) from err
-            return []
-        if isinstance(value, list):
-            if not value:
-                empty = SchemaError("minItems", "", "a batch must not be empty")
-                raise _shape_error(empty, line)
-            messages: list[Message] = []
-            for index, item in enumerate(value):
-                try:
-                    messages.append(parse_message(item, line=line))
-                except SchemaError as err:
-                    raise _shape_error(err.at(f"/{index}"), line)  # noqa: B904 (it sets __cause__)
-            return messages
-        try:
-            return [parse_message(value, line=line)]
-        except SchemaError as err:
-            raise _shape_error(err, line)  # noqa: B904 (it sets __cause__)
+        return self._lines.documents()
 
-    def _drain(self) -> list[Message]:
-        """Pop ready messages up to the first error; raise it if it comes first."""
-        ready = self._ready
-        if not self._errors:
-            out: list[Message] = list(ready)  # type: ignore[arg-type]
-            ready.clear()
-            return out
-        out = []
-        while ready:
-            event = ready.popleft()
-            if isinstance(event, DecodeError):
-                if out:
-                    ready.appendleft(event)
-                    break
-                self._errors -= 1
-                raise event
-            out.append(event)
+    @staticmethod
+    def notification_params(value: Any, method: str) -> dict[str, Any] | None:
+        """The params of ``value`` if it is a notification of ``method`` with object params.
+
+        A cheap look for the common line: when it answers, :meth:`messages`
+        would return ``[Notification(method, params)]``; ``None`` says only
+        that the value has another shape, maybe still a valid message.
+
+        Args:
+            value: a JSON value from :meth:`documents`.
+            method: the method name wanted.
+
+        Returns:
+            The ``params`` object, or ``None``.
+        """
+        # JSON gives exact types: a value equal to a str is a str
+        if (
+            value.__class__ is dict
+            and value.get("method") == method
+            and value.get("jsonrpc") == "2.0"
+            and "id" not in value
+            and "result" not in value
+            and "error" not in value
+        ):
+            params = value.get("params")
+            if params.__class__ is dict:
+                return params
+        return None
+
+    @staticmethod
+    def messages(value: Any, line: int, offset: int | None = None) -> list[Message]:
+        """The messages of one line's JSON value (several for a batch).
+
+        Args:
+            value: a JSON value from :meth:`documents`.
+            line: its 1-based line number, recorded on each message.
+            offset: the stream offset of the line, for the error.
+
+        Returns:
+            The message, or the members of a batch in order.
+
+        Raises:
+            DecodeError: the value is not a JSON-RPC message or batch; chained
+                to the :class:`~agentproto._core.errors.SchemaError`.
+        """
+        if value.__class__ is not list:
+            try:
+                return [parse_message(value, line=line)]
+            except SchemaError as err:
+                raise _shape_error(err, line, offset)  # noqa: B904 (it sets __cause__)
+        if not value:
+            empty = SchemaError("minItems", "", "a batch must not be empty")
+            raise _shape_error(empty, line, offset)
+        messages: list[Message] = []
+        for index, item in enumerate(value):
+            try:
+                messages.append(parse_message(item, line=line))
+            except SchemaError as err:
+                raise _shape_error(err.at(f"/{index}"), line, offset)  # noqa: B904
+        return messages
+
+    def _collect(self) -> list[Message]:
+        """Decode the waiting lines up to the first bad one; raise its error if it comes first."""
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        out: list[Message] = []
+        messages = self.messages
+        try:
+            for value, line, offset in self._lines.documents():
+                out += messages(value, line, offset)
+        except DecodeError as error:
+            if not out:
+                raise
+            self._error = error
         return out
 
-    def _fail(self, error: DecodeError) -> None:
-        """Queue the error of a bad line."""
-        self._errors += 1
-        self._ready.append(error)
 
-
-def _json_error(
-    raw: bytes | bytearray, offset: int, line: int, err: orjson.JSONDecodeError
-) -> DecodeError:
-    """The error for a line orjson rejected: bad UTF-8 or bad JSON."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        error = DecodeError(f"invalid UTF-8: {bad.reason}", line=line, offset=offset + bad.start)
-    else:
-        position = offset + len(text[: err.pos].encode("utf-8"))
-        error = DecodeError(f"invalid JSON: {err.msg}", line=line, offset=position)
-    error.__cause__ = err
-    return error
-
-
-def _shape_error(err: SchemaError, line: int) -> DecodeError:
+def _shape_error(err: SchemaError, line: int, offset: int | None) -> DecodeError:
     """The error for a line whose JSON is not a JSON-RPC message."""
     error = DecodeError(
         f"invalid JSON-RPC message: {err.detail} [{err.keyword} at {err.location or '<root>'}]",
         line=line,
+        offset=offset,
     )
     error.__cause__ = err
     return error

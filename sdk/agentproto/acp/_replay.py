@@ -6,7 +6,9 @@ The log is newline-delimited JSON-RPC 2.0, as exchanged over stdio:
 tool-call subject, and every other message is ignored with a diagnostic (see
 :class:`~agentproto.acp.SessionStore`, used tolerantly).
 
-Output: with ``--json`` one compact JSON object,
+Lines are read by the SDK's one line reader (the depth limit and exact big
+integers of AG-UI input). Output: with ``--json`` one compact JSON object
+(integers of any size written exactly),
 ``{"sessions": {"<sessionId>": {"entities": {...}}}, "diagnostics": [{"line",
 "code", "message"}]}``; without it a readable summary. Exit status: 0 when the
 log was read (diagnostics included), 1 on a fatal input error (a line that is
@@ -20,10 +22,9 @@ import sys
 from importlib import resources
 from typing import Any, TextIO
 
-import orjson
-
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import DecodeError
+from agentproto._core.jsonutil import dumps
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._session import (
     CompactionState,
@@ -193,7 +194,7 @@ def run_replay(
         err.write(f"agentproto acp replay: {name}: {error}\n")
         return EXIT_INPUT
     if as_json:
-        _write(out, orjson.dumps(replay_json(store)) + b"\n")
+        _write(out, dumps(replay_json(store)) + b"\n")
     else:
         _write(out, (summary(store) + "\n").encode("utf-8"))
     return EXIT_OK

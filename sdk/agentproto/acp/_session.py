@@ -69,8 +69,6 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeAlias
 
 import attrs
-from orjson import JSONDecodeError
-from orjson import loads as _loads
 
 from agentproto._core.converter import Unrecognised, _Context
 from agentproto._core.diagnostics import Diagnostic
@@ -1164,10 +1162,8 @@ class SessionStore:
                 applied; calling again continues after it.
             UsageError: the input was closed.
         """
-        reader = self._reader
-        if reader._closed:
-            raise UsageError("reader.closed", "feed() after close()")
-        self._read(reader._split(data))
+        self._reader.push(data)
+        self._read()
 
     def close(self) -> None:
         """End the byte input: a last line without a newline is read.
@@ -1175,85 +1171,53 @@ class SessionStore:
         Raises:
             DecodeError, SchemaError, UsageError: as :meth:`feed`.
         """
-        reader = self._reader
-        if reader._closed:
-            self._read([])
-        else:
-            reader._closed = True
-            self._read(reader._split(b"", final=True))
+        self._reader.end()
+        self._read()
 
-    def _read(self, lines: list[bytearray]) -> None:
-        """Decode and apply lines taken from the reader, in order.
+    def _read(self) -> None:
+        """Decode and apply the lines waiting in the reader, in order.
 
-        The usual line, a ``session/update`` notification whose params hold exactly
-        ``sessionId`` and an ``update`` of a kind with a rule, is read inline: the checks
-        :func:`~agentproto.acp._jsonrpc.parse_message` makes for a notification, the
-        update's own loader and rule, minus the message and wrapper objects. Anything
-        else, a repair the parser reports, or any error, takes the general path (the
-        reader's decoding and :meth:`apply_message`, from the start of the line: the
-        failed attempt changed nothing). A line that raises leaves the lines after it
-        pending for the next call.
+        The usual line, a ``session/update`` notification (the reader's
+        :meth:`~agentproto.acp.MessageReader.notification_params` says so) whose params
+        hold exactly ``sessionId`` and an ``update`` of a kind with a rule, is applied by
+        the update's own loader and rule, minus the message and wrapper objects. Anything
+        else, a repair the parser reports, or bad input the loader or the rule refuses
+        (``SchemaError``, ``Unrecognised``, ``UsageError``), takes the general path from
+        the start of the line (the failed attempt changed nothing): the reader's
+        :meth:`~agentproto.acp.MessageReader.messages` and :meth:`apply_message`. Any
+        other exception is a bug and propagates. A line that raises leaves the lines
+        after it waiting in the reader for the next call.
         """
-        if self._pending:
-            lines = self._pending + lines
-            self._pending = []
         reader = self._reader
-        line = reader._line
-        offset = reader._buffer_offset
-        loads = _loads
+        recognise = reader.notification_params
         context = self._context
         sessions = self.sessions
         repairs = self._parse_diagnostics
         fast_path = _FAST_PATH
-        for index, raw in enumerate(lines):
-            line += 1
-            try:
-                value: Any = loads(raw)
-            except JSONDecodeError:
-                value = None
-            if (
-                value.__class__ is dict
-                and value.get("method") == METHOD_SESSION_UPDATE
-                and "id" not in value
-                and value.get("jsonrpc") == "2.0"
-                and value["jsonrpc"].__class__ is str
-                and "result" not in value
-                and "error" not in value
-            ):
-                params: Any = value.get("params")
-                if params.__class__ is dict and len(params) == 2:
-                    session_id: Any = params.get("sessionId")
-                    update: Any = params.get("update")
-                    if session_id.__class__ is str and update.__class__ is dict:
-                        tag: Any = update.get("sessionUpdate")
-                        fast = fast_path.get(tag) if tag.__class__ is str else None
-                        if fast is not None:
+        for value, line, offset in reader.documents():
+            params: Any = recognise(value, METHOD_SESSION_UPDATE)
+            if params is not None and len(params) == 2:
+                session_id: Any = params.get("sessionId")
+                update: Any = params.get("update")
+                if session_id.__class__ is str and update.__class__ is dict:
+                    tag: Any = update.get("sessionUpdate")
+                    fast = fast_path.get(tag) if tag.__class__ is str else None
+                    if fast is not None:
+                        try:
+                            update = fast[0](update, "/update", context)
+                        except (SchemaError, Unrecognised):
+                            update = None
+                        if update is not None and not repairs:
+                            state = sessions.get(session_id) or self.session(session_id)
                             try:
-                                update = fast[0](update, "/update", context)
-                            except (SchemaError, Unrecognised):
-                                update = None
-                            if update is not None and not repairs:
-                                state = sessions.get(session_id) or self.session(session_id)
-                                try:
-                                    fast[1](state, update)
-                                except (SchemaError, UsageError, TypeError, AttributeError):
-                                    pass
-                                else:
-                                    offset += len(raw) + 1
-                                    continue
-                            repairs.clear()
-            # the general path; the reader's counters move past the line first
-            reader._line = line
-            reader._buffer_offset = offset + len(raw) + 1
-            try:
-                for message in reader._decode(raw, line, offset):
-                    self.apply_message(message)
-            except BaseException:
-                self._pending = lines[index + 1 :]
-                raise
-            offset += len(raw) + 1
-        reader._line = line
-        reader._buffer_offset = offset
+                                fast[1](state, update)
+                            except (SchemaError, UsageError):
+                                pass
+                            else:
+                                continue
+                        repairs.clear()
+            for message in reader.messages(value, line, offset):
+                self.apply_message(message)
 
     def apply_message(self, message: Message) -> None:
         """Apply one JSON-RPC message.

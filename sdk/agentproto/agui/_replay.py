@@ -5,7 +5,12 @@ content: a conformance stream file (a JSON object with ``stream``, and maybe
 ``input``), a JSON array of events, JSON Lines, or Server-Sent Events. Every
 format then goes through the same :class:`~agentproto.agui.Consumer` pipeline as
 live traffic (JSON Lines and SSE as bytes, in chunks; arrays event by event), so
-a verdict here is the verdict a client would reach.
+a verdict here is the verdict a client would reach. Array and conformance files
+are parsed by the SDK's one JSON parser (:mod:`agentproto._core.jsonutil`), as
+the streams are: integers of any size stay exact, and an event may nest
+:data:`~agentproto._core.jsonutil.DEFAULT_MAX_DEPTH` levels in every format.
+The ``--json`` output is written by its ``dumps``: exact integers, any depth
+the input accepts.
 
 * ``replay`` prints the final messages, activities, state, runs and diagnostics,
   as a readable summary or (``--json``) one JSON object;
@@ -25,10 +30,10 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 import attrs
-import orjson
 
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError, DecodeError, ProtocolError, SchemaError
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, dumps, loads
 from agentproto.agui._consumer import Consumer
 from agentproto.agui._wire import dump_event
 
@@ -45,13 +50,18 @@ _PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 
 @attrs.frozen
 class Recording:
-    """A recorded stream, its detected format, and the run input it starts from."""
+    """A recorded stream, its detected format, and the run input it starts from.
+
+    ``error`` is set when the file is a JSON document that cannot be replayed
+    at all (an event nesting deeper than the depth limit).
+    """
 
     name: str
     data: bytes
     format: Format
     events: list[Any] | None = None  # decoded events, for array and conformance files
     run_input: dict[str, Any] | None = None
+    error: DecodeError | None = None
 
 
 @attrs.frozen
@@ -63,15 +73,34 @@ class Result:
     delivered: int
 
 
-def _detect(name: str, data: bytes) -> Recording:
+def _too_deep(data: bytes, max_depth: int) -> DecodeError | None:
+    """The error for an array of events of which one nests deeper than ``max_depth``.
+
+    The events sit one level below the array, so the array may nest one deeper.
+    """
+    if len(data) <= 2 * (max_depth + 1):  # a valid document of n bytes nests n / 2 deep
+        return None
+    try:
+        loads(data, max_depth=max_depth + 1, exact_ints=False)
+    except DecodeError as exc:
+        return DecodeError(f"an event nests deeper than {max_depth} levels", offset=exc.offset)
+    return None
+
+
+def _detect(name: str, data: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Recording:
+    """Read the format of a recording from its content; parse array and conformance files.
+
+    Events are held to ``max_depth``, as in JSON Lines and SSE: the whole file
+    may nest two levels deeper (a conformance file's object and its ``stream``).
+    """
     head = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
     if head in (b"[", b"{"):
         try:
-            value = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            value = None
+            value = loads(data, max_depth=max_depth + 2)
+        except DecodeError:
+            value = None  # not one JSON document: JSON Lines, whose reader says what is wrong
         if isinstance(value, list):
-            return Recording(name, data, "array", events=value)
+            return Recording(name, data, "array", events=value, error=_too_deep(data, max_depth))
         if isinstance(value, dict) and isinstance(value.get("stream"), list):
             run_input = value.get("input")
             started = next(
@@ -132,6 +161,8 @@ def replay(recording: Recording) -> Result:
     """Run a recording through the consumer pipeline, up to its end or a fatal error."""
     transport: Literal["sse", "jsonl"] = "jsonl" if recording.format == "jsonl" else "sse"
     delivered = 0
+    if recording.error is not None:
+        return Result(Consumer(), recording.error, 0)
     try:
         consumer = Consumer(run_input=recording.run_input, transport=transport)
     except AgentProtoError as exc:  # a malformed run input in a conformance file
@@ -208,7 +239,7 @@ def summary_json(recording: Recording, result: Result) -> dict[str, Any]:
 
 
 def _short(value: Any, width: int = 72) -> str:
-    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    text = value if isinstance(value, str) else dumps(value).decode()
     text = text.replace("\n", "\\n")
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -254,7 +285,7 @@ def run_replay(file: str | None, *, as_json: bool, out: TextIO | None = None) ->
     result = replay(recording)
     doc = summary_json(recording, result)
     if as_json:
-        out.write(orjson.dumps(doc).decode() + "\n")
+        out.write(dumps(doc).decode() + "\n")
     else:
         print_summary(doc, out)
     return 0 if result.error is None else 1
@@ -274,7 +305,7 @@ def run_validate(file: str | None, *, as_json: bool, out: TextIO | None = None) 
     error = None if result.error is None else _error_json(result.error, consumer)
     if as_json:
         doc = {"file": recording.name, "valid": error is None, "error": error, "warnings": warnings}
-        out.write(orjson.dumps(doc).decode() + "\n")
+        out.write(dumps(doc).decode() + "\n")
     else:
         for w in warnings:
             out.write(
