@@ -469,6 +469,8 @@ class EntityKind:
         id_field: the Python name of the id (``None``: one entity per session).
         id_wire: its wire name.
         fixed: required non-patch fields besides the id (Python name, wire name).
+        identity: the Python names of the id and the fixed fields (what an
+            upsert that changes nothing else must still carry).
         patch: the upsert's patch fields (``_meta`` apart).
         collection: the state field chunks append to, ``None`` without chunks.
         item_field: the chunk's field holding the appended item.
@@ -495,6 +497,9 @@ class EntityKind:
             raise _stale(spec.name, f"{upsert.__name__}._meta is not a patch field")
         self.id_field, self.fixed = self._identity(upsert)
         self.id_wire = None if self.id_field is None else self._wire(upsert, self.id_field)
+        self.identity = (() if self.id_field is None else (self.id_field,)) + tuple(
+            name for name, _ in self.fixed
+        )
         self.patch = self.patch_fields(upsert)
         self.collection, self.item_field = self._chunk_fields()
 

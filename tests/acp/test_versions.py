@@ -16,7 +16,7 @@ from agentproto.acp import (
     parse_session_update,
     schema_v1,
 )
-from agentproto.acp._convert import DEFAULT_PLAN_ID, WHOLE_META_V1
+from agentproto.acp._versions import DEFAULT_PLAN_ID, WHOLE_META_V1
 
 V1 = make_v1_converter()
 
