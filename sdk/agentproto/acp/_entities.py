@@ -77,10 +77,21 @@ _HERE = "sdk/agentproto/acp/_entities.py"
 _dump = _converter.dump
 
 
+@attrs.define(kw_only=True)
 class _Record:
-    """What every upserted entity record shares: its wire-named JSON."""
+    """What every upserted entity record shares: metadata, added fields, wire-named JSON.
 
-    __slots__ = ()
+    Every record below has these two attributes besides its own.
+
+    Attributes:
+        meta: the stored metadata, ``None`` for none.
+        other_fields: fields the schema has that the record's class does not
+            declare (the schema added them since), by Python name; a cleared
+            one is absent.
+    """
+
+    meta: Meta | None = None
+    other_fields: dict[str, Any] = attrs.Factory(dict)
 
     def to_json(self) -> dict[str, Any]:
         """The wire-named JSON of the entity.
@@ -117,9 +128,6 @@ class ToolCallState(_Record):
         raw_input: the raw input (any JSON), ``None`` when unset.
         raw_output: the raw output (any JSON), ``None`` when unset.
         capabilities: the client controls the call supports, ``None`` for none.
-        meta: the stored metadata, ``None`` for none.
-        other_fields: fields the schema has that this class does not declare,
-            by Python name (a cleared one is absent).
     """
 
     tool_call_id: str
@@ -132,8 +140,6 @@ class ToolCallState(_Record):
     raw_input: Any = None
     raw_output: Any = None
     capabilities: v2.ToolCallCapabilities | None = None
-    meta: Meta | None = None
-    other_fields: dict[str, Any] = attrs.Factory(dict)
 
     @property
     def display_kind(self) -> str:
@@ -166,8 +172,6 @@ class TerminalState(_Record):
         exit_status: the exit information; set once the terminal exited.
         size: the terminal size, when known.
         capabilities: the client controls the terminal supports.
-        meta: the stored metadata, ``None`` for none.
-        other_fields: fields the schema has that this class does not declare.
     """
 
     terminal_id: str
@@ -177,8 +181,6 @@ class TerminalState(_Record):
     exit_status: v2.TerminalExitStatus | None = None
     size: v2.TerminalSize | None = None
     capabilities: v2.TerminalCapabilities | None = None
-    meta: Meta | None = None
-    other_fields: dict[str, Any] = attrs.Factory(dict)
 
     @property
     def exited(self) -> bool:
@@ -203,15 +205,11 @@ class MessageState(_Record):
             (the entity key prefix and the upsert's ``sessionUpdate``).
         message_id: the id.
         content: the content blocks, in order.
-        meta: the stored metadata, ``None`` for none.
-        other_fields: fields the schema has that this class does not declare.
     """
 
     kind: str
     message_id: str
     content: list[v2.ContentBlock] = attrs.Factory(list)
-    meta: Meta | None = None
-    other_fields: dict[str, Any] = attrs.Factory(dict)
 
 
 @attrs.define(kw_only=True)
@@ -221,14 +219,10 @@ class SessionInfoState(_Record):
     Attributes:
         title: the session title, ``None`` when unset.
         updated_at: the RFC 3339 time of the last activity, ``None`` when unset.
-        meta: the stored metadata, ``None`` for none.
-        other_fields: fields the schema has that this class does not declare.
     """
 
     title: str | None = None
     updated_at: str | None = None
-    meta: Meta | None = None
-    other_fields: dict[str, Any] = attrs.Factory(dict)
 
 
 @attrs.define(kw_only=True)
@@ -241,16 +235,12 @@ class CompactionState(_Record):
             when a summary chunk created it).
         summary: the summary content blocks, in order.
         error: the error details, ``None`` when unset.
-        meta: the stored metadata, ``None`` for none.
-        other_fields: fields the schema has that this class does not declare.
     """
 
     compaction_id: str
     status: str = "in_progress"
     summary: list[v2.ContentBlock] = attrs.Factory(list)
     error: str | None = None
-    meta: Meta | None = None
-    other_fields: dict[str, Any] = attrs.Factory(dict)
 
 
 @attrs.define(kw_only=True)
@@ -269,8 +259,6 @@ class SubagentState(_Record):
         cwd: the working directory, ``None`` to inherit the parent's.
         additional_directories: the extra workspace roots; ``None`` inherits
             the parent's, ``[]`` means none.
-        meta: the stored metadata, ``None`` for none.
-        other_fields: fields the schema has that this class does not declare.
     """
 
     session_id: str
@@ -280,8 +268,6 @@ class SubagentState(_Record):
     state: v2.StateUpdate | None = None
     cwd: str | None = None
     additional_directories: list[str] | None = None
-    meta: Meta | None = None
-    other_fields: dict[str, Any] = attrs.Factory(dict)
 
 
 @attrs.define(kw_only=True)
@@ -295,8 +281,6 @@ class SessionMessageState(_Record):
         sender_message_id: the outgoing view's id, ``None`` when unset.
         recipient_message_id: the incoming view's id, ``None`` when unset.
         content: the content blocks, in order.
-        meta: the stored metadata, ``None`` for none.
-        other_fields: fields the schema has that this class does not declare.
     """
 
     message_id: str
@@ -305,8 +289,6 @@ class SessionMessageState(_Record):
     sender_message_id: str | None = None
     recipient_message_id: str | None = None
     content: list[v2.ContentBlock] = attrs.Factory(list)
-    meta: Meta | None = None
-    other_fields: dict[str, Any] = attrs.Factory(dict)
 
 
 @attrs.define(kw_only=True)

@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -95,6 +95,7 @@ DEFAULT_PLAN_ID = "plan"
 """The v2 ``planId`` given to the single plan of a v1 session."""
 
 _v1_converter = make_v1_converter()
+_N = TypeVar("_N")
 
 # what the two versions have in common, read from the generated classes
 _V1_MEMBERS = union_members(v1.SessionUpdate)
@@ -137,6 +138,12 @@ _V1_STATUS_FOR = {"paused": "in_progress", "cancelled": "failed"}
 _MESSAGE_CHUNK_KINDS = {
     str(kind.spec.chunk): kind.name for kind in KINDS.values() if _id_optional_in_v1(kind)
 }
+
+
+def _notifications(cls: type[_N], notification: Any, updates: list[Any]) -> list[_N]:
+    """The converted updates, each in a notification like the one they came in."""
+    session_id, meta = notification.session_id, notification.meta
+    return [cls(session_id=session_id, update=update, meta=meta) for update in updates]  # type: ignore[call-arg]
 
 
 class _Adapter:
@@ -268,12 +275,8 @@ class V1ToV2Adapter(_Adapter):
         self, notification: v1.SessionNotification
     ) -> list[v2.UpdateSessionNotification]:
         """Convert a whole v1 ``session/update`` params object (its ``_meta`` kept as is)."""
-        return [
-            v2.UpdateSessionNotification(
-                session_id=notification.session_id, update=update, meta=notification.meta
-            )
-            for update in self.convert(notification.update, session_id=notification.session_id)
-        ]
+        updates = self.convert(notification.update, session_id=notification.session_id)
+        return _notifications(v2.UpdateSessionNotification, notification, updates)
 
     def _message_id(self, session: _V1Session, kind: str) -> str:
         if not self.stateful:
@@ -407,12 +410,8 @@ class V2ToV1Adapter(_Adapter):
         self, notification: v2.UpdateSessionNotification
     ) -> list[v1.SessionNotification]:
         """Convert a whole v2 ``session/update`` params object (its ``_meta`` kept as is)."""
-        return [
-            v1.SessionNotification(
-                session_id=notification.session_id, update=update, meta=notification.meta
-            )
-            for update in self.convert(notification.update, session_id=notification.session_id)
-        ]
+        updates = self.convert(notification.update, session_id=notification.session_id)
+        return _notifications(v1.SessionNotification, notification, updates)
 
     def _tool_call(self, session: _V2Session, update: Any) -> list[Any]:
         if not self.stateful:
