@@ -354,29 +354,9 @@ _SPECS = (
         collection="output",
         bytes_collection=True,
     ),
-    _Spec(
-        "user_message",
-        "user_message",
-        "user_message_chunk",
-        MessageState,
-        "user_messages",
-        tagged=True,
-    ),
-    _Spec(
-        "agent_message",
-        "agent_message",
-        "agent_message_chunk",
-        MessageState,
-        "agent_messages",
-        tagged=True,
-    ),
-    _Spec(
-        "agent_thought",
-        "agent_thought",
-        "agent_thought_chunk",
-        MessageState,
-        "agent_thoughts",
-        tagged=True,
+    *(
+        _Spec(name, name, name + "_chunk", MessageState, name + "s", tagged=True)
+        for name in ("user_message", "agent_message", "agent_thought")
     ),
     _Spec("session_info", "session_info_update", None, SessionInfoState, "session_info"),
     _Spec(

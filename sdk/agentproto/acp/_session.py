@@ -3,62 +3,48 @@
 Theory of operation
 -------------------
 A client that keeps an ACP v2 session folds the ``session/update``
-notifications it receives into *entities*. This module owns every rule of that
-fold; :class:`SessionState` is one session, :class:`SessionStore` the sessions
-of a connection (keyed by ``sessionId``) fed whole JSON-RPC messages.
+notifications it receives into *entities*. :class:`SessionState` is one
+session, :class:`SessionStore` the sessions of a connection (keyed by
+``sessionId``) fed whole JSON-RPC messages. The rules themselves live in
+:mod:`agentproto.acp._rules`, derived from one description per entity kind
+(:mod:`agentproto.acp._entities`); in short:
 
-* **Upserts** (``tool_call_update``, ``terminal_update``, ``user_message``,
-  ``agent_message``, ``agent_thought``, ``session_info_update``,
-  ``compaction_update``, ``subagent_update``, ``session_message``): an unseen id
-  creates the entity with its defaults, later updates patch it. A patch field
-  omitted (:data:`~agentproto.acp.UNSET`) is unchanged, ``None`` clears it
-  (resets it to its default), a value replaces it whole; collections are
-  replaced whole and ``[]`` clears like ``None`` — except a subagent's
-  ``additionalDirectories``, where ``None`` means "inherit the parent's" and
-  differs from ``[]``. The top-level ``_meta`` of exactly these upserts (and of
-  the ``toolCall`` of a ``session/request_permission`` tool-call subject) is a
-  metadata patch (:func:`~agentproto.acp.apply_meta_update`); every other
-  ``_meta`` (chunks, plans, notices, nested objects) is never stored as entity
-  metadata.
-* **Tool calls** start as kind ``other``, status ``pending``, without title,
-  ``name`` or ``capabilities``; ``kind: null`` resets to ``other``,
-  ``status: null`` to ``pending``. An unknown kind is kept as sent and *shown*
-  as ``other`` (:attr:`ToolCallState.display_kind`); an unknown status is kept
-  and *counts* as in progress (:attr:`ToolCallState.effective_status`).
-* **Chunks** (``tool_call_content_chunk``, the three message chunks,
-  ``compaction_summary_chunk``, ``session_message_chunk``) append one item to
-  the entity's collection in receive order, creating the entity when its id is
-  unseen. An upsert carrying the collection replaces everything accumulated so
-  far, chunks included; later chunks append again.
-* **Terminals**: ``output`` replaces all bytes; each ``terminal_output_chunk``'s
-  ``data`` is base64-decoded on its own (encoded strings are never
-  concatenated) and its bytes appended. Bytes are kept raw, so a UTF-8 or
-  escape sequence split across chunks is whole again in
-  :attr:`TerminalState.output`.
-* **Compactions**: the first notification for an id (update or summary chunk)
-  creates it in progress and fixes its position; ``status`` is required on
-  every ``compaction_update`` and is not a patch field.
-* **Plans**: ``plan_update`` replaces the plan with that ``planId`` whole (its
-  ``_meta`` too: it is not a patch), ``plan_removed`` deletes it.
-* **Other known kinds** keep their latest update (``available_commands_update``,
-  ``config_option_update``, ``usage_update``, ``state_update``); notices are
-  kept in receive order. An unknown ``sessionUpdate`` kind is kept in
+* **Upserts** (``tool_call_update``, ``terminal_update``, the three message
+  upserts, ``session_info_update``, ``compaction_update``, ``subagent_update``,
+  ``session_message``): an unseen id creates the entity with its defaults, later
+  updates patch it. A patch field omitted (:data:`~agentproto.acp.UNSET`) is
+  unchanged, ``None`` resets it to its default (a tool call's ``kind`` to
+  ``other``, ``status`` to ``pending``), a value replaces it whole; collections
+  are replaced whole and ``[]`` clears like ``None``, except a subagent's
+  ``additionalDirectories`` (``None`` inherits, ``[]`` means none). The
+  top-level ``_meta`` of exactly these upserts (and of a permission request's
+  tool-call subject) is a metadata patch
+  (:func:`~agentproto.acp.apply_meta_update`); no other ``_meta`` is stored as
+  entity metadata. An unknown tool kind *shows* as ``other``
+  (:attr:`ToolCallState.display_kind`), an unknown status *counts* as in
+  progress (:attr:`ToolCallState.effective_status`).
+* **Chunks** append one item to the entity's collection in receive order,
+  creating the entity when unseen; an upsert carrying the collection replaces
+  everything accumulated so far. A terminal's chunks are base64-decoded each on
+  its own and their bytes appended (:attr:`TerminalState.output`).
+* **Compactions** start in progress; ``status`` is required on every
+  ``compaction_update``. **Plans** are replaced whole (``_meta`` too) and
+  removed by ``plan_removed``. ``available_commands_update``,
+  ``config_option_update``, ``usage_update`` (its ``cost`` three-state) and
+  ``state_update`` keep their latest update; notices are kept in order. An
+  update of an unknown kind, or of a kind without a rule, is kept in
   :attr:`SessionState.unknown` and reported as a diagnostic.
 
-Entities keep the position of their first notification:
-:meth:`SessionState.entities` lists them in that order and
-:meth:`SessionState.to_json` renders them as wire-named JSON.
-
-Bad input never leaves half an update behind: every value an update needs is
-computed (base64 decoded, metadata patched) before anything is stored, so an
-update that raises leaves the state exactly as it was. Invalid base64 and a
-``_meta`` that is neither an object nor ``null`` raise
-:class:`~agentproto.SchemaError`; a typed update with a field of the wrong
-Python type raises :class:`~agentproto.UsageError`. On the wire, a wrong type
-in a patch field is the parser's business: tolerant parsing (the schema's
-``x-deserialize-default-on-error``) drops the field with a diagnostic, strict
-parsing rejects the update. :class:`SessionStore` turns each rejected message
-into a diagnostic when it is tolerant, or raises when strict.
+Entities keep the position of their first notification
+(:meth:`SessionState.entities`, :meth:`SessionState.to_json`). An update that
+raises leaves the state exactly as it was: invalid base64 and a ``_meta`` that
+is neither an object nor ``null`` raise :class:`~agentproto.SchemaError`; a
+hand-built update whose id, collection, fixed field or terminal output has the
+wrong Python type raises :class:`~agentproto.UsageError`. On the wire, a wrong
+type in a patch field is the parser's business (tolerant parsing drops the
+field with a diagnostic, strict parsing rejects the update).
+:class:`SessionStore` turns each rejected message into a diagnostic when it is
+tolerant, or raises when strict.
 """
 
 from __future__ import annotations
