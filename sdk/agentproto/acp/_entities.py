@@ -5,8 +5,7 @@ Theory of operation
 An *entity kind* (tool call, terminal, each message type, session info,
 compaction, subagent, session message) is written down here exactly once, in
 :data:`_SPECS`: its name (the entity key prefix), the ``sessionUpdate`` tag of
-its upsert and of its chunk, its state record class and the
-:class:`~agentproto.acp.SessionState` table that holds it. Everything the
+its upsert and of its chunk, and its state record class. Everything the
 schema knows is *derived* from the generated classes when this module is
 imported (:class:`EntityKind`): the upsert and chunk classes (by their tag in
 the generated ``SessionUpdate`` union), the id field (the required field that
@@ -337,43 +336,39 @@ class _Spec:
     upsert: str  # the upsert's sessionUpdate tag
     chunk: str | None  # the chunk's tag
     state: type  # the state record class
-    table: str  # the SessionState attribute holding the entities
     collection: str | None = None  # the state field chunks append to (default: chunk item)
     bytes_collection: bool = False  # the collection is raw bytes, base64 on the wire
     tagged: bool = False  # the state record's ``kind`` holds the entity kind name
 
 
 _SPECS = (
-    _Spec("tool_call", "tool_call_update", "tool_call_content_chunk", ToolCallState, "tool_calls"),
+    _Spec("tool_call", "tool_call_update", "tool_call_content_chunk", ToolCallState),
     _Spec(
         "terminal",
         "terminal_update",
         "terminal_output_chunk",
         TerminalState,
-        "terminals",
         collection="output",
         bytes_collection=True,
     ),
     *(
-        _Spec(name, name, name + "_chunk", MessageState, name + "s", tagged=True)
+        _Spec(name, name, name + "_chunk", MessageState, tagged=True)
         for name in ("user_message", "agent_message", "agent_thought")
     ),
-    _Spec("session_info", "session_info_update", None, SessionInfoState, "session_info"),
+    _Spec("session_info", "session_info_update", None, SessionInfoState),
     _Spec(
         "compaction",
         "compaction_update",
         "compaction_summary_chunk",
         CompactionState,
-        "compactions",
         collection="summary",
     ),
-    _Spec("subagent", "subagent_update", None, SubagentState, "subagents"),
+    _Spec("subagent", "subagent_update", None, SubagentState),
     _Spec(
         "session_message",
         "session_message",
         "session_message_chunk",
         SessionMessageState,
-        "session_messages",
     ),
 )
 

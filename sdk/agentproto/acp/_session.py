@@ -162,15 +162,19 @@ class SessionState:
                 by default; a store shares its own).
         """
         self.session_id = session_id
-        self.tool_calls: dict[str, ToolCallState] = {}
-        self.terminals: dict[str, TerminalState] = {}
-        self.user_messages: dict[str, MessageState] = {}
-        self.agent_messages: dict[str, MessageState] = {}
-        self.agent_thoughts: dict[str, MessageState] = {}
-        self.compactions: dict[str, CompactionState] = {}
-        self.subagents: dict[str, SubagentState] = {}
-        self.session_messages: dict[str, SessionMessageState] = {}
-        self.plans: dict[str, PlanState] = {}
+        # entity kind -> its entities by id (the one session info under "")
+        tables: dict[str, dict[str, Any]] = {name: {} for name in KINDS}
+        tables["plan"] = {}
+        self._tables = tables
+        self.tool_calls: dict[str, ToolCallState] = tables["tool_call"]
+        self.terminals: dict[str, TerminalState] = tables["terminal"]
+        self.user_messages: dict[str, MessageState] = tables["user_message"]
+        self.agent_messages: dict[str, MessageState] = tables["agent_message"]
+        self.agent_thoughts: dict[str, MessageState] = tables["agent_thought"]
+        self.compactions: dict[str, CompactionState] = tables["compaction"]
+        self.subagents: dict[str, SubagentState] = tables["subagent"]
+        self.session_messages: dict[str, SessionMessageState] = tables["session_message"]
+        self.plans: dict[str, PlanState] = tables["plan"]
         self.available_commands: v2.AvailableCommandsUpdateSessionUpdate | None = None
         self.config_options: v2.ConfigOptionUpdateSessionUpdate | None = None
         self.usage: v2.UsageUpdateSessionUpdate | None = None
@@ -178,11 +182,6 @@ class SessionState:
         self.notices: list[v2.NoticeSessionUpdate] = []
         self.unknown: list[v2.OtherSessionUpdate] = []
         self.diagnostics: list[Diagnostic] = [] if diagnostics is None else diagnostics
-        # entity kind -> its entities by id (the one session info under "")
-        self._tables: dict[str, dict[str, Any]] = {"plan": self.plans}
-        for kind in KINDS.values():
-            table = vars(self).get(kind.spec.table)
-            self._tables[kind.name] = table if isinstance(table, dict) else {}
         # entity keys ("tool_call:c1", "session_info", "notices", ...) in first-seen order
         self._order: dict[str, None] = {}
 
