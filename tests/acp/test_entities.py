@@ -182,7 +182,7 @@ def test_a_description_the_generated_code_no_longer_matches_fails_loudly() -> No
 
 
 def test_hand_built_updates_with_a_wrong_id_or_fixed_field_are_usage_errors() -> None:
-    """Ids and a compaction's status are checked explicitly, before anything changes."""
+    """Ids, a compaction's status, terminal output and plans are checked before any change."""
     state = SessionState()
     with pytest.raises(UsageError):
         state.apply(schema.AgentMessageChunkSessionUpdate(message_id=1, content=None))  # type: ignore[arg-type]
@@ -192,4 +192,8 @@ def test_hand_built_updates_with_a_wrong_id_or_fixed_field_are_usage_errors() ->
         state.apply(schema.TerminalUpdateSessionUpdate(terminal_id="t", output="YQ=="))  # type: ignore[arg-type]
     with pytest.raises(UsageError):
         state.apply_tool_call({"toolCallId": "c"})  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        state.apply(schema.PlanUpdateSessionUpdate(plan={"planId": "p"}))  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        state.apply(schema.PlanRemovedSessionUpdate(plan_id=3))  # type: ignore[arg-type]
     assert state == SessionState()

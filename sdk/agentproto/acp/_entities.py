@@ -451,7 +451,11 @@ class EntityKind:
             raise _stale(spec.name, f"the SessionUpdate union has no {spec.chunk!r} member")
         meta = attrs.fields_dict(upsert).get("meta")
         if meta is None or not meta.metadata.get("patch"):
-            raise _stale(spec.name, f"{upsert.__name__}._meta is not a patch field")
+            raise _stale(
+                spec.name,
+                f"{upsert.__name__}._meta is not marked as a patch field (the overlays in "
+                "schema/overlays/ mark patch fields; is one missing for this schema?)",
+            )
         self.id_field, self.fixed = self._identity(upsert)
         self.id_wire = None if self.id_field is None else self._wire(upsert, self.id_field)
         self.identity = (() if self.id_field is None else (self.id_field,)) + tuple(

@@ -272,7 +272,10 @@ def _bytes_chunk_rule(kind: EntityKind) -> Rule:
 
 def _apply_plan(state: SessionState, u: v2.PlanUpdateSessionUpdate) -> None:
     plan = u.plan
-    ident = plan.plan_id
+    ident = getattr(plan, "plan_id", None)
+    if ident.__class__ is not str:
+        raise _bad("/plan/planId", "a string", ident)
+    assert isinstance(ident, str)
     meta = u.meta
     if meta is not None and not isinstance(meta, dict):
         raise SchemaError("type", "/_meta", f"_meta must be an object or null, not {meta!r}")
@@ -286,6 +289,8 @@ def _apply_plan(state: SessionState, u: v2.PlanUpdateSessionUpdate) -> None:
 
 
 def _apply_plan_removed(state: SessionState, u: v2.PlanRemovedSessionUpdate) -> None:
+    if u.plan_id.__class__ is not str:
+        raise _bad("/planId", "a string", u.plan_id)
     if state.plans.pop(u.plan_id, None) is not None:
         del state._order["plan:" + u.plan_id]
 
