@@ -191,6 +191,13 @@ class SessionState:
         info: SessionInfoState | None = self._tables["session_info"].get("")
         return info
 
+    @session_info.setter
+    def session_info(self, info: SessionInfoState | None) -> None:
+        table = self._tables["session_info"]
+        table.clear()
+        if info is not None:
+            table[""] = info
+
     def __repr__(self) -> str:
         return f"<SessionState {self.session_id!r}: {len(self._order)} entities>"
 
