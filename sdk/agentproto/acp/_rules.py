@@ -104,7 +104,7 @@ def _str_fields(cls: type) -> frozenset[str]:
 # ---- derived rules ---------------------------------------------------------------------------
 
 
-def _converter_of(kind: EntityKind, field: PatchField) -> str | None:
+def _conversion(kind: EntityKind, field: PatchField) -> str | None:
     """The call that checks and converts a value of ``field`` before anything is stored."""
     if field.is_list:
         return "copy_list"
@@ -139,7 +139,7 @@ def _prepare(kind: EntityKind, cls: type) -> list[str]:
                 f"        raise bad({'/' + wire!r}, 'a string', f_{name})",
             ]
     for index, field in enumerate(kind.patch_fields(cls)):
-        convert = _converter_of(kind, field)
+        convert = _conversion(kind, field)
         if convert is None:
             continue
         value = f"v{index}"
@@ -165,7 +165,7 @@ def _assign(kind: EntityKind, cls: type, env: dict[str, Any]) -> list[str]:
         target = f"entity.{name}" if name in declared else f"entity.other_fields[{name!r}]"
         lines.append(f"    {target} = f_{name}")
     for index, field in enumerate(kind.patch_fields(cls)):
-        precomputed = _converter_of(kind, field) is not None
+        precomputed = _conversion(kind, field) is not None
         value = f"v{index}" if precomputed else "v"
         if not precomputed:
             lines.append(f"    v = u.{field.name}")
@@ -345,7 +345,8 @@ LATEST: dict[str, str] = {
     "usage_update": "usage",
     "state_update": "state",
 }
-"""The kinds whose state is their latest update: tag -> the SessionState attribute."""
+"""The kinds whose state is their latest update: tag -> the SessionState attribute
+(``usage_update`` keeps its three-state ``cost``: its own rule, below)."""
 
 _OWN: dict[str, Rule] = {
     **{tag: _latest_rule(key) for tag, key in LATEST.items()},
