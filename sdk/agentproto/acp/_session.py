@@ -5,40 +5,23 @@ Theory of operation
 A client that keeps an ACP v2 session folds the ``session/update``
 notifications it receives into *entities*. :class:`SessionState` is one
 session, :class:`SessionStore` the sessions of a connection (keyed by
-``sessionId``) fed whole JSON-RPC messages. The rules themselves live in
+``sessionId``) fed whole JSON-RPC messages. The rules are in
 :mod:`agentproto.acp._rules`, derived from one description per entity kind
-(:mod:`agentproto.acp._entities`); in short:
+(:mod:`agentproto.acp._entities`). In short: an upsert creates its entity on an
+unseen id and patches it later (omitted = unchanged, ``None`` = reset to the
+default, a value replaces whole; ``[]`` clears a collection, except a
+subagent's ``additionalDirectories``), its top-level ``_meta`` is a metadata
+patch (:func:`~agentproto.acp.apply_meta_update`); chunks append in receive
+order (a terminal's base64-decoded bytes, each chunk on its own); plans are
+replaced whole; latest-value kinds keep their last update, notices their
+order; an update of an unknown kind, or of a kind without a rule, is kept in
+:attr:`SessionState.unknown` with a diagnostic. An unknown tool kind *shows*
+as ``other`` (:attr:`ToolCallState.display_kind`), an unknown status *counts*
+as in progress (:attr:`ToolCallState.effective_status`).
 
-* **Upserts** (``tool_call_update``, ``terminal_update``, the three message
-  upserts, ``session_info_update``, ``compaction_update``, ``subagent_update``,
-  ``session_message``): an unseen id creates the entity with its defaults, later
-  updates patch it. A patch field omitted (:data:`~agentproto.acp.UNSET`) is
-  unchanged, ``None`` resets it to its default (a tool call's ``kind`` to
-  ``other``, ``status`` to ``pending``), a value replaces it whole; collections
-  are replaced whole and ``[]`` clears like ``None``, except a subagent's
-  ``additionalDirectories`` (``None`` inherits, ``[]`` means none). The
-  top-level ``_meta`` of exactly these upserts (and of a permission request's
-  tool-call subject) is a metadata patch
-  (:func:`~agentproto.acp.apply_meta_update`); no other ``_meta`` is stored as
-  entity metadata. An unknown tool kind *shows* as ``other``
-  (:attr:`ToolCallState.display_kind`), an unknown status *counts* as in
-  progress (:attr:`ToolCallState.effective_status`).
-* **Chunks** append one item to the entity's collection in receive order,
-  creating the entity when unseen; an upsert carrying the collection replaces
-  everything accumulated so far. A terminal's chunks are base64-decoded each on
-  its own and their bytes appended (:attr:`TerminalState.output`).
-* **Compactions** start in progress; ``status`` is required on every
-  ``compaction_update``. **Plans** are replaced whole (``_meta`` too) and
-  removed by ``plan_removed``. ``available_commands_update``,
-  ``config_option_update``, ``usage_update`` (its ``cost`` three-state) and
-  ``state_update`` keep their latest update; notices are kept in order. An
-  update of an unknown kind, or of a kind without a rule, is kept in
-  :attr:`SessionState.unknown` and reported as a diagnostic.
-
-Entities keep the position of their first notification
-(:meth:`SessionState.entities`, :meth:`SessionState.to_json`). An update that
-raises leaves the state exactly as it was: invalid base64 and a ``_meta`` that
-is neither an object nor ``null`` raise :class:`~agentproto.SchemaError`; a
+Entities keep the position of their first notification. An update that raises
+leaves the state exactly as it was: invalid base64 and a ``_meta`` that is
+neither an object nor ``null`` raise :class:`~agentproto.SchemaError`; a
 hand-built update whose id, collection, fixed field or terminal output has the
 wrong Python type raises :class:`~agentproto.UsageError`. On the wire, a wrong
 type in a patch field is the parser's business (tolerant parsing drops the
