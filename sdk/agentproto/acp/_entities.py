@@ -110,7 +110,13 @@ class _Record:
 # ---- the state records ---------------------------------------------------------------------
 
 
-@attrs.define(kw_only=True)
+def _shared_last(cls: type, fields: list[attrs.Attribute[Any]]) -> list[attrs.Attribute[Any]]:
+    """A record's own fields first (its id leading), the shared ones after them."""
+    shared = frozenset(f.name for f in attrs.fields(_Record))
+    return [f for f in fields if f.name not in shared] + [f for f in fields if f.name in shared]
+
+
+@attrs.define(kw_only=True, field_transformer=_shared_last)
 class ToolCallState(_Record):
     """A tool call as the client holds it (``tool_call:<toolCallId>``).
 
@@ -156,7 +162,7 @@ class ToolCallState(_Record):
         return self.status in _FINAL_STATUSES
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, field_transformer=_shared_last)
 class TerminalState(_Record):
     """An agent-owned terminal (``terminal:<terminalId>``).
 
@@ -192,7 +198,7 @@ class TerminalState(_Record):
         return bytes(self.output or b"").decode("utf-8", errors="replace")
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, field_transformer=_shared_last)
 class MessageState(_Record):
     """A user message, agent message or agent thought.
 
@@ -211,7 +217,7 @@ class MessageState(_Record):
     content: list[v2.ContentBlock] = attrs.Factory(list)
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, field_transformer=_shared_last)
 class SessionInfoState(_Record):
     """The session's own information (``session_info``).
 
@@ -224,7 +230,7 @@ class SessionInfoState(_Record):
     updated_at: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, field_transformer=_shared_last)
 class CompactionState(_Record):
     """A context compaction (``compaction:<compactionId>``).
 
@@ -242,7 +248,7 @@ class CompactionState(_Record):
     error: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, field_transformer=_shared_last)
 class SubagentState(_Record):
     """A child session this session owns (``subagent:<sessionId>``).
 
@@ -269,7 +275,7 @@ class SubagentState(_Record):
     additional_directories: list[str] | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, field_transformer=_shared_last)
 class SessionMessageState(_Record):
     """A message sent to or received from another session (``session_message:<messageId>``).
 
