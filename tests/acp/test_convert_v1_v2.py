@@ -16,7 +16,7 @@ from agentproto.acp import (
     parse_session_update,
     schema_v1,
 )
-from agentproto.acp._convert import DEFAULT_PLAN_ID, WHOLE_META_V1
+from agentproto.acp._versions import DEFAULT_PLAN_ID, WHOLE_META_V1
 
 V1 = make_v1_converter()
 
@@ -470,3 +470,51 @@ def test_stateless_v1_tool_call_clears_then_sends_the_call() -> None:
             "_meta": {"a": 1},
         },
     ]
+
+
+def test_what_both_versions_share_is_read_from_the_generated_classes() -> None:
+    """The tool call fields v1 can omit or carry, the v1 upserts and the kinds v1 lacks are
+    derived from both generated modules, and match the protocol as published."""
+    from agentproto.acp import _versions
+
+    assert _versions._TOOL_CALL_RESET == (
+        "name",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+    )
+    assert set(_versions._TOOL_CALL_ALL) == {
+        "title",
+        "name",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "raw_input",
+        "raw_output",
+        "meta",
+    }
+    assert {tag: kind.name for tag, kind in _versions._V1_UPSERT_KINDS.items()} == {
+        "tool_call_update": "tool_call",
+        "session_info_update": "session_info",
+        "compaction_update": "compaction",
+        "subagent_update": "subagent",
+        "session_message": "session_message",
+    }
+    assert _versions._MESSAGE_CHUNK_KINDS == {
+        "user_message_chunk": "user_message",
+        "agent_message_chunk": "agent_message",
+        "agent_thought_chunk": "agent_thought",
+    }
+    no_v1 = {cls.__name__ for cls in _versions._NO_V1} - {
+        cls.__name__ for cls in _versions._MESSAGE_UPSERTS
+    }
+    assert no_v1 == {
+        "TerminalUpdateSessionUpdate",
+        "TerminalOutputChunkSessionUpdate",
+        "StateUpdateSessionUpdate",
+        "ToolCallContentChunkSessionUpdate",
+    }

@@ -722,6 +722,11 @@ def test_entities_in_first_seen_order_and_typed_access() -> None:
     with pytest.raises(KeyError):
         state.entity("usage")
     assert repr(state) == "<SessionState 's1': 4 entities>"
+    info = state.session_info
+    state.session_info = None
+    assert state.session_info is None
+    state.session_info = info
+    assert state.entity("session_info") is info
 
 
 def test_usage_cost_is_a_three_state_field() -> None:

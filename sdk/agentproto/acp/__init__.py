@@ -11,7 +11,6 @@ patch rule and what intermediaries need (:func:`combine`,
 from agentproto._core.unset import UNSET, Unset
 from agentproto.acp import schema, schema_v1
 from agentproto.acp._combine import combine, resync_update
-from agentproto.acp._convert import V1ToV2Adapter, V2ToV1Adapter
 from agentproto.acp._generated_v2 import SessionUpdate
 from agentproto.acp._jsonrpc import Message as JsonRpcMessage
 from agentproto.acp._jsonrpc import MessageReader, Notification, Request, Response, encode_message
@@ -30,6 +29,7 @@ from agentproto.acp._session import (
     TerminalState,
     ToolCallState,
 )
+from agentproto.acp._versions import V1ToV2Adapter, V2ToV1Adapter
 from agentproto.acp._wire import (
     dump_session_update,
     make_converter,

@@ -42,82 +42,39 @@ import attrs
 from agentproto._core.errors import UsageError
 from agentproto._core.unset import UNSET
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._meta import Meta, combine_meta, resync_meta
-from agentproto.acp._session import (
-    CompactionState,
+from agentproto.acp._entities import (
+    BY_CHUNK,
+    BY_UPSERT,
     Entity,
-    MessageState,
+    EntityKind,
     PlanState,
-    SessionInfoState,
-    SessionMessageState,
-    SubagentState,
-    TerminalState,
-    ToolCallState,
+    kind_of,
+    snapshot,
+    union_members,
 )
+from agentproto.acp._meta import Meta, combine_meta, resync_meta
+from agentproto.acp._rules import LATEST
 
 __all__ = ["combine", "resync_update"]
 
 SessionUpdate = v2.SessionUpdate
 
-# upsert class -> (entity kind, id field, collection field the matching chunk appends to)
-_UPSERTS: dict[type, tuple[str, str | None, str | None]] = {
-    v2.ToolCallUpdateSessionUpdate: ("tool_call", "tool_call_id", "content"),
-    v2.TerminalUpdateSessionUpdate: ("terminal", "terminal_id", "output"),
-    v2.UserMessageSessionUpdate: ("user_message", "message_id", "content"),
-    v2.AgentMessageSessionUpdate: ("agent_message", "message_id", "content"),
-    v2.AgentThoughtSessionUpdate: ("agent_thought", "message_id", "content"),
-    v2.SessionInfoUpdateSessionUpdate: ("session_info", None, None),
-    v2.CompactionUpdateSessionUpdate: ("compaction", "compaction_id", "summary"),
-    v2.SubagentUpdateSessionUpdate: ("subagent", "session_id", None),
-    v2.SessionMessageSessionUpdate: ("session_message", "message_id", "content"),
-}
-# chunk class -> (entity kind, id field)
-_CHUNKS: dict[type, tuple[str, str]] = {
-    v2.ToolCallContentChunkSessionUpdate: ("tool_call", "tool_call_id"),
-    v2.TerminalOutputChunkSessionUpdate: ("terminal", "terminal_id"),
-    v2.UserMessageChunkSessionUpdate: ("user_message", "message_id"),
-    v2.AgentMessageChunkSessionUpdate: ("agent_message", "message_id"),
-    v2.AgentThoughtChunkSessionUpdate: ("agent_thought", "message_id"),
-    v2.CompactionSummaryChunkSessionUpdate: ("compaction", "compaction_id"),
-    v2.SessionMessageChunkSessionUpdate: ("session_message", "message_id"),
-}
+_MEMBERS = union_members(v2.SessionUpdate)
 # kinds whose state is simply the latest update
-_LATEST = frozenset(
-    {
-        v2.AvailableCommandsUpdateSessionUpdate,
-        v2.ConfigOptionUpdateSessionUpdate,
-        v2.UsageUpdateSessionUpdate,
-        v2.StateUpdateSessionUpdate,
-    }
-)
-
-
-def _fields(cls: type) -> tuple[list[str], list[str]]:
-    """The patch fields and the other fields (ids, required status) of an upsert class."""
-    patch: list[str] = []
-    fixed: list[str] = []
-    for field in attrs.fields(cls):
-        if field.name in ("meta", "extra", "session_update"):
-            continue
-        (patch if field.metadata.get("patch") else fixed).append(field.name)
-    return patch, fixed
-
-
-_FIELDS = {cls: _fields(cls) for cls in _UPSERTS}
+_LATEST = frozenset(_MEMBERS[tag] for tag in LATEST if tag in _MEMBERS)
+_PLAN_UPDATE = _MEMBERS.get("plan_update")
+_PLAN_REMOVED = _MEMBERS.get("plan_removed")
 
 
 def _entity(update: Any) -> tuple[str, Any] | None:
     """The entity an update touches, ``None`` for updates that never coalesce."""
     cls = update.__class__
-    spec = _UPSERTS.get(cls)
-    if spec is not None:
-        return spec[0], None if spec[1] is None else getattr(update, spec[1])
-    chunk = _CHUNKS.get(cls)
-    if chunk is not None:
-        return chunk[0], getattr(update, chunk[1])
-    if cls is v2.PlanUpdateSessionUpdate:
+    kind = BY_UPSERT.get(cls) or BY_CHUNK.get(cls)
+    if kind is not None:
+        return kind.name, None if kind.id_field is None else getattr(update, kind.id_field)
+    if cls is _PLAN_UPDATE:
         return "plan", update.plan.plan_id
-    if cls is v2.PlanRemovedSessionUpdate:
+    if cls is _PLAN_REMOVED:
         return "plan", update.plan_id
     if cls in _LATEST:
         return cls.__name__, None
@@ -141,17 +98,19 @@ def _valid(update: Any) -> bool:
     if not (meta is UNSET or meta is None or isinstance(meta, dict)):
         return False
     cls = update.__class__
-    if cls is v2.TerminalOutputChunkSessionUpdate:
-        return _decodes(update.data)
-    if cls is v2.TerminalUpdateSessionUpdate:
-        output = update.output
+    kind = BY_CHUNK.get(cls)
+    if kind is not None and kind.spec.bytes_collection:
+        return _decodes(getattr(update, kind.item_field))  # type: ignore[arg-type]
+    kind = BY_UPSERT.get(cls)
+    if kind is not None and kind.spec.bytes_collection:
+        output = getattr(update, kind.collection)  # type: ignore[arg-type]
         return output is UNSET or output is None or _decodes(output.data)
     return True
 
 
-def _identity(update: Any) -> dict[str, Any]:
-    """The non-patch fields of an upsert: its id, and a compaction's status."""
-    return {name: getattr(update, name) for name in _FIELDS[update.__class__][1]}
+def _identity(kind: EntityKind, update: Any) -> dict[str, Any]:
+    """The non-patch fields of an upsert: its id, and fixed ones like a compaction's status."""
+    return {name: getattr(update, name) for name in kind.identity}
 
 
 def combine(first: SessionUpdate, second: SessionUpdate) -> list[SessionUpdate]:
@@ -176,20 +135,22 @@ def combine(first: SessionUpdate, second: SessionUpdate) -> list[SessionUpdate]:
         return [first, second]
     cls1 = first.__class__
     cls2 = second.__class__
-    if cls1 in _UPSERTS:
+    kind = BY_UPSERT.get(cls1)
+    if kind is not None:
         if cls2 is cls1:
-            return _merge_upserts(first, second)
-        if cls2 in _CHUNKS:
-            return _upsert_then_chunk(first, second)
+            return _merge_upserts(kind, first, second)
+        if cls2 in BY_CHUNK:
+            return _upsert_then_chunk(kind, first, second)
         return [first, second]  # pragma: no cover - one entity kind, one upsert class
-    if cls1 in _CHUNKS:
-        if cls2 in _UPSERTS:
-            return _chunk_then_upsert(first, second)
+    if cls1 in BY_CHUNK:
+        kind = BY_UPSERT.get(cls2)
+        if kind is not None:
+            return _chunk_then_upsert(kind, first, second)
         return [first, second]
-    if cls1 is v2.PlanUpdateSessionUpdate:
+    if cls1 is _PLAN_UPDATE:
         # a plan update replaces the plan whole, and removing it forgets it: the second wins
         return [second]
-    if cls1 is v2.PlanRemovedSessionUpdate:
+    if cls1 is _PLAN_REMOVED:
         # removing twice is removing once; a plan re-created after removal moves to the end
         return [second] if cls2 is cls1 else [first, second]
     if (
@@ -214,41 +175,41 @@ def _merge_extra(
     return first | second
 
 
-def _merge_upserts(first: Any, second: Any) -> list[Any]:
+def _merge_upserts(kind: EntityKind, first: Any, second: Any) -> list[Any]:
     cls = first.__class__
-    patch, fixed = _FIELDS[cls]
-    values: dict[str, Any] = {name: getattr(second, name) for name in fixed}
-    for name in patch:
-        value = getattr(second, name)
-        values[name] = getattr(first, name) if value is UNSET else value
+    values = _identity(kind, second)
+    for field in kind.patch:
+        value = getattr(second, field.name)
+        values[field.name] = getattr(first, field.name) if value is UNSET else value
     extra = _merge_extra(first.extra, second.extra)
     metas = combine_meta(first.meta, second.meta)
     if len(metas) == 1:
         return [cls(**values, meta=metas[0], extra=extra)]
-    return [cls(**values, meta=None, extra=extra), cls(**_identity(second), meta=metas[1])]
+    return [cls(**values, meta=None, extra=extra), cls(**_identity(kind, second), meta=metas[1])]
 
 
-def _upsert_then_chunk(upsert: Any, chunk: Any) -> list[Any]:
-    field = _UPSERTS[upsert.__class__][2]
+def _upsert_then_chunk(kind: EntityKind, upsert: Any, chunk: Any) -> list[Any]:
+    field = kind.collection
     assert field is not None
     current = getattr(upsert, field)
     if current is UNSET or chunk.meta is not None or chunk.extra:
         # the stored collection is unknown, or the chunk carries data of its own
         return [upsert, chunk]
-    if field == "output":
+    item = getattr(chunk, kind.item_field)  # type: ignore[arg-type]
+    if kind.spec.bytes_collection:
         if current is not None and (current.meta is not None or current.extra):
             return [upsert, chunk]
         before = b"" if current is None else base64.b64decode(current.data)
-        data = before + base64.b64decode(chunk.data)
+        data = before + base64.b64decode(item)
         merged = v2.TerminalOutput(data=base64.b64encode(data).decode("ascii"))
-        return [attrs.evolve(upsert, output=merged)]
+        return [attrs.evolve(upsert, **{field: merged})]
     items = [] if current is None else list(current)
-    items.append(chunk.content)
+    items.append(item)
     return [attrs.evolve(upsert, **{field: items})]
 
 
-def _chunk_then_upsert(chunk: Any, upsert: Any) -> list[Any]:
-    field = _UPSERTS[upsert.__class__][2]
+def _chunk_then_upsert(kind: EntityKind, chunk: Any, upsert: Any) -> list[Any]:
+    field = kind.collection
     assert field is not None
     if getattr(upsert, field) is UNSET or chunk.meta is not None or chunk.extra:
         return [chunk, upsert]
@@ -257,106 +218,6 @@ def _chunk_then_upsert(chunk: Any, upsert: Any) -> list[Any]:
 
 
 # ---- resync -------------------------------------------------------------------------------
-
-
-def _or_none(items: list[Any]) -> list[Any] | None:
-    return list(items) if items else None
-
-
-def _snapshot(entity: Entity) -> tuple[type, dict[str, Any], dict[str, Any]]:
-    """The upsert class, every field of the entity, and the id fields alone."""
-    if isinstance(entity, ToolCallState):
-        ident = {"tool_call_id": entity.tool_call_id}
-        return (
-            v2.ToolCallUpdateSessionUpdate,
-            {
-                **ident,
-                "name": entity.name,
-                "title": entity.title,
-                "kind": entity.kind,
-                "status": entity.status,
-                "content": _or_none(entity.content),
-                "locations": _or_none(entity.locations),
-                "raw_input": entity.raw_input,
-                "raw_output": entity.raw_output,
-                "capabilities": entity.capabilities,
-            },
-            ident,
-        )
-    if isinstance(entity, TerminalState):
-        ident = {"terminal_id": entity.terminal_id}
-        output = None
-        if entity.output is not None:
-            output = v2.TerminalOutput(data=base64.b64encode(entity.output).decode("ascii"))
-        return (
-            v2.TerminalUpdateSessionUpdate,
-            {
-                **ident,
-                "command": entity.command,
-                "cwd": entity.cwd,
-                "output": output,
-                "exit_status": entity.exit_status,
-                "size": entity.size,
-                "capabilities": entity.capabilities,
-            },
-            ident,
-        )
-    if isinstance(entity, MessageState):
-        cls = {
-            "user_message": v2.UserMessageSessionUpdate,
-            "agent_message": v2.AgentMessageSessionUpdate,
-            "agent_thought": v2.AgentThoughtSessionUpdate,
-        }.get(entity.kind)
-        if cls is None:
-            raise UsageError("acp.unknown-entity", f"unknown message kind {entity.kind!r}")
-        ident = {"message_id": entity.message_id}
-        return cls, {**ident, "content": _or_none(entity.content)}, ident
-    if isinstance(entity, SessionInfoState):
-        return (
-            v2.SessionInfoUpdateSessionUpdate,
-            {"title": entity.title, "updated_at": entity.updated_at},
-            {},
-        )
-    if isinstance(entity, CompactionState):
-        ident = {"compaction_id": entity.compaction_id, "status": entity.status}
-        return (
-            v2.CompactionUpdateSessionUpdate,
-            {**ident, "summary": _or_none(entity.summary), "error": entity.error},
-            ident,
-        )
-    if isinstance(entity, SubagentState):
-        ident = {"session_id": entity.session_id}
-        directories = entity.additional_directories
-        return (
-            v2.SubagentUpdateSessionUpdate,
-            {
-                **ident,
-                "title": entity.title,
-                "description": entity.description,
-                "capabilities": entity.capabilities,
-                "state": entity.state,
-                "cwd": entity.cwd,
-                "additional_directories": None if directories is None else list(directories),
-            },
-            ident,
-        )
-    if isinstance(entity, SessionMessageState):
-        ident = {"message_id": entity.message_id}
-        return (
-            v2.SessionMessageSessionUpdate,
-            {
-                **ident,
-                "sender_session_id": entity.sender_session_id,
-                "recipient_session_id": entity.recipient_session_id,
-                "sender_message_id": entity.sender_message_id,
-                "recipient_message_id": entity.recipient_message_id,
-                "content": _or_none(entity.content),
-            },
-            ident,
-        )
-    raise UsageError(
-        "acp.unknown-entity", f"no upsert resends a {type(entity).__name__}"
-    )  # pragma: no cover - PlanState is handled by the caller
 
 
 def resync_update(
@@ -398,21 +259,16 @@ def resync_update(
     """
     if isinstance(current, PlanState):
         return [v2.PlanUpdateSessionUpdate(plan=current.plan, meta=current.meta or None)]
-    if not isinstance(
-        current,
-        ToolCallState
-        | TerminalState
-        | MessageState
-        | SessionInfoState
-        | CompactionState
-        | SubagentState
-        | SessionMessageState,
-    ):
+    try:
+        kind = kind_of(current)
+    except UsageError:
         raise UsageError(
             "acp.unknown-entity", f"expected an entity state, not {type(current).__name__}"
-        )
-    cls, values, ident = _snapshot(current)
+        ) from None
+    values = snapshot(current)
+    cls = kind.upsert
     patches = resync_meta(known, current.meta, clear_first=clear_first)
     if len(patches) == 1:
         return [cls(**values, meta=patches[0])]
+    ident = {name: values[name] for name in kind.identity}
     return [cls(**ident, meta=None), cls(**values, meta=patches[1])]

@@ -70,8 +70,9 @@ state per ``session_id`` (the ``session_id`` argument of
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -82,8 +83,9 @@ from agentproto._core.unset import UNSET
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._combine import _entity
+from agentproto.acp._entities import BY_UPSERT, KINDS, EntityKind, union_members
 from agentproto.acp._meta import Meta, apply_meta_update
-from agentproto.acp._session import TOOL_KINDS, SessionState
+from agentproto.acp._session import SessionState
 from agentproto.acp._wire import _converter as _v2_converter
 from agentproto.acp._wire import make_v1_converter
 
@@ -93,26 +95,55 @@ DEFAULT_PLAN_ID = "plan"
 """The v2 ``planId`` given to the single plan of a v1 session."""
 
 _v1_converter = make_v1_converter()
+_N = TypeVar("_N")
+
+# what the two versions have in common, read from the generated classes
+_V1_MEMBERS = union_members(v1.SessionUpdate)
+_V2_MEMBERS = union_members(v2.SessionUpdate)
+_TOOL_CALL = KINDS["tool_call"]
+
+
+def _optional_wires(cls: type) -> frozenset[str]:
+    """The wire names of the optional fields of a v1 class (``_meta`` apart)."""
+    return frozenset(
+        f.metadata["wire"]
+        for f in attrs.fields(cls)
+        if "wire" in f.metadata and not f.metadata.get("required") and f.name != "meta"
+    )
+
+
+def _id_optional_in_v1(kind: EntityKind) -> bool:
+    """Whether the v1 chunk of ``kind`` may omit the id v2 requires."""
+    chunk = _V1_MEMBERS.get(kind.spec.chunk or "")
+    if chunk is None or kind.id_field is None:
+        return False
+    field = attrs.fields_dict(chunk).get(kind.id_field)
+    return field is not None and not field.metadata.get("required")
+
 
 # v2 tool call patch fields a v1 ``tool_call`` can omit (wire names); omitted = reset
-_TOOL_CALL_RESET = ("name", "kind", "status", "content", "locations", "rawInput", "rawOutput")
-# v1 upserts whose _meta may replace the stored object whole -> (v2 entity kind, wire id member)
-_V1_UPSERT_KEYS: dict[str, tuple[str, str | None]] = {
-    "tool_call_update": ("tool_call", "toolCallId"),
-    "session_info_update": ("session_info", None),
-    "compaction_update": ("compaction", "compactionId"),
-    "subagent_update": ("subagent", "sessionId"),
-    "session_message": ("session_message", "messageId"),
+_TOOL_CALL_RESET = tuple(
+    f.wire for f in _TOOL_CALL.patch if f.wire in _optional_wires(_V1_MEMBERS["tool_call"])
+)
+# v1 upserts whose _meta may replace the stored object whole -> their v2 entity kind
+_V1_UPSERT_KINDS: dict[str, EntityKind] = {
+    kind.spec.upsert: kind for kind in KINDS.values() if kind.spec.upsert in _V1_MEMBERS
 }
 WHOLE_META_V1 = frozenset({"compaction_update", "subagent_update", "session_message"})
 """The v1 updates (besides ``tool_call``) whose ``_meta`` replaces the stored object whole."""
-_V1_STATUSES = frozenset({"pending", "in_progress", "completed", "failed"})
+_V1_STATUSES = frozenset(v1.ENUM_VALUES["ToolCallStatus"])
+_V1_KINDS = frozenset(v1.ENUM_VALUES["ToolKind"])
 _V1_STATUS_FOR = {"paused": "in_progress", "cancelled": "failed"}
+# v1 message chunks that may lack the id v2 requires -> their v2 entity kind
 _MESSAGE_CHUNK_KINDS = {
-    "user_message_chunk": "user_message",
-    "agent_message_chunk": "agent_message",
-    "agent_thought_chunk": "agent_thought",
+    str(kind.spec.chunk): kind.name for kind in KINDS.values() if _id_optional_in_v1(kind)
 }
+
+
+def _notifications(cls: type[_N], notification: Any, updates: list[Any]) -> list[_N]:
+    """The converted updates, each in a notification like the one they came in."""
+    session_id, meta = notification.session_id, notification.meta
+    return [cls(session_id=session_id, update=update, meta=meta) for update in updates]  # type: ignore[call-arg]
 
 
 class _Adapter:
@@ -175,12 +206,12 @@ class V1ToV2Adapter(_Adapter):
 
     def __init__(self, *, stateful: bool = True, whole_meta: Iterable[str] = WHOLE_META_V1) -> None:
         super().__init__(stateful=stateful)
-        unknown = set(whole_meta) - set(_V1_UPSERT_KEYS)
+        unknown = set(whole_meta) - set(_V1_UPSERT_KINDS)
         if unknown:
             raise UsageError(
                 "acp.bad-option",
                 f"whole_meta names no v1 upsert: {sorted(unknown)} (choose from "
-                f"{sorted(_V1_UPSERT_KEYS)})",
+                f"{sorted(_V1_UPSERT_KINDS)})",
             )
         self.whole_meta = frozenset(whole_meta)
         self._sessions: dict[str, _V1Session] = {}
@@ -218,9 +249,9 @@ class V1ToV2Adapter(_Adapter):
             before = self._whole_meta(session, wire, ("tool_call", ident))
             session.tool_calls.add(ident)
         elif kind in self.whole_meta:
-            entity_kind, id_member = _V1_UPSERT_KEYS[kind]
-            ident = None if id_member is None else wire.get(id_member)
-            before = self._whole_meta(session, wire, (entity_kind, ident))
+            entity = _V1_UPSERT_KINDS[kind]
+            ident = None if entity.id_wire is None else wire.get(entity.id_wire)
+            before = self._whole_meta(session, wire, (entity.name, ident))
         elif kind == "plan":
             entries = wire.pop("entries")
             wire["sessionUpdate"] = "plan_update"
@@ -244,12 +275,8 @@ class V1ToV2Adapter(_Adapter):
         self, notification: v1.SessionNotification
     ) -> list[v2.UpdateSessionNotification]:
         """Convert a whole v1 ``session/update`` params object (its ``_meta`` kept as is)."""
-        return [
-            v2.UpdateSessionNotification(
-                session_id=notification.session_id, update=update, meta=notification.meta
-            )
-            for update in self.convert(notification.update, session_id=notification.session_id)
-        ]
+        updates = self.convert(notification.update, session_id=notification.session_id)
+        return _notifications(v2.UpdateSessionNotification, notification, updates)
 
     def _message_id(self, session: _V1Session, kind: str) -> str:
         if not self.stateful:
@@ -269,14 +296,13 @@ class V1ToV2Adapter(_Adapter):
         if new is None:
             return []
         if not self.stateful:
-            # an update of its own that clears: the tag, the id, and a compaction's status
-            kind = wire["sessionUpdate"]
-            id_member = _V1_UPSERT_KEYS[kind][1]
-            clear = {"sessionUpdate": kind}
-            if id_member is not None:
-                clear[id_member] = wire[id_member]
-            if kind == "compaction_update":
-                clear["status"] = wire["status"]
+            # an update of its own that clears: the tag, the id, the fixed fields (a status)
+            entity = _V1_UPSERT_KINDS[wire["sessionUpdate"]]
+            clear = {"sessionUpdate": wire["sessionUpdate"]}
+            if entity.id_wire is not None:
+                clear[entity.id_wire] = wire[entity.id_wire]
+            for _, fixed in entity.fixed:
+                clear[fixed] = wire[fixed]
             clear["_meta"] = None
             return [clear]
         held = session.metas.get(key) or {}
@@ -293,19 +319,7 @@ class V1ToV2Adapter(_Adapter):
         session.metas[key] = apply_meta_update(session.metas.get(key), meta)
 
 
-_META_PATCHED = frozenset(
-    {
-        v2.ToolCallUpdateSessionUpdate,
-        v2.TerminalUpdateSessionUpdate,
-        v2.UserMessageSessionUpdate,
-        v2.AgentMessageSessionUpdate,
-        v2.AgentThoughtSessionUpdate,
-        v2.SessionInfoUpdateSessionUpdate,
-        v2.CompactionUpdateSessionUpdate,
-        v2.SubagentUpdateSessionUpdate,
-        v2.SessionMessageSessionUpdate,
-    }
-)
+_META_PATCHED = frozenset(BY_UPSERT)
 
 
 # ---- v2 -> v1 -----------------------------------------------------------------------------
@@ -316,6 +330,10 @@ class _V2Session:
     state: SessionState
     tool_calls: set[str] = attrs.Factory(set)
     messages: dict[tuple[str, str], list[Any]] = attrs.Factory(dict)
+
+
+def _v1_kind(kind: str) -> str:
+    return kind if kind in _V1_KINDS else "other"
 
 
 def _v1_status(status: str) -> str:
@@ -392,12 +410,8 @@ class V2ToV1Adapter(_Adapter):
         self, notification: v2.UpdateSessionNotification
     ) -> list[v1.SessionNotification]:
         """Convert a whole v2 ``session/update`` params object (its ``_meta`` kept as is)."""
-        return [
-            v1.SessionNotification(
-                session_id=notification.session_id, update=update, meta=notification.meta
-            )
-            for update in self.convert(notification.update, session_id=notification.session_id)
-        ]
+        updates = self.convert(notification.update, session_id=notification.session_id)
+        return _notifications(v1.SessionNotification, notification, updates)
 
     def _tool_call(self, session: _V2Session, update: Any) -> list[Any]:
         if not self.stateful:
@@ -411,7 +425,7 @@ class V2ToV1Adapter(_Adapter):
                 return []
             wire = _v2_converter.dump(update)
             if isinstance(wire.get("kind"), str):
-                wire["kind"] = wire["kind"] if wire["kind"] in TOOL_KINDS else "other"
+                wire["kind"] = _v1_kind(wire["kind"])
             if isinstance(wire.get("status"), str):
                 wire["status"] = _v1_status(wire["status"])
             wire = {key: value for key, value in wire.items() if value is not None}
@@ -423,7 +437,6 @@ class V2ToV1Adapter(_Adapter):
         out: dict[str, Any] = {"toolCallId": call.tool_call_id}
         if full:
             out["sessionUpdate"] = "tool_call"
-            out["title"] = call.title or ""
             changed: set[str] = set(_TOOL_CALL_ALL)
         else:
             out["sessionUpdate"] = "tool_call_update"
@@ -433,22 +446,7 @@ class V2ToV1Adapter(_Adapter):
                 changed = {
                     name for name in _TOOL_CALL_ALL if getattr(update, name, UNSET) is not UNSET
                 }
-            if "title" in changed:
-                out["title"] = call.title or ""
-        if "name" in changed and call.name is not None:
-            out["name"] = call.name
-        if "kind" in changed:
-            out["kind"] = call.display_kind
-        if "status" in changed:
-            out["status"] = _v1_status(call.status)
-        if "content" in changed and (call.content or not full):
-            out["content"] = [_v2_converter.dump(item) for item in call.content]
-        if "locations" in changed and (call.locations or not full):
-            out["locations"] = [_v2_converter.dump(item) for item in call.locations]
-        if "raw_input" in changed and call.raw_input is not None:
-            out["rawInput"] = call.raw_input
-        if "raw_output" in changed and call.raw_output is not None:
-            out["rawOutput"] = call.raw_output
+        out.update(_v1_tool_call_fields(call, changed, full))
         if "meta" in changed and (call.meta or not full):
             out["_meta"] = call.meta or {}
         converted = self._load(_v1_converter, out, v1.SessionUpdate)
@@ -488,55 +486,59 @@ class V2ToV1Adapter(_Adapter):
         return out
 
 
+# the v2 tool call fields v1 ``tool_call_update`` has (Python names), ``_meta`` last
 _TOOL_CALL_ALL = (
-    "title",
-    "name",
-    "kind",
-    "status",
-    "content",
-    "locations",
-    "raw_input",
-    "raw_output",
+    *(
+        f.name
+        for f in _TOOL_CALL.patch
+        if f.name in attrs.fields_dict(_V1_MEMBERS["tool_call_update"])
+    ),
     "meta",
 )
+# required in a v1 ``tool_call``: sent as "" while unknown (v1 cannot carry null)
+_V1_REQUIRED = frozenset(
+    f.metadata["wire"]
+    for f in attrs.fields(_V1_MEMBERS["tool_call"])
+    if f.metadata.get("required") and f.name not in ("session_update", "tool_call_id")
+)
+# values v1 lacks, mapped
+_V1_VALUE = {"kind": _v1_kind, "status": _v1_status}
+
+
+def _v1_tool_call_fields(call: Any, changed: set[str], full: bool) -> dict[str, Any]:
+    """The v1 wire fields of a stored tool call that changed (all of them when ``full``).
+
+    A cleared value is left out (v1 cannot carry ``null``), except a required
+    string (sent as ``""``) and a collection of an update (sent as ``[]``).
+    """
+    out: dict[str, Any] = {}
+    for field in _TOOL_CALL.patch:
+        if field.name not in changed:
+            continue
+        value = getattr(call, field.name) if field.typed else call.other_fields.get(field.name)
+        if field.wire in _V1_VALUE:
+            out[field.wire] = _V1_VALUE[field.wire](value)
+        elif field.wire in _V1_REQUIRED:
+            out[field.wire] = value or ""
+        elif field.is_list:
+            if value or not full:
+                out[field.wire] = [_v2_converter.dump(item) for item in value or ()]
+        elif value is not None:
+            out[field.wire] = _v2_converter.dump(value)
+    if full:
+        for wire in _V1_REQUIRED:
+            out.setdefault(wire, "")
+    return out
+
+
 _MESSAGE_UPSERTS = frozenset(
-    {v2.UserMessageSessionUpdate, v2.AgentMessageSessionUpdate, v2.AgentThoughtSessionUpdate}
+    kind.upsert
+    for kind in KINDS.values()
+    if kind.spec.upsert not in _V1_MEMBERS and kind.spec.chunk in _MESSAGE_CHUNK_KINDS
 )
-_NO_V1 = frozenset(
-    {
-        v2.TerminalUpdateSessionUpdate,
-        v2.TerminalOutputChunkSessionUpdate,
-        v2.StateUpdateSessionUpdate,
-    }
-)
-_V2_KINDS = frozenset(
-    {
-        v2.UserMessageChunkSessionUpdate,
-        v2.UserMessageSessionUpdate,
-        v2.AgentMessageChunkSessionUpdate,
-        v2.AgentMessageSessionUpdate,
-        v2.AgentThoughtChunkSessionUpdate,
-        v2.AgentThoughtSessionUpdate,
-        v2.StateUpdateSessionUpdate,
-        v2.ToolCallContentChunkSessionUpdate,
-        v2.ToolCallUpdateSessionUpdate,
-        v2.TerminalUpdateSessionUpdate,
-        v2.TerminalOutputChunkSessionUpdate,
-        v2.PlanUpdateSessionUpdate,
-        v2.PlanRemovedSessionUpdate,
-        v2.AvailableCommandsUpdateSessionUpdate,
-        v2.ConfigOptionUpdateSessionUpdate,
-        v2.SessionInfoUpdateSessionUpdate,
-        v2.UsageUpdateSessionUpdate,
-        v2.NoticeSessionUpdate,
-        v2.CompactionUpdateSessionUpdate,
-        v2.CompactionSummaryChunkSessionUpdate,
-        v2.SubagentUpdateSessionUpdate,
-        v2.SessionMessageSessionUpdate,
-        v2.SessionMessageChunkSessionUpdate,
-        v2.OtherSessionUpdate,
-    }
-)
+# v2 kinds v1 lacks (tool call chunks and message upserts are converted all the same)
+_NO_V1 = frozenset(cls for tag, cls in _V2_MEMBERS.items() if tag not in _V1_MEMBERS)
+_V2_KINDS = frozenset(typing.get_args(v2.SessionUpdate))
 
 
 def _state_key(update: Any) -> str:
