@@ -16,6 +16,7 @@ from agentproto.acp import (
     ToolCallState,
     _entities,
     _session,
+    _store,
     combine,
     resync_update,
     schema,
@@ -131,7 +132,7 @@ def test_dispatch_covers_every_member_of_the_generated_union() -> None:
     assert set(_session._RULES) == set(members)
     tolerated = [cls for cls in members if _session._RULES[cls] in TOLERATED]
     assert tolerated == [schema.OtherSessionUpdate]
-    assert set(_session._FAST_PATH) == set(union_members(schema.SessionUpdate))
+    assert set(_store._FAST_PATH) == set(union_members(schema.SessionUpdate))
 
 
 def test_a_bug_in_a_rule_is_not_reported_as_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:

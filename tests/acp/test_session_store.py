@@ -278,13 +278,13 @@ def test_too_deep_line_raises_naming_the_limit_and_the_store_goes_on() -> None:
 
 def test_a_bug_in_a_rule_is_not_taken_for_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the errors bad input raises send a line down the general path; a TypeError escapes."""
-    from agentproto.acp import _session
+    from agentproto.acp import _store
 
-    loader, _rule = _session._FAST_PATH["tool_call_update"]
+    loader, _rule = _store._FAST_PATH["tool_call_update"]
 
     def broken(state: Any, value: Any) -> None:
         raise TypeError("a bug")
 
-    monkeypatch.setitem(_session._FAST_PATH, "tool_call_update", (loader, broken))
+    monkeypatch.setitem(_store._FAST_PATH, "tool_call_update", (loader, broken))
     with pytest.raises(TypeError, match="a bug"):
         read(update(tool(title="A")))

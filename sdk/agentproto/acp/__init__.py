@@ -24,11 +24,11 @@ from agentproto.acp._session import (
     SessionInfoState,
     SessionMessageState,
     SessionState,
-    SessionStore,
     SubagentState,
     TerminalState,
     ToolCallState,
 )
+from agentproto.acp._store import SessionStore
 from agentproto.acp._versions import V1ToV2Adapter, V2ToV1Adapter
 from agentproto.acp._wire import (
     dump_session_update,

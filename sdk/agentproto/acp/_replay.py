@@ -33,11 +33,11 @@ from agentproto.acp._session import (
     SessionInfoState,
     SessionMessageState,
     SessionState,
-    SessionStore,
     SubagentState,
     TerminalState,
     ToolCallState,
 )
+from agentproto.acp._store import SessionStore
 
 __all__ = ["example_log", "replay_bytes", "replay_json", "run_replay", "summary"]
 

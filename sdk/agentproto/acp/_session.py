@@ -4,8 +4,8 @@ Theory of operation
 -------------------
 A client that keeps an ACP v2 session folds the ``session/update``
 notifications it receives into *entities*. :class:`SessionState` is one
-session, :class:`SessionStore` the sessions of a connection (keyed by
-``sessionId``) fed whole JSON-RPC messages. The rules are in
+session; :class:`~agentproto.acp.SessionStore` (:mod:`agentproto.acp._store`)
+keeps the sessions of a connection, fed whole JSON-RPC messages. The rules are in
 :mod:`agentproto.acp._rules`, derived from one description per entity kind
 (:mod:`agentproto.acp._entities`). In short: an upsert creates its entity on an
 unseen id and patches it later (omitted = unchanged, ``None`` = reset to the
@@ -26,18 +26,13 @@ hand-built update whose id, collection, fixed field or terminal output has the
 wrong Python type raises :class:`~agentproto.UsageError`. On the wire, a wrong
 type in a patch field is the parser's business (tolerant parsing drops the
 field with a diagnostic, strict parsing rejects the update).
-:class:`SessionStore` turns each rejected message into a diagnostic when it is
-tolerant, or raises when strict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-import attrs
-
-from agentproto._core.converter import Unrecognised, _Context
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
@@ -55,9 +50,8 @@ from agentproto.acp._entities import (
     TerminalState,
     ToolCallState,
 )
-from agentproto.acp._jsonrpc import Message, MessageReader, Notification, Request, Response
-from agentproto.acp._rules import LATEST, TOLERATED, Rule, build_rules, tool_call_rule
-from agentproto.acp._wire import METHOD_REQUEST_PERMISSION, METHOD_SESSION_UPDATE, _converter
+from agentproto.acp._rules import LATEST, Rule, build_rules, tool_call_rule
+from agentproto.acp._wire import _converter
 
 __all__ = [
     "TOOL_CALL_STATUSES",
@@ -69,7 +63,6 @@ __all__ = [
     "SessionInfoState",
     "SessionMessageState",
     "SessionState",
-    "SessionStore",
     "SubagentState",
     "TerminalState",
     "ToolCallState",
@@ -326,272 +319,3 @@ class SessionState:
 
 
 _LATEST_KEYS = frozenset(LATEST.values())
-
-# ---- many sessions, whole JSON-RPC messages -----------------------------------------------
-
-_load_notification = _converter.loader(v2.UpdateSessionNotification)
-# sessionUpdate tag -> (loader of its class, rule), for every kind with a rule of its own
-# (not the tolerated ones: their diagnostics need the store's location)
-_FAST_PATH: dict[str, tuple[Any, Rule]] = {
-    attrs.fields(cls).session_update.default: (_converter.loader(cls), rule)
-    for cls, rule in _RULES.items()
-    if rule not in TOLERATED
-}
-_load_permission_request = _converter.loader(v2.RequestPermissionRequest)
-
-
-class SessionStore:
-    """The sessions of one connection, fed whole JSON-RPC messages.
-
-    ``session/update`` notifications are applied to the session their
-    ``sessionId`` names (created on first sight), and
-    ``session/request_permission`` requests patch the stored tool call of a
-    tool-call subject. Other messages are ignored with a diagnostic.
-
-    Tolerant (the default), parameters are parsed as the schema's
-    ``x-deserialize-*`` rules allow and every repair is a diagnostic; a
-    message that still cannot be parsed or applied is skipped with a
-    diagnostic (``invalid-params``, ``invalid-update``) and changes nothing.
-    Strict, any such message raises instead. Diagnostics carry the source line
-    in ``index`` and a path from the message root (``/params/update/...``).
-
-    Attributes:
-        sessions: the sessions by id, in first-seen order.
-        diagnostics: every problem tolerated so far, in order.
-        strict: whether bad messages raise.
-
-    Example:
-        >>> store = SessionStore()
-        >>> store.feed(b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1",'
-        ...            b'"update":{"sessionUpdate":"agent_message_chunk","messageId":"m1",'
-        ...            b'"content":{"type":"text","text":"hi"}}}}\\n')
-        >>> store.close()
-        >>> store.sessions["s1"].agent_messages["m1"].content[0].text
-        'hi'
-    """
-
-    def __init__(self, *, strict: bool = False) -> None:
-        """Create an empty store.
-
-        Args:
-            strict: raise on a message that cannot be parsed or applied,
-                instead of reporting it and skipping it.
-        """
-        self.strict = strict
-        self.sessions: dict[str, SessionState] = {}
-        self.diagnostics: list[Diagnostic] = []
-        self._parse_diagnostics: list[Diagnostic] = []
-        self._context = _Context(None if strict else self._parse_diagnostics)
-        self._reader = MessageReader()
-        self._pending: list[bytearray] = []  # lines after one that raised
-
-    def session(self, session_id: str) -> SessionState:
-        """The session with this id, created empty on first use."""
-        state = self.sessions.get(session_id)
-        if state is None:
-            state = self.sessions[session_id] = SessionState(
-                session_id, diagnostics=self.diagnostics
-            )
-        return state
-
-    def feed(self, data: bytes) -> None:
-        """Read newline-delimited JSON-RPC bytes (split anywhere) and apply each message.
-
-        Raises:
-            DecodeError: a line is not a JSON-RPC message (its number is in
-                the error); the messages before it were applied. Calling again
-                (``feed(b"")`` or :meth:`close`) continues after it.
-            SchemaError, UsageError: strict store, a message could not be
-                applied; calling again continues after it.
-            UsageError: the input was closed.
-        """
-        self._reader.push(data)
-        self._read()
-
-    def close(self) -> None:
-        """End the byte input: a last line without a newline is read.
-
-        Raises:
-            DecodeError, SchemaError, UsageError: as :meth:`feed`.
-        """
-        self._reader.end()
-        self._read()
-
-    def _read(self) -> None:
-        """Decode and apply the lines waiting in the reader, in order.
-
-        The usual line, a ``session/update`` notification (the reader's
-        :meth:`~agentproto.acp.MessageReader.notification_params` says so) whose params
-        hold exactly ``sessionId`` and an ``update`` of a kind with a rule, is applied by
-        the update's own loader and rule, minus the message and wrapper objects. Anything
-        else, a repair the parser reports, or bad input the loader or the rule refuses
-        (``SchemaError``, ``Unrecognised``, ``UsageError``), takes the general path from
-        the start of the line (the failed attempt changed nothing): the reader's
-        :meth:`~agentproto.acp.MessageReader.messages` and :meth:`apply_message`. Any
-        other exception is a bug and propagates. A line that raises leaves the lines
-        after it waiting in the reader for the next call.
-        """
-        reader = self._reader
-        recognise = reader.notification_params
-        context = self._context
-        sessions = self.sessions
-        repairs = self._parse_diagnostics
-        fast_path = _FAST_PATH
-        for value, line, offset in reader.documents():
-            params: Any = recognise(value, METHOD_SESSION_UPDATE)
-            if params is not None and len(params) == 2:
-                session_id: Any = params.get("sessionId")
-                update: Any = params.get("update")
-                if session_id.__class__ is str and update.__class__ is dict:
-                    tag: Any = update.get("sessionUpdate")
-                    fast = fast_path.get(tag) if tag.__class__ is str else None
-                    if fast is not None:
-                        try:
-                            update = fast[0](update, "/update", context)
-                        except (SchemaError, Unrecognised):
-                            update = None
-                        if update is not None and not repairs:
-                            state = sessions.get(session_id) or self.session(session_id)
-                            try:
-                                fast[1](state, update)
-                            except (SchemaError, UsageError):
-                                pass
-                            else:
-                                continue
-                        repairs.clear()
-            for message in reader.messages(value, line, offset):
-                self.apply_message(message)
-
-    def apply_message(self, message: Message) -> None:
-        """Apply one JSON-RPC message.
-
-        Raises:
-            SchemaError: strict store, the parameters do not match the schema
-                (location from the message root) or the update cannot be
-                applied (invalid base64).
-            UsageError: ``message`` is not a JSON-RPC message.
-        """
-        if message.__class__ is Notification:
-            assert isinstance(message, Notification)
-            if message.method == METHOD_SESSION_UPDATE:
-                self._session_update(message.params, message.line)
-                return
-            self._ignored(
-                message.line, f"notification {message.method!r} ignored", "ignored-method"
-            )
-        elif message.__class__ is Request:
-            assert isinstance(message, Request)
-            if message.method == METHOD_REQUEST_PERMISSION:
-                self._permission_request(message.params, message.line)
-                return
-            self._ignored(message.line, f"request {message.method!r}", "ignored-method")
-        elif message.__class__ is Response:
-            assert isinstance(message, Response)
-            self._ignored(message.line, f"response to {message.id!r}", "ignored-message")
-        else:
-            raise UsageError(
-                "jsonrpc.not-a-message",
-                f"expected a Request, Notification or Response, not {type(message).__name__}",
-            )
-
-    def to_json(self) -> dict[str, Any]:
-        """Every session as wire-named JSON: ``{"sessions": {id: {"entities": ...}}}``."""
-        return {"sessions": {key: state.to_json() for key, state in self.sessions.items()}}
-
-    # ---- internals -----------------------------------------------------------------------
-
-    def _ignored(self, line: int, what: str, code: str) -> None:
-        self.diagnostics.append(
-            Diagnostic(code=code, message=f"{what} ignored", index=line or None)
-        )
-
-    def _parse(self, loader: Any, params: Any, line: int) -> Any:
-        """Parse params; ``None`` when a tolerant store rejected them."""
-        try:
-            value = loader(params, "", self._context)
-        except (SchemaError, Unrecognised) as failure:
-            self._parse_diagnostics.clear()
-            if isinstance(failure, Unrecognised):  # tolerant: an unknown member, required
-                err = SchemaError("oneOf", failure.path, failure.detail)
-            else:
-                err = failure
-            moved = err.at("/params")
-            if self.strict:
-                moved.add_note(f"line {line}")
-                raise moved from failure
-            self.diagnostics.append(
-                Diagnostic(
-                    code="invalid-params",
-                    message=f"message skipped: {err.detail} [{err.keyword}]",
-                    path=moved.location,
-                    index=line or None,
-                )
-            )
-            return None
-        if self._parse_diagnostics:
-            self._move_parse_diagnostics(line)
-        return value
-
-    def _move_parse_diagnostics(self, line: int) -> None:
-        """Report the parser's repairs, located from the message root."""
-        for diagnostic in self._parse_diagnostics:
-            self.diagnostics.append(
-                attrs.evolve(
-                    diagnostic,
-                    path=None if diagnostic.path is None else "/params" + diagnostic.path,
-                    index=line or None,
-                )
-            )
-        self._parse_diagnostics.clear()
-
-    def _run(self, apply: Callable[[Any], Any], value: Any, line: int, prefix: str) -> None:
-        """``apply(value)``; strict: let its error out, tolerant: report it.
-
-        Diagnostics the state adds get the line and the ``prefix`` path.
-        """
-        diagnostics = self.diagnostics
-        before = len(diagnostics)
-        try:
-            apply(value)
-        except (SchemaError, UsageError) as err:
-            if self.strict:
-                if isinstance(err, SchemaError):
-                    moved = err.at(prefix)
-                    moved.add_note(f"line {line}")
-                    raise moved from err
-                err.add_note(f"line {line}")
-                raise
-            if isinstance(err, SchemaError):
-                text, path = f"{err.detail} [{err.keyword}]", prefix + err.location
-            else:
-                text, path = str(err), prefix
-            diagnostics.append(
-                Diagnostic(
-                    code="invalid-update",
-                    message=f"update skipped, state unchanged: {text}",
-                    path=path,
-                    index=line or None,
-                )
-            )
-            return
-        if len(diagnostics) != before:
-            for position in range(before, len(diagnostics)):
-                diagnostic = diagnostics[position]
-                diagnostics[position] = attrs.evolve(
-                    diagnostic,
-                    path=None if diagnostic.path is None else prefix + diagnostic.path,
-                    index=line or None,
-                )
-
-    def _session_update(self, params: Any, line: int) -> None:
-        note = self._parse(_load_notification, params, line)
-        if note is not None:
-            state = self.sessions.get(note.session_id) or self.session(note.session_id)
-            self._run(state.apply, note.update, line, "/params/update")
-
-    def _permission_request(self, params: Any, line: int) -> None:
-        request = self._parse(_load_permission_request, params, line)
-        if request is None:
-            return
-        state = self.session(request.session_id)
-        self._run(state.apply_permission_request, request, line, "/params/subject/toolCall")
