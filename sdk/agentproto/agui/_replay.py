@@ -30,7 +30,7 @@ from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, loads
 from agentproto.agui._consumer import Consumer
 
-__all__ = ["Recording", "Result", "detect_recording", "error_index", "replay"]
+__all__ = ["Recording", "Result", "bare_message", "detect_recording", "error_index", "replay"]
 
 Format = Literal["sse", "jsonl", "array", "conformance"]
 
@@ -83,11 +83,18 @@ def _element_at(data: bytes, offset: int) -> int | None:
     return index if depth >= 1 else None
 
 
+def bare_message(error: DecodeError) -> str:
+    """The message of ``error`` without the ``(line L, byte B)`` its constructor appends."""
+    if error.offset is None and error.line is None:
+        return str(error)
+    return str(error).rsplit(" (", 1)[0]
+
+
 def _located(error: DecodeError, data: bytes, message: str | None = None) -> DecodeError:
     """``error`` with the line of its offset, for a document read whole."""
     offset = error.offset or 0
-    bare = str(error).rsplit(" (", 1)[0] if error.offset is not None else str(error)
-    return DecodeError(message or bare, offset=offset, line=data.count(b"\n", 0, offset) + 1)
+    line = data.count(b"\n", 0, offset) + 1
+    return DecodeError(message or bare_message(error), offset=offset, line=line)
 
 
 def _array(name: str, data: bytes, max_depth: int) -> Recording:

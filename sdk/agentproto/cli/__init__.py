@@ -9,13 +9,16 @@ are the I/O edge (files, stdin, stdout, exit status) around the sans-I/O core
 ``agentproto replay [FILE] [--json]`` folds a recorded AG-UI stream into its final
 messages, activities and state; ``agentproto validate [FILE] [--json]`` reports its
 warnings and fatal error; ``agentproto acp replay [FILE] [--json]`` folds a recorded
-ACP log. Without FILE each uses a bundled example. Each command
-is one function taking the parsed arguments and returning the exit status;
-:func:`_build_parser` declares them. To add a command, write its function and
-declare it in :func:`_build_parser` (a new group with :func:`_group`).
+ACP log. Without FILE each uses a bundled example. Each command is one function
+taking the parsed arguments and returning the exit status, which imports its
+module when it runs (``--help`` loads no protocol code); :func:`_build_parser`
+declares them. To add a command, write its function in the protocol's module and
+declare it in :func:`_build_parser` with :func:`_command` (a new group with
+:func:`_group`).
 
-Exit status: whatever the command returns; 2 on a usage error (argparse's
-convention), 0 for ``--help``.
+Exit status: whatever the command returns (0 without a fatal error, 1 on a fatal
+error in the input's content, 2 on an I/O error); 2 on a usage error (argparse's
+convention), 0 for ``--help``. No input file makes a command show a traceback.
 """
 
 from __future__ import annotations

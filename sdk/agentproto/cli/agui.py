@@ -30,7 +30,14 @@ from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError, DecodeError, ProtocolError, SchemaError
 from agentproto._core.jsonutil import dumps
 from agentproto.agui import dump_event
-from agentproto.agui._replay import Recording, Result, detect_recording, error_index, replay
+from agentproto.agui._replay import (
+    Recording,
+    Result,
+    bare_message,
+    detect_recording,
+    error_index,
+    replay,
+)
 from agentproto.cli._text import preview, write_utf8
 
 __all__ = ["load_recording", "print_summary", "run_replay", "run_validate", "summary_json"]
@@ -75,8 +82,7 @@ def _message(error: AgentProtoError) -> str:
     """The error's message, with one location: a decoder's wrapped error shows once."""
     cause = error.__cause__
     if isinstance(error, DecodeError) and isinstance(cause, DecodeError):
-        bare = str(cause).rsplit(" (", 1)[0] if cause.offset is not None else str(cause)
-        return str(DecodeError(bare, offset=error.offset, line=error.line))
+        return str(DecodeError(bare_message(cause), offset=error.offset, line=error.line))
     return str(error)
 
 
