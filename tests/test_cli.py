@@ -45,8 +45,9 @@ def test_hostile_files_exit_0_1_or_2(
     path = tmp_path / name
     path.write_bytes(HOSTILE[name])
     code = main([*command, str(path), *(["--json"] if as_json else [])])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert code in (0, 1, 2)
+    assert "Traceback" not in err
     if as_json and out:
         json.loads(out)
     if as_json and command != ["acp", "replay"]:
@@ -67,3 +68,11 @@ def test_no_traceback_through_python_dash_m(tmp_path: Path) -> None:
             )
             assert done.returncode in (0, 1, 2), (name, command)
             assert b"Traceback" not in done.stderr, (name, command, done.stderr[-400:])
+            from_stdin = subprocess.run(
+                [sys.executable, "-m", "agentproto", *command, "-", "--json"],
+                input=data,
+                capture_output=True,
+                check=False,
+            )
+            assert from_stdin.returncode == done.returncode, (name, command)
+            assert b"Traceback" not in from_stdin.stderr, (name, command)

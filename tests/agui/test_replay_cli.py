@@ -271,6 +271,7 @@ def test_text_output_is_bounded_for_huge_values(tmp_path: Path) -> None:
 BROKEN_SECOND_EVENT = {
     "array": b'[\n{"type":"RUN_STARTED","threadId":"t","runId":"r"},\n{"type":"RUN_FINISHED" x}\n]',
     "array-one-line": b'[{"type":"RUN_STARTED","threadId":"t","runId":"r"}, {"type": x}]',
+    "array-tricky-string": b'[{"type":"RUN_STARTED","threadId":"t,\\",[","runId":"r"},{"x": x}]',
     "jsonl": b'{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n{"type": x}\n',
     "sse": b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\ndata: {"type": x}\n\n',
 }
