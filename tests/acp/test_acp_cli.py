@@ -13,8 +13,8 @@ import orjson
 import pytest
 
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, dumps
-from agentproto.acp._replay import example_log, replay_bytes, replay_json
 from agentproto.cli import main
+from agentproto.cli.acp import example_log, replay_bytes, replay_json
 
 ISSUE_LINES = (
     b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":'
@@ -228,3 +228,40 @@ def test_depth_limit_of_the_line_reader(
         assert (code, out) == (1, "")
         assert f"deeper than {DEFAULT_MAX_DEPTH} levels" in err
         assert "line 1" in err
+
+
+def test_user_message_meta_500_deep_prints_as_json_and_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A user_message _meta nested 500 deep: whole with --json, a bounded summary in text."""
+    deep = _nested(500)
+    update = {"sessionUpdate": "user_message", "messageId": "m", "content": []}
+    update["_meta"] = {"d": deep}
+    path = write(tmp_path, line(update))
+    code, out, err = run(["acp", "replay", path, "--json"], capsys)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["sessions"]["s1"]["entities"]["user_message:m"]["_meta"] == {"d": deep}
+    code, out, err = run(["acp", "replay", path], capsys)
+    assert (code, err) == (0, "")
+    assert "user_message:m" in out and max(map(len, out.splitlines())) < 200
+
+
+def test_summary_is_bounded_for_huge_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 10 MB title, message text, id and _meta key print as short previews, never whole."""
+    huge = "q" * 10_000_000
+    data = line(
+        {"sessionUpdate": "tool_call_update", "toolCallId": huge[:100_000], "title": huge}
+    ) + line(
+        {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "m",
+            "content": {"type": "text", "text": huge},
+            "_meta": {huge: 1, **{f"k{i}": i for i in range(10_000)}},
+        },
+        session=huge[:100_000],
+    )
+    code, out, err = run(["acp", "replay", write(tmp_path, data)], capsys)
+    assert (code, err) == (0, "")
+    assert len(out) < 2000

@@ -1,4 +1,4 @@
-"""``agentproto replay`` / ``validate`` on recorded AG-UI streams (agentproto.agui._replay)."""
+"""``agentproto replay`` / ``validate`` on recorded AG-UI streams (agentproto.cli.agui)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from agentproto._core.jsonutil import dumps
 from agentproto._core.sse import encode_sse
-from agentproto.agui._replay import load_recording, run_replay, run_validate
+from agentproto.cli.agui import load_recording, run_replay, run_validate
 from tests.conformance.agui_runner import default_corpora, load_streams, observe
 
 RUN = [
@@ -211,3 +212,95 @@ def test_depth_limit_is_the_same_in_every_format(tmp_path: Path, fmt: str) -> No
     error = json.loads(out.getvalue())["error"]
     assert error["code"] == "decode"
     assert f"deeper than {DEFAULT_MAX_DEPTH} levels" in error["message"]
+
+
+def test_run_without_run_id_prints_in_text(tmp_path: Path) -> None:
+    """A run the stream never named (a lone RUN_ERROR) prints in the text summary too."""
+    path = _write(tmp_path, "e.json", b'[{"type":"RUN_ERROR","message":"x","code":"U"}]')
+    out = io.StringIO()
+    assert run_replay(path, as_json=False, out=out) == 0
+    assert "runs (1)" in out.getvalue() and "failed" in out.getvalue()
+
+
+@pytest.mark.parametrize("run_input", [5, [], "x", True])
+def test_conformance_input_that_is_not_an_object_is_an_input_error(
+    tmp_path: Path, run_input: object
+) -> None:
+    """A conformance file whose ``input`` is not an object is a fatal input error: exit 1."""
+    path = _write(tmp_path, "c.json", orjson.dumps({"stream": RUN, "input": run_input}))
+    out = io.StringIO()
+    assert run_validate(path, as_json=True, out=out) == 1
+    error = json.loads(out.getvalue())["error"]
+    assert (error["code"], error["path"], error["index"]) == ("schema.type", "/input", None)
+    assert "run input must be an object" in error["message"]
+    for command in (run_replay, run_validate):
+        text = io.StringIO()
+        assert command(path, as_json=False, out=text) == 1
+        assert "run input must be an object" in text.getvalue()
+
+
+def test_state_nested_500_deep_prints_as_json_and_text(tmp_path: Path) -> None:
+    """A state nested 500 deep replays: whole with --json, as a bounded preview in text."""
+    deep = _nested(500)
+    path = _write(tmp_path, "deep.json", json.dumps(_snapshot_run(deep)).encode())
+    out = io.StringIO()
+    assert run_replay(path, as_json=True, out=out) == 0
+    assert json.loads(out.getvalue())["state"] == deep
+    text = io.StringIO()
+    assert run_replay(path, as_json=False, out=text) == 0
+    assert max(map(len, text.getvalue().splitlines())) < 200
+
+
+def test_text_output_is_bounded_for_huge_values(tmp_path: Path) -> None:
+    """A 10 MB state, message and id print as short previews, never whole."""
+    huge = "y" * 10_000_000
+    events = [
+        RUN[0],
+        {"type": "TEXT_MESSAGE_START", "messageId": huge[:100_000], "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": huge[:100_000], "delta": huge},
+        {"type": "TEXT_MESSAGE_END", "messageId": huge[:100_000]},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"big": huge, "n": 10**300}},
+        RUN[-1],
+    ]
+    path = _write(tmp_path, "huge.json", dumps(events))
+    text = io.StringIO()
+    assert run_replay(path, as_json=False, out=text) == 0
+    assert len(text.getvalue()) < 2000
+
+
+BROKEN_SECOND_EVENT = {
+    "array": b'[\n{"type":"RUN_STARTED","threadId":"t","runId":"r"},\n{"type":"RUN_FINISHED" x}\n]',
+    "array-one-line": b'[{"type":"RUN_STARTED","threadId":"t","runId":"r"}, {"type": x}]',
+    "array-tricky-string": b'[{"type":"RUN_STARTED","threadId":"t,\\",[","runId":"r"},{"x": x}]',
+    "jsonl": b'{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n{"type": x}\n',
+    "sse": b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\ndata: {"type": x}\n\n',
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN_SECOND_EVENT))
+def test_json_error_names_the_broken_event_and_one_offset(tmp_path: Path, name: str) -> None:
+    """Event 1 broken: the error is about event 1 and its message has one byte offset."""
+    path = _write(tmp_path, name, BROKEN_SECOND_EVENT[name])
+    out = io.StringIO()
+    assert run_validate(path, as_json=True, out=out) == 1
+    error = json.loads(out.getvalue())["error"]
+    assert (error["index"], error["code"]) == (1, "decode")
+    assert error["message"].count("byte") == 1, error["message"]
+    for command in (run_validate, run_replay):
+        text = io.StringIO()
+        assert command(path, as_json=False, out=text) == 1
+        assert "event 1" in text.getvalue() and "event 0" not in text.getvalue()
+
+
+@pytest.mark.parametrize("data", [b"", b"\n\n  \n", b"[]", b'{"stream": []}'])
+def test_no_events_is_said_and_never_event_none(tmp_path: Path, data: bytes) -> None:
+    """A file with no event says "no events found"; no output ever says "event None"."""
+    path = _write(tmp_path, "none", data)
+    for command in (run_validate, run_replay):
+        text = io.StringIO()
+        assert command(path, as_json=False, out=text) == 1
+        assert "no events found" in text.getvalue()
+        assert "None" not in text.getvalue()
+    out = io.StringIO()
+    assert run_validate(path, as_json=True, out=out) == 1
+    assert json.loads(out.getvalue())["error"]["index"] is None

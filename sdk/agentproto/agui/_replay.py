@@ -1,59 +1,51 @@
-"""``agentproto replay`` and ``agentproto validate``: recorded AG-UI streams, offline.
+"""Recorded AG-UI streams: detect a recording's format and fold it, sans I/O.
 
-Theory of operation. A recording is read whole and its format detected from the
-content: a conformance stream file (a JSON object with ``stream``, and maybe
-``input``), a JSON array of events, JSON Lines, or Server-Sent Events. Every
-format then goes through the same :class:`~agentproto.agui.Consumer` pipeline as
-live traffic (JSON Lines and SSE as bytes, in chunks; arrays event by event), so
-a verdict here is the verdict a client would reach. Array and conformance files
-are parsed by the SDK's one JSON parser (:mod:`agentproto._core.jsonutil`), as
-the streams are: integers of any size stay exact, and an event may nest
+Theory of operation. A recording is a whole byte string whose format is read
+from its content: a conformance stream file (a JSON object with ``stream``,
+and maybe ``input``), a JSON array of events, JSON Lines, or Server-Sent
+Events. :func:`detect_recording` parses array and conformance files with the
+SDK's one JSON parser (:mod:`agentproto._core.jsonutil`), as the streams are:
+integers of any size stay exact, and an event may nest
 :data:`~agentproto._core.jsonutil.DEFAULT_MAX_DEPTH` levels in every format.
-The ``--json`` output is written by its ``dumps``: exact integers, any depth
-the input accepts.
+:func:`replay` then runs every format through the same
+:class:`~agentproto.agui.Consumer` pipeline as live traffic (JSON Lines and SSE
+as bytes, in chunks; arrays event by event), so a verdict here is the verdict
+a client would reach.
 
-* ``replay`` prints the final messages, activities, state, runs and diagnostics,
-  as a readable summary or (``--json``) one JSON object;
-* ``validate`` prints every warning and the fatal error, if any, each with the
-  0-based index of the event and the wire path it is about.
-
-Exit status: 0 when the stream holds no fatal error (warnings, and a producer's
-``RUN_ERROR``, included), 1 on a fatal protocol error, 2 on a usage or I/O error.
+A file that cannot be replayed at all (a broken JSON array, a conformance
+``input`` that is not an object, a JSON scalar) gives a :class:`Recording`
+whose ``error`` says why and, for an array, which event (``error_index``).
+Reading files and printing belong to the command line (:mod:`agentproto.cli`).
 """
 
 from __future__ import annotations
 
-import sys
+import re
 from collections.abc import Callable, Iterator
-from importlib import resources
-from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal
 
 import attrs
 
-from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import AgentProtoError, DecodeError, ProtocolError, SchemaError
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, dumps, loads
+from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, loads
 from agentproto.agui._consumer import Consumer
-from agentproto.agui._wire import dump_event
 
-__all__ = ["Recording", "load_recording", "run_replay", "run_validate"]
+__all__ = ["Recording", "Result", "bare_message", "detect_recording", "error_index", "replay"]
 
 Format = Literal["sse", "jsonl", "array", "conformance"]
 
-EXAMPLE = "scripted_run.sse"
-"""The bundled example stream (``agentproto.agui.examples``), used when no file is given."""
-
 _CHUNK = 64 * 1024
-_PROGRESS_MIN_BYTES = 4 * 1024 * 1024
+_SCALAR_HEADS = frozenset(b'"-0123456789tfn')
+# a string (maybe unterminated) or one structural character of JSON
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"?|[\[\]{},]', re.S)
 
 
 @attrs.frozen
 class Recording:
     """A recorded stream, its detected format, and the run input it starts from.
 
-    ``error`` is set when the file is a JSON document that cannot be replayed
-    at all (an event nesting deeper than the depth limit).
+    ``error`` is set when the file cannot be replayed at all; ``error_index``
+    is then the 0-based index of the event it is about, when there is one.
     """
 
     name: str
@@ -61,7 +53,8 @@ class Recording:
     format: Format
     events: list[Any] | None = None  # decoded events, for array and conformance files
     run_input: dict[str, Any] | None = None
-    error: DecodeError | None = None
+    error: AgentProtoError | None = None
+    error_index: int | None = None
 
 
 @attrs.frozen
@@ -73,83 +66,121 @@ class Result:
     delivered: int
 
 
-def _too_deep(data: bytes, max_depth: int) -> DecodeError | None:
-    """The error for an array of events of which one nests deeper than ``max_depth``.
+def _element_at(data: bytes, offset: int) -> int | None:
+    """0-based index of the top-level array element in which byte ``offset`` lies.
 
-    The events sit one level below the array, so the array may nest one deeper.
+    Only the bytes before ``offset`` are scanned (the error path of a file).
     """
-    if len(data) <= 2 * (max_depth + 1):  # a valid document of n bytes nests n / 2 deep
-        return None
+    depth = index = 0
+    for token in _TOKEN.finditer(data, 0, offset):
+        char = token.group()[:1]
+        if char in (b"[", b"{"):
+            depth += 1
+        elif char in (b"]", b"}"):
+            depth -= 1
+        elif char == b"," and depth == 1:
+            index += 1
+    return index if depth >= 1 else None
+
+
+def bare_message(error: DecodeError) -> str:
+    """The message of ``error`` without the ``(line L, byte B)`` its constructor appends."""
+    if error.offset is None and error.line is None:
+        return str(error)
+    return str(error).rsplit(" (", 1)[0]
+
+
+def _located(error: DecodeError, data: bytes, message: str | None = None) -> DecodeError:
+    """``error`` with the line of its offset, for a document read whole."""
+    offset = error.offset or 0
+    line = data.count(b"\n", 0, offset) + 1
+    return DecodeError(message or bare_message(error), offset=offset, line=line)
+
+
+def _array(name: str, data: bytes, max_depth: int) -> Recording:
+    """A JSON array of events: the events sit one level below the array."""
     try:
-        loads(data, max_depth=max_depth + 1, exact_ints=False)
+        events = loads(data, max_depth=max_depth + 1)
     except DecodeError as exc:
-        return DecodeError(f"an event nests deeper than {max_depth} levels", offset=exc.offset)
-    return None
+        too_deep = str(exc).startswith("JSON nests deeper")
+        message = f"an event nests deeper than {max_depth} levels" if too_deep else None
+        error = _located(exc, data, message)
+        index = _element_at(data, error.offset or 0)
+        return Recording(name, data, "array", error=error, error_index=index)
+    return Recording(name, data, "array", events=events)
 
 
-def _detect(name: str, data: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Recording:
+def _run_input(stream: list[Any], run_input: Any) -> dict[str, Any] | SchemaError:
+    """The run input of a conformance file, completed from its ``RUN_STARTED``."""
+    if run_input is not None and not isinstance(run_input, dict):
+        kind = type(run_input).__name__
+        return SchemaError("type", "/input", f"the run input must be an object, not {kind}")
+    started = next(
+        (e for e in stream if isinstance(e, dict) and e.get("type") == "RUN_STARTED"), {}
+    )
+    return {
+        "threadId": started.get("threadId", "t"),
+        "runId": started.get("runId", "r"),
+        "messages": [],
+        **(run_input or {}),
+    }
+
+
+def _object(name: str, data: bytes, max_depth: int) -> Recording:
+    """A conformance file, or JSON Lines (whose reader says what is wrong with it)."""
+    try:
+        value = loads(data, max_depth=max_depth + 2)
+    except DecodeError as exc:
+        first_line = data.split(b"\n", 1)[0]
+        if (exc.offset or 0) <= len(first_line) or _parses(first_line, max_depth):
+            return Recording(name, data, "jsonl")
+        return Recording(name, data, "conformance", error=_located(exc, data))
+    if isinstance(value, dict) and isinstance(value.get("stream"), list):
+        run_input = _run_input(value["stream"], value.get("input"))
+        if isinstance(run_input, SchemaError):
+            return Recording(name, data, "conformance", error=run_input)
+        return Recording(name, data, "conformance", events=value["stream"], run_input=run_input)
+    return Recording(name, data, "jsonl")
+
+
+def _parses(text: bytes, max_depth: int) -> bool:
+    try:
+        loads(text, max_depth=max_depth)
+    except DecodeError:
+        return False
+    return True
+
+
+def detect_recording(name: str, data: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Recording:
     """Read the format of a recording from its content; parse array and conformance files.
 
     Events are held to ``max_depth``, as in JSON Lines and SSE: the whole file
-    may nest two levels deeper (a conformance file's object and its ``stream``).
+    may nest one level deeper (an array) or two (a conformance file's object
+    and its ``stream``).
+
+    Args:
+        name: how the recording is named in reports.
+        data: the whole recording.
+        max_depth: the deepest nesting an event may have.
+
+    Returns:
+        The recording; its ``error`` is set when it cannot be replayed at all.
     """
-    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
-    if head in (b"[", b"{"):
-        try:
-            value = loads(data, max_depth=max_depth + 2)
-        except DecodeError:
-            value = None  # not one JSON document: JSON Lines, whose reader says what is wrong
-        if isinstance(value, list):
-            return Recording(name, data, "array", events=value, error=_too_deep(data, max_depth))
-        if isinstance(value, dict) and isinstance(value.get("stream"), list):
-            run_input = value.get("input")
-            started = next(
-                (
-                    e
-                    for e in value["stream"]
-                    if isinstance(e, dict) and e.get("type") == "RUN_STARTED"
-                ),
-                {},
-            )
-            if isinstance(run_input, dict) or run_input is None:
-                run_input = {
-                    "threadId": started.get("threadId", "t"),
-                    "runId": started.get("runId", "r"),
-                    "messages": [],
-                    **(run_input or {}),
-                }
-            return Recording(name, data, "conformance", events=value["stream"], run_input=run_input)
-        return Recording(name, data, "jsonl")
+    start = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    head = start[:1]
+    if head == b"[":
+        return _array(name, data, max_depth)
+    if head == b"{":
+        return _object(name, data, max_depth)
+    if head and head[0] in _SCALAR_HEADS and _parses(start, max_depth):
+        error = SchemaError(
+            "type",
+            "",
+            "a recording is SSE, JSON Lines, a JSON array or a JSON object, "
+            "not a single JSON value",
+        )
+        return Recording(name, data, "jsonl", error=error)
     return Recording(name, data, "sse")
-
-
-def load_recording(file: str | None) -> Recording:
-    """Read a recording (``None``: the bundled example; ``-``: standard input).
-
-    Raises:
-        OSError: the file cannot be read.
-    """
-    if file is None:
-        data = resources.files("agentproto.agui.examples").joinpath(EXAMPLE).read_bytes()
-        return _detect(f"<example {EXAMPLE}>", data)
-    if file == "-":
-        return _detect("<stdin>", sys.stdin.buffer.read())
-    return _detect(file, Path(file).read_bytes())
-
-
-def _progress(total: int) -> Callable[[int], None]:
-    """A progress bar on stderr for large inputs when stdout is a terminal."""
-    if total < _PROGRESS_MIN_BYTES or not sys.stdout.isatty():
-        return lambda done: None
-
-    def show(done: int) -> None:
-        filled = 30 * done // total
-        sys.stderr.write(f"\r[{'#' * filled}{' ' * (30 - filled)}] {100 * done // total:3d}%")
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    return show
 
 
 def _chunks(data: bytes) -> Iterator[tuple[int, bytes]]:
@@ -157,8 +188,18 @@ def _chunks(data: bytes) -> Iterator[tuple[int, bytes]]:
         yield start + min(_CHUNK, len(data) - start), data[start : start + _CHUNK]
 
 
-def replay(recording: Recording) -> Result:
-    """Run a recording through the consumer pipeline, up to its end or a fatal error."""
+def replay(recording: Recording, progress: Callable[[int], None] | None = None) -> Result:
+    """Run a recording through the consumer pipeline, up to its end or a fatal error.
+
+    Args:
+        recording: what :func:`detect_recording` returned.
+        progress: called with the number of bytes fed so far, after each chunk
+            of an SSE or JSON Lines recording.
+
+    Returns:
+        The consumer, the fatal error (``None`` without one) and how many events
+        were delivered.
+    """
     transport: Literal["sse", "jsonl"] = "jsonl" if recording.format == "jsonl" else "sse"
     delivered = 0
     if recording.error is not None:
@@ -172,155 +213,28 @@ def replay(recording: Recording) -> Result:
             for event in recording.events:
                 delivered += len(consumer.feed_json(event))
         else:
-            show = _progress(len(recording.data))
             for done, chunk in _chunks(recording.data):
                 delivered += len(consumer.feed_bytes(chunk))
-                show(done)
+                if progress is not None:
+                    progress(done)
         delivered += len(consumer.close())
     except AgentProtoError as exc:
         return Result(consumer, exc, delivered)
     return Result(consumer, None, delivered)
 
 
-# ---- rendering -----------------------------------------------------------------------------
+def error_index(recording: Recording, result: Result) -> int | None:
+    """The 0-based index of the event the fatal error of ``result`` is about.
 
-
-def _error_json(error: AgentProtoError, consumer: Consumer) -> dict[str, Any]:
-    index = consumer.events_read - 1 if consumer.events_read else None
-    out: dict[str, Any] = {"message": str(error), "index": index}
-    if isinstance(error, SchemaError):
-        out.update(code=f"schema.{error.keyword}", path=error.location)
-    elif isinstance(error, ProtocolError):
-        out.update(code=error.code, subject=error.subject)
-    elif isinstance(error, DecodeError):
-        out.update(code="decode", offset=error.offset, line=error.line)
-    else:
-        out.update(code=type(error).__name__)
-    return out
-
-
-def _diagnostic_json(d: Diagnostic) -> dict[str, Any]:
-    return {k: v for k, v in attrs.asdict(d).items() if v is not None}
-
-
-def _runs_json(consumer: Consumer) -> list[dict[str, Any]]:
-    runs = []
-    for run in consumer.verifier.runs:
-        entry: dict[str, Any] = {
-            "runId": run.run_id,
-            "threadId": run.thread_id,
-            "status": run.status,
-        }
-        if run.error is not None:
-            entry["error"] = dump_event(run.error)
-        if run.outcome is not None:
-            entry["outcome"] = run.outcome.type
-        runs.append(entry)
-    return runs
-
-
-def summary_json(recording: Recording, result: Result) -> dict[str, Any]:
-    consumer = result.consumer
-    state = consumer.conversation.to_json()
-    messages = [m for m in state["messages"] if m.get("role") != "activity"]
-    activities = [m for m in state["messages"] if m.get("role") == "activity"]
-    return {
-        "file": recording.name,
-        "format": recording.format,
-        "events": consumer.events_read,
-        "delivered": result.delivered,
-        "messages": messages,
-        "activities": activities,
-        "state": state["state"],
-        "runs": _runs_json(consumer),
-        "diagnostics": [_diagnostic_json(d) for d in consumer.diagnostics],
-        "error": None if result.error is None else _error_json(result.error, consumer),
-    }
-
-
-def _short(value: Any, width: int = 72) -> str:
-    text = value if isinstance(value, str) else dumps(value).decode()
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def print_summary(doc: dict[str, Any], out: TextIO) -> None:
-    out.write(
-        f"{doc['file']}: {doc['format']}, {doc['events']} events read, "
-        f"{doc['delivered']} delivered\n"
-    )
-    out.write(f"\nmessages ({len(doc['messages'])})\n")
-    for m in doc["messages"]:
-        body = m.get("content", "")
-        calls = m.get("toolCalls") or []
-        extra = f"  +{len(calls)} tool call(s)" if calls else ""
-        out.write(f"  {m.get('role', '?'):<10} {m.get('id', '?'):<24} {_short(body, 48)}{extra}\n")
-    out.write(f"\nactivities ({len(doc['activities'])})\n")
-    for a in doc["activities"]:
-        out.write(
-            f"  {a.get('activityType', '?'):<16} {a.get('id', '?'):<24} "
-            f"{_short(a.get('content'), 40)}\n"
-        )
-    out.write(f"\nstate\n  {_short(doc['state'], 100)}\n")
-    out.write(f"\nruns ({len(doc['runs'])})\n")
-    for r in doc["runs"]:
-        out.write(f"  {r['runId']:<24} {r['status']}\n")
-    out.write(f"\ndiagnostics ({len(doc['diagnostics'])})\n")
-    for d in doc["diagnostics"]:
-        out.write(
-            f"  event {d.get('index', '-')}: {d['code']} {d.get('path', '')} {d['message']}\n"
-        )
-    if doc["error"] is not None:
-        out.write(f"\nFATAL at event {doc['error']['index']}: {doc['error']['message']}\n")
-
-
-def run_replay(file: str | None, *, as_json: bool, out: TextIO | None = None) -> int:
-    """``agentproto replay``: print the final conversation of a recording."""
-    out = out or sys.stdout
-    try:
-        recording = load_recording(file)
-    except OSError as exc:
-        sys.stderr.write(f"agentproto replay: cannot read {file}: {exc}\n")
-        return 2
-    result = replay(recording)
-    doc = summary_json(recording, result)
-    if as_json:
-        out.write(dumps(doc).decode() + "\n")
-    else:
-        print_summary(doc, out)
-    return 0 if result.error is None else 1
-
-
-def run_validate(file: str | None, *, as_json: bool, out: TextIO | None = None) -> int:
-    """``agentproto validate``: report every warning and the fatal error of a recording."""
-    out = out or sys.stdout
-    try:
-        recording = load_recording(file)
-    except OSError as exc:
-        sys.stderr.write(f"agentproto validate: cannot read {file}: {exc}\n")
-        return 2
-    result = replay(recording)
-    consumer = result.consumer
-    warnings = [_diagnostic_json(d) for d in consumer.diagnostics]
-    error = None if result.error is None else _error_json(result.error, consumer)
-    if as_json:
-        doc = {"file": recording.name, "valid": error is None, "error": error, "warnings": warnings}
-        out.write(dumps(doc).decode() + "\n")
-    else:
-        for w in warnings:
-            out.write(
-                f"event {w.get('index', '-')} {w.get('path', '')}: warning "
-                f"[{w['code']}] {w['message']}\n"
-            )
-        if error is not None:
-            out.write(
-                f"event {error['index']} {error.get('path', '')}: error "
-                f"[{error['code']}] {error['message']}\n"
-            )
-        runs = consumer.verifier.runs
-        verdict = "valid" if error is None else "INVALID"
-        out.write(
-            f"{recording.name}: {verdict} ({consumer.events_read} events, "
-            f"{len(warnings)} warning(s), {len(runs)} run(s))\n"
-        )
-    return 0 if error is None else 1
+    A decoding error is about the event being read (not yet counted); any other
+    error about the last event read. ``None`` when no event is concerned (the
+    run input, or a stream with no event at all).
+    """
+    if result.error is None:
+        return None
+    if recording.error is not None:
+        return recording.error_index
+    read = result.consumer.events_read
+    if isinstance(result.error, DecodeError):
+        return read
+    return read - 1 if read else None

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 
 from agentproto import AgentProtoError
 from agentproto.agui import Consumer, iter_events
-from agentproto.agui._replay import Recording, Result, print_summary, summary_json
+from agentproto.agui._replay import Recording, Result
 from agentproto.agui.examples.scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, make_app
+from agentproto.cli.agui import print_summary, summary_json
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,15 +1,24 @@
-"""The ``agentproto`` command line.
+"""The ``agentproto`` command line: the argparse entry and its dispatch.
+
+Layout: this module declares the parser and dispatches; :mod:`agentproto.cli.agui`
+holds ``replay`` and ``validate``, :mod:`agentproto.cli.acp` holds ``acp replay``,
+:mod:`agentproto.cli._text` the bounded output helpers they share. The commands
+are the I/O edge (files, stdin, stdout, exit status) around the sans-I/O core
+(:mod:`agentproto.agui._replay`, :class:`agentproto.acp.SessionStore`).
 
 ``agentproto replay [FILE] [--json]`` folds a recorded AG-UI stream into its final
 messages, activities and state; ``agentproto validate [FILE] [--json]`` reports its
 warnings and fatal error; ``agentproto acp replay [FILE] [--json]`` folds a recorded
-ACP log. Without FILE each uses a bundled example. Each command
-is one function taking the parsed arguments and returning the exit status;
-:func:`_build_parser` declares them. To add a command, write its function and
-declare it in :func:`_build_parser` (a new group with :func:`_group`).
+ACP log. Without FILE each uses a bundled example. Each command is one function
+taking the parsed arguments and returning the exit status, which imports its
+module when it runs (``--help`` loads no protocol code); :func:`_build_parser`
+declares them. To add a command, write its function in the protocol's module and
+declare it in :func:`_build_parser` with :func:`_command` (a new group with
+:func:`_group`).
 
-Exit status: whatever the command returns; 2 on a usage error (argparse's
-convention), 0 for ``--help``.
+Exit status: whatever the command returns (0 without a fatal error, 1 on a fatal
+error in the input's content, 2 on an I/O error); 2 on a usage error (argparse's
+convention), 0 for ``--help``. No input file makes a command show a traceback.
 """
 
 from __future__ import annotations
@@ -24,14 +33,14 @@ Command = Callable[[argparse.Namespace], int]
 
 def _agui_replay(args: argparse.Namespace) -> int:
     """``agentproto replay``: print the final conversation of a recorded AG-UI stream."""
-    from agentproto.agui._replay import run_replay
+    from agentproto.cli.agui import run_replay
 
     return run_replay(args.file, as_json=args.json)
 
 
 def _agui_validate(args: argparse.Namespace) -> int:
     """``agentproto validate``: report every warning and the fatal error of a stream."""
-    from agentproto.agui._replay import run_validate
+    from agentproto.cli.agui import run_validate
 
     return run_validate(args.file, as_json=args.json)
 
@@ -44,7 +53,7 @@ _AGUI_FILE_HELP = (
 
 def _acp_replay(args: argparse.Namespace) -> int:
     """``agentproto acp replay``: print the final state of each session of a log."""
-    from agentproto.acp._replay import run_replay
+    from agentproto.cli.acp import run_replay
 
     return run_replay(args.file, as_json=args.json)
 
@@ -57,6 +66,23 @@ def _group(
     return parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
 
+def _command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    handler: Command,
+    *,
+    help_text: str,
+    description: str,
+    file: tuple[str, str],
+    json_help: str = "print one JSON object",
+) -> None:
+    """Declare a command taking an optional FILE (``file``: metavar, help) and ``--json``."""
+    parser = commands.add_parser(name, help=help_text, description=description)
+    parser.add_argument("file", nargs="?", metavar=file[0], help=file[1])
+    parser.add_argument("--json", action="store_true", help=json_help)
+    parser.set_defaults(handler=handler)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     """The argument parser: every group, every command, with its handler as ``handler``."""
     parser = argparse.ArgumentParser(
@@ -67,48 +93,40 @@ def _build_parser() -> argparse.ArgumentParser:
 
     exit_codes = "Exit 0 without a fatal error (warnings and a RUN_ERROR included), 1 on a "
     exit_codes += "fatal protocol error, 2 on a usage or I/O error."
-    agui_replay = groups.add_parser(
+    _command(
+        groups,
         "replay",
-        help="fold a recorded AG-UI stream into its final messages, activities and state",
+        _agui_replay,
+        help_text="fold a recorded AG-UI stream into its final messages, activities and state",
         description="Replay a recorded AG-UI stream through the consumer pipeline and print "
         "its final messages, activities, state, runs and diagnostics. " + exit_codes,
+        file=("FILE", _AGUI_FILE_HELP),
     )
-    agui_replay.add_argument("file", nargs="?", metavar="FILE", help=_AGUI_FILE_HELP)
-    agui_replay.add_argument("--json", action="store_true", help="print one JSON object")
-    agui_replay.set_defaults(handler=_agui_replay)
-    validate = groups.add_parser(
+    _command(
+        groups,
         "validate",
-        help="report every warning and the fatal error of a recorded AG-UI stream",
+        _agui_validate,
+        help_text="report every warning and the fatal error of a recorded AG-UI stream",
         description="Check a recorded AG-UI stream against the protocol and print each "
         "warning and the fatal error with the event's 0-based index and wire path. " + exit_codes,
+        file=("FILE", _AGUI_FILE_HELP),
     )
-    validate.add_argument("file", nargs="?", metavar="FILE", help=_AGUI_FILE_HELP)
-    validate.add_argument("--json", action="store_true", help="print one JSON object")
-    validate.set_defaults(handler=_agui_validate)
 
     acp = _group(groups, "acp", "ACP v2 (agent <-> code editor, JSON-RPC over NDJSON)")
-    replay = acp.add_parser(
+    _command(
+        acp,
         "replay",
-        help="print the final state of each session of a recorded log",
+        _acp_replay,
+        help_text="print the final state of each session of a recorded log",
         description=(
             "Read JSON-RPC 2.0 messages, one per line (session/update notifications and "
             "session/request_permission requests; other messages are ignored with a "
             "diagnostic), and print the final state of each session. Exit 0 when the log "
             "was read, 1 on a fatal input error, 2 on a usage or I/O error."
         ),
+        file=("FILE.ndjson", "the log ('-' for stdin; default: a bundled example log)"),
+        json_help='print {"sessions": ..., "diagnostics": [...]} as one compact JSON object',
     )
-    replay.add_argument(
-        "file",
-        nargs="?",
-        metavar="FILE.ndjson",
-        help="the log ('-' for stdin; default: a bundled example log)",
-    )
-    replay.add_argument(
-        "--json",
-        action="store_true",
-        help='print {"sessions": ..., "diagnostics": [...]} as one compact JSON object',
-    )
-    replay.set_defaults(handler=_acp_replay)
     return parser
 
 

@@ -1,5 +1,8 @@
 """``agentproto acp replay``: fold a recorded ACP log and print the final state.
 
+The whole fold is the public :class:`~agentproto.acp.SessionStore` (sans I/O);
+this module is the edge around it: reading the log, printing the result.
+
 The log is newline-delimited JSON-RPC 2.0, as exchanged over stdio:
 ``session/update`` notifications are applied to their session,
 ``session/request_permission`` requests patch the stored tool call of their
@@ -19,25 +22,17 @@ error.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sized
 from importlib import resources
 from typing import Any, TextIO
 
+from agentproto import acp
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import DecodeError
+from agentproto._core.errors import AgentProtoError
 from agentproto._core.jsonutil import dumps
+from agentproto.acp import SessionStore
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._session import (
-    CompactionState,
-    MessageState,
-    PlanState,
-    SessionInfoState,
-    SessionMessageState,
-    SessionState,
-    SubagentState,
-    TerminalState,
-    ToolCallState,
-)
-from agentproto.acp._store import SessionStore
+from agentproto.cli._text import clip, preview, write_utf8
 
 __all__ = ["example_log", "replay_bytes", "replay_json", "run_replay", "summary"]
 
@@ -81,76 +76,104 @@ def replay_json(store: SessionStore) -> dict[str, Any]:
 # ---- the readable summary -----------------------------------------------------------------
 
 
+def _quote(value: Any, width: int = 60) -> str:
+    """A bounded ``repr`` of a string (``'text'``, cut with ``…``); other values previewed."""
+    if not isinstance(value, str):
+        return preview(value, width)
+    return repr(value if len(value) <= width else value[: width - 1] + "…")
+
+
 def _meta_keys(meta: dict[str, Any] | None) -> str:
-    return f"; _meta: {', '.join(meta)}" if meta else ""
+    if not meta:
+        return ""
+    keys = ((", " if number else "") + preview(key, 40) for number, key in enumerate(meta))
+    return "; _meta: " + clip(keys, 80)
 
 
-def _count(items: list[Any], noun: str, plural: str | None = None) -> str:
+def _count(items: Sized, noun: str, plural: str | None = None) -> str:
     return f"{len(items)} {noun if len(items) == 1 else plural or noun + 's'}"
 
 
+def _text(blocks: list[Any], width: int = 60) -> str:
+    """The text of a message's blocks, read only as far as it is shown."""
+    texts = (getattr(block, "text", "") for block in blocks)
+    return clip((t[: width + 1] for t in texts if isinstance(t, str)), width, "...")
+
+
+def _describe_call(value: acp.ToolCallState) -> str:
+    title = _quote(value.title) if value.title is not None else "(no title)"
+    parts = [f"{title} {preview(value.kind, 40)}, {preview(value.status, 40)}"]
+    if value.content:
+        parts.append(_count(value.content, "content item"))
+    return ", ".join(parts) + _meta_keys(value.meta)
+
+
+def _describe_terminal(value: acp.TerminalState) -> str:
+    parts = [_quote(value.command) if value.command is not None else "(no command)"]
+    if value.output is not None:
+        parts.append(f"{len(value.output)} bytes of output")
+    if value.exit_status is not None:
+        code = value.exit_status.exit_code
+        parts.append(f"exited {preview(code, 40)}" if code is not None else "exited")
+    return ", ".join(parts) + _meta_keys(value.meta)
+
+
 def _describe(value: Any) -> str:
-    """One line about an entity."""
-    if isinstance(value, ToolCallState):
-        title = repr(value.title) if value.title is not None else "(no title)"
-        parts = [f"{title} {value.kind}, {value.status}"]
-        if value.content:
-            parts.append(_count(value.content, "content item"))
-        return ", ".join(parts) + _meta_keys(value.meta)
-    if isinstance(value, TerminalState):
-        parts = [repr(value.command) if value.command is not None else "(no command)"]
-        if value.output is not None:
-            parts.append(f"{len(value.output)} bytes of output")
-        if value.exit_status is not None:
-            code = value.exit_status.exit_code
-            parts.append(f"exited {code}" if code is not None else "exited")
-        return ", ".join(parts) + _meta_keys(value.meta)
-    if isinstance(value, MessageState | SessionMessageState):
-        text = "".join(getattr(block, "text", "") for block in value.content)
-        shown = text if len(text) <= 60 else text[:57] + "..."
-        return f"{_count(value.content, 'block')} {shown!r}" + _meta_keys(value.meta)
-    if isinstance(value, SessionInfoState):
-        return f"title {value.title!r}, updated {value.updated_at}" + _meta_keys(value.meta)
-    if isinstance(value, CompactionState):
-        return f"{value.status}, {_count(value.summary, 'summary block')}" + _meta_keys(value.meta)
-    if isinstance(value, SubagentState):
-        return f"title {value.title!r}" + _meta_keys(value.meta)
-    if isinstance(value, PlanState):
+    """One line about an entity, every value in it bounded."""
+    if isinstance(value, acp.ToolCallState):
+        return _describe_call(value)
+    if isinstance(value, acp.TerminalState):
+        return _describe_terminal(value)
+    if isinstance(value, acp.MessageState | acp.SessionMessageState):
+        shown = repr(_text(value.content))
+        return f"{_count(value.content, 'block')} {shown}" + _meta_keys(value.meta)
+    meta = _meta_keys(getattr(value, "meta", None))
+    if isinstance(value, acp.SessionInfoState):
+        return f"title {_quote(value.title)}, updated {preview(value.updated_at, 40)}" + meta
+    if isinstance(value, acp.CompactionState):
+        return f"{preview(value.status, 40)}, {_count(value.summary, 'summary block')}" + meta
+    if isinstance(value, acp.SubagentState):
+        return f"title {_quote(value.title)}" + meta
+    if isinstance(value, acp.PlanState):
         entries = getattr(value.plan, "entries", None)
         if isinstance(entries, list):
-            return _count(entries, "entry", "entries") + _meta_keys(value.meta)
-        return f"{value.plan.type} plan" + _meta_keys(value.meta)
+            return _count(entries, "entry", "entries") + meta
+        return f"{preview(value.plan.type, 40)} plan" + meta
     if isinstance(value, list):
         return _count(value, "notice")
     if isinstance(value, v2.UsageUpdateSessionUpdate):
-        return f"{value.used} of {value.size} tokens"
+        return f"{preview(value.used, 40)} of {preview(value.size, 40)} tokens"
     if isinstance(value, v2.AvailableCommandsUpdateSessionUpdate):
         return _count(value.available_commands, "command")
     if isinstance(value, v2.ConfigOptionUpdateSessionUpdate):
         return _count(value.config_options, "option")
     state = (getattr(value, "extra", None) or {}).get("state")
-    return f"state {state!r}" if state is not None else "latest value"
+    return f"state {_quote(state)}" if state is not None else "latest value"
 
 
 def summary(store: SessionStore) -> str:
-    """The readable summary: per session one line per entity, then the diagnostics."""
+    """The readable summary: per session one line per entity, then the diagnostics.
+
+    Every id, text and value in it is cut to a bounded preview.
+    """
     lines: list[str] = []
     for session_id, state in store.sessions.items():
-        lines.append(f"session {session_id}: {_count(state.keys(), 'entity', 'entities')}")
+        count = _count(state.keys(), "entity", "entities")
+        lines.append(f"session {preview(session_id, 80)}: {count}")
         lines.extend(_entity_lines(state))
     if not store.sessions:
         lines.append("no sessions")
     lines.append(_count(store.diagnostics, "diagnostic"))
     for diagnostic in store.diagnostics:
         where = f"line {diagnostic.index}: " if diagnostic.index is not None else ""
-        lines.append(f"  {where}{diagnostic}")
+        lines.append(f"  {where}{preview(str(diagnostic), 300)}")
     return "\n".join(lines)
 
 
-def _entity_lines(state: SessionState) -> list[str]:
-    keys = state.keys()
-    width = max((len(key) for key in keys), default=0)
-    return [f"  {key.ljust(width)}  {_describe(value)}" for key, value in state.entities()]
+def _entity_lines(state: acp.SessionState) -> list[str]:
+    rows = [(preview(key, 60), _describe(value)) for key, value in state.entities()]
+    width = max((len(key) for key, _ in rows), default=0)
+    return [f"  {key.ljust(width)}  {description}" for key, description in rows]
 
 
 # ---- the command --------------------------------------------------------------------------
@@ -190,26 +213,11 @@ def run_replay(
         return EXIT_USAGE
     try:
         store = replay_bytes(data)
-    except DecodeError as error:
-        err.write(f"agentproto acp replay: {name}: {error}\n")
+    except AgentProtoError as error:
+        err.write(f"agentproto acp replay: {name}: {preview(str(error), 2000)}\n")
         return EXIT_INPUT
     if as_json:
-        _write(out, dumps(replay_json(store)) + b"\n")
+        write_utf8(out, dumps(replay_json(store)) + b"\n")
     else:
-        _write(out, (summary(store) + "\n").encode("utf-8"))
+        write_utf8(out, (summary(store) + "\n").encode("utf-8"))
     return EXIT_OK
-
-
-def _write(out: TextIO, data: bytes) -> None:
-    """Write UTF-8 bytes, to the underlying binary stream when there is one.
-
-    The output is UTF-8 whatever the locale's encoding, so ids and text that are not
-    ASCII never fail to print.
-    """
-    binary = getattr(out, "buffer", None)
-    if binary is None:
-        out.write(data.decode("utf-8"))
-        return
-    out.flush()
-    binary.write(data)
-    binary.flush()
