@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import contextlib
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar, Unpack, cast
 
 from agentproto._core.errors import AgentProtoError
 from agentproto.agui import _generated as g
 
 if TYPE_CHECKING:
-    from agentproto.agui._emit_run import RunOutcome, SubagentOutcome
+    from agentproto.agui._emit_run import RunFinish, RunOutcome, SubagentOutcome
     from agentproto.agui._producer import RunProducer
 
 __all__ = [
@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 Ended = TypeVar("Ended")
+Piece = TypeVar("Piece")
+End = TypeVar("End")
 
 
 class _Scope:
@@ -101,7 +103,45 @@ class _Attributed(_Scope):
         self.subagent_run_id = subagent_run_id
 
 
-class TextMessageWriter(_Attributed):
+class _Item(_Attributed):
+    """An open message-like item: its ``messageId`` and owner, repeated on every continuation.
+
+    ``_END`` names the producer helper that closes it; its ``end()`` is the one routine
+    of every such item.
+    """
+
+    __slots__ = ("message_id",)
+    _END: ClassVar[str]
+
+    def __init__(self, producer: RunProducer, message_id: str, subagent_run_id: str | None) -> None:
+        super().__init__(producer, subagent_run_id)
+        self.message_id = message_id
+
+    def _continue(self, helper: str, *args: Any, metadata: dict[str, Any] | None) -> Any:
+        """The event the producer helper named ``helper`` sends for this item."""
+        send = getattr(self.producer, helper)
+        return send(self.message_id, *args, metadata=metadata, subagent_run_id=self.subagent_run_id)
+
+    def _close(self) -> None:
+        self._ended(self._continue(self._END, metadata=None))
+
+
+class _Writer(_Item, Generic[Piece, End]):
+    """An open message whose text streams in pieces (CONTENT events), then ends (END)."""
+
+    __slots__ = ()
+    _CONTENT: ClassVar[str]
+
+    def content(self, delta: str, *, metadata: dict[str, Any] | None = None) -> Piece:
+        """The next piece of text (a TEXT_MESSAGE_CONTENT or REASONING_MESSAGE_CONTENT)."""
+        return cast("Piece", self._continue(self._CONTENT, delta, metadata=metadata))
+
+    def end(self, *, metadata: dict[str, Any] | None = None) -> End:
+        """The message's END (TEXT_MESSAGE_END or REASONING_MESSAGE_END)."""
+        return cast("End", self._ended(self._continue(self._END, metadata=metadata)))
+
+
+class TextMessageWriter(_Writer[g.TextMessageContentEvent, g.TextMessageEndEvent]):
     """An open text message (from :meth:`RunProducer.text_message`).
 
     Attributes:
@@ -110,89 +150,40 @@ class TextMessageWriter(_Attributed):
         start_event: the TEXT_MESSAGE_START that opened it.
     """
 
-    __slots__ = ("message_id", "start_event")
+    __slots__ = ("start_event",)
+    _CONTENT = "text_message_content"
+    _END = "text_message_end"
 
     def __init__(self, producer: RunProducer, start_event: g.TextMessageStartEvent) -> None:
-        super().__init__(producer, start_event.subagent_run_id)
+        super().__init__(producer, start_event.message_id, start_event.subagent_run_id)
         self.start_event = start_event
-        self.message_id = start_event.message_id
-
-    def content(
-        self, delta: str, *, metadata: dict[str, Any] | None = None
-    ) -> g.TextMessageContentEvent:
-        """TEXT_MESSAGE_CONTENT: the next piece of text."""
-        return self.producer.text_message_content(
-            self.message_id, delta, metadata=metadata, subagent_run_id=self.subagent_run_id
-        )
-
-    def end(self, *, metadata: dict[str, Any] | None = None) -> g.TextMessageEndEvent:
-        """TEXT_MESSAGE_END."""
-        return self._ended(
-            self.producer.text_message_end(
-                self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
-            )
-        )
-
-    def _close(self) -> None:
-        self.end()
 
 
-class _Reasoning(_Attributed):
-    """A reasoning scope: its ``messageId`` and owner."""
-
-    __slots__ = ("message_id",)
-
-    def __init__(self, producer: RunProducer, message_id: str, subagent_run_id: str | None) -> None:
-        super().__init__(producer, subagent_run_id)
-        self.message_id = message_id
-
-
-class ReasoningMessageWriter(_Reasoning):
+class ReasoningMessageWriter(_Writer[g.ReasoningMessageContentEvent, g.ReasoningMessageEndEvent]):
     """An open reasoning message (from :meth:`RunProducer.reasoning_message`)."""
 
     __slots__ = ()
-
-    def content(
-        self, delta: str, *, metadata: dict[str, Any] | None = None
-    ) -> g.ReasoningMessageContentEvent:
-        """REASONING_MESSAGE_CONTENT."""
-        return self.producer.reasoning_message_content(
-            self.message_id, delta, metadata=metadata, subagent_run_id=self.subagent_run_id
-        )
-
-    def end(self, *, metadata: dict[str, Any] | None = None) -> g.ReasoningMessageEndEvent:
-        """REASONING_MESSAGE_END."""
-        return self._ended(
-            self.producer.reasoning_message_end(
-                self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
-            )
-        )
-
-    def _close(self) -> None:
-        self.end()
+    _CONTENT = "reasoning_message_content"
+    _END = "reasoning_message_end"
 
 
-class ReasoningSpan(_Reasoning):
+class ReasoningSpan(_Item):
     """An open reasoning span (from :meth:`RunProducer.reasoning`)."""
 
     __slots__ = ()
+    _END = "reasoning_end"
 
     def message(self, *, metadata: dict[str, Any] | None = None) -> ReasoningMessageWriter:
         """REASONING_MESSAGE_START for the span's ``messageId``; returns its writer."""
-        return self.producer.reasoning_message(
-            self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
+        return cast(
+            "ReasoningMessageWriter", self._continue("reasoning_message", metadata=metadata)
         )
 
     def end(self, *, metadata: dict[str, Any] | None = None) -> g.ReasoningEndEvent:
         """REASONING_END."""
-        return self._ended(
-            self.producer.reasoning_end(
-                self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
-            )
+        return cast(
+            "g.ReasoningEndEvent", self._ended(self._continue(self._END, metadata=metadata))
         )
-
-    def _close(self) -> None:
-        self.end()
 
 
 class ToolCallWriter(_Attributed):
@@ -319,19 +310,10 @@ class RunScope(_Scope):
     __slots__ = ()
 
     def finish(
-        self,
-        *,
-        outcome: RunOutcome | None = None,
-        result: Any = None,
-        usage: list[g.TokenUsage] | None = None,
-        metadata: dict[str, Any] | None = None,
+        self, *, outcome: RunOutcome | None = None, **finish: Unpack[RunFinish]
     ) -> g.RunFinishedEvent:
-        """RUN_FINISHED."""
-        return self._ended(
-            self.producer.run_finished(
-                outcome=outcome, result=result, usage=usage, metadata=metadata
-            )
-        )
+        """RUN_FINISHED (the arguments of :meth:`RunProducer.run_finished`)."""
+        return self._ended(self.producer.run_finished(outcome=outcome, **finish))
 
     def error(
         self, message: str, *, code: str | None = None, metadata: dict[str, Any] | None = None
