@@ -372,15 +372,13 @@ def encode_message(msg: Message) -> bytes:
 
 
 class MessageReader:
-    """Incremental, sans-I/O decoder of newline-delimited JSON-RPC.
+    """Incremental, sans-I/O decoder of newline-delimited JSON-RPC (framing and errors:
+    the module documentation): feed it chunks of any size, then :meth:`close`.
 
-    Feed it bytes as they arrive, in chunks of any size, then call
-    :meth:`close`. See the module documentation for the framing and error
-    rules. A consumer that folds the messages itself (such as
-    :class:`~agentproto.acp.SessionStore`) uses the steps :meth:`feed` and
-    :meth:`close` are made of: :meth:`push` and :meth:`end` take the input,
-    :meth:`documents` decodes each line's JSON, :meth:`messages` checks its
-    JSON-RPC shape, and :meth:`notification_params` recognises the common
+    A consumer that folds the messages itself (:class:`~agentproto.acp.SessionStore`)
+    uses the steps of :meth:`feed` and :meth:`close`: :meth:`push` and :meth:`end`
+    take the input, :meth:`documents` decodes each line's JSON, :meth:`messages`
+    checks its JSON-RPC shape, :meth:`notification_params` recognises the common
     line without building a message.
 
     Example:
