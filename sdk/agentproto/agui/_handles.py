@@ -72,8 +72,7 @@ class _Scope:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        producer = self.producer
-        if not self._open or producer.failure is not None or producer.closed:
+        if not self._open or self._settled():
             return
         if exc is None:
             self._close()
@@ -85,6 +84,11 @@ class _Scope:
         """``event`` (the one that closed the scope), once the scope is marked closed."""
         self._open = False
         return event
+
+    def _settled(self) -> bool:
+        """Whether exiting must leave the scope as it is (the producer failed or is closed)."""
+        producer = self.producer
+        return producer.failure is not None or producer.closed
 
     def _close(self) -> None:
         raise NotImplementedError
@@ -321,24 +325,18 @@ class RunScope(_Scope):
         """RUN_ERROR."""
         return self._ended(self.producer.run_error(message, code=code, metadata=metadata))
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _settled(self) -> bool:
+        # a RUN_ERROR is accepted even after the producer failed: only a closed producer
+        # or a run no longer running leaves nothing to send
         producer = self.producer
-        if not self._open or producer.closed or producer.phase != "running":
+        if producer.closed or producer.phase != "running":
             self._open = False
-            return
-        if exc is None:
-            if producer.failure is None:
-                self.finish()
-            return
-        # a RUN_ERROR is accepted even after the producer failed; an error sending it
-        # must not hide the block's own exception
-        with contextlib.suppress(AgentProtoError):
-            self.error(f"the run failed ({type(exc).__name__})", code="run.exception")
+            return True
+        return False
 
     def _close(self) -> None:
-        self.finish()
+        if self.producer.failure is None:
+            self.finish()
+
+    def _close_on_error(self, exc: BaseException) -> None:
+        self.error(f"the run failed ({type(exc).__name__})", code="run.exception")
