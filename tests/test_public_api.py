@@ -36,6 +36,9 @@ EXPECTED_ALL = {
         "log_diagnostics",
     ],
     "agentproto.agui": [
+        "Attribution",  # the keyword-argument types of the producer's helpers
+        "RunFinish",
+        "SubagentStart",
         "Change",
         "Consumer",
         "Conversation",

@@ -58,14 +58,14 @@ def readonly(value: Any) -> Any:
     return value
 
 
-class JsonMapping(Mapping[str, Any]):
-    """A read-only view of a JSON object; members are wrapped as they are read."""
+class _View:
+    """What both views share: their one slot, set once; no assignment; ``!=``, repr, pickling."""
 
     __slots__ = ("_data",)
 
-    _data: dict[str, Any]
+    _data: Any
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: Any) -> None:
         object.__setattr__(self, "_data", data)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -73,6 +73,25 @@ class JsonMapping(Mapping[str, Any]):
 
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __repr__(self) -> str:
+        return f"readonly({self._data!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickling or copying a view yields an independent view of a copy
+        return (readonly, (thaw(self._data),))
+
+
+class JsonMapping(_View, Mapping[str, Any]):
+    """A read-only view of a JSON object; members are wrapped as they are read."""
+
+    __slots__ = ()
+
+    _data: dict[str, Any]
 
     def __getitem__(self, key: str) -> Any:
         return readonly(self._data[key])
@@ -102,35 +121,15 @@ class JsonMapping(Mapping[str, Any]):
             return self._data == dict(other.items())
         return NotImplemented
 
-    def __ne__(self, other: object) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
-
     __hash__ = None  # type: ignore[assignment]
 
-    def __repr__(self) -> str:
-        return f"readonly({self._data!r})"
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # pickling or copying a view yields an independent view of a copy
-        return (readonly, (thaw(self._data),))
-
-
-class JsonSequence(Sequence[Any]):
+class JsonSequence(_View, Sequence[Any]):
     """A read-only view of a JSON array; items are wrapped as they are read."""
 
-    __slots__ = ("_data",)
+    __slots__ = ()
 
     _data: list[Any]
-
-    def __init__(self, data: list[Any]) -> None:
-        object.__setattr__(self, "_data", data)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"{type(self).__name__} is read-only")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is read-only")
 
     @overload
     def __getitem__(self, index: int) -> Any: ...
@@ -165,17 +164,7 @@ class JsonSequence(Sequence[Any]):
             return self._data == other
         return NotImplemented
 
-    def __ne__(self, other: object) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
-
     __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"readonly({self._data!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (readonly, (thaw(self._data),))
 
 
 _DICT = dict

@@ -78,9 +78,8 @@ _dump = _converter.dump
 
 @attrs.define(kw_only=True)
 class _Record:
-    """What every upserted entity record shares: metadata, added fields, wire-named JSON.
-
-    Every record below has these two attributes besides its own.
+    """What every upserted entity record below shares besides its own attributes: metadata,
+    added fields, wire-named JSON.
 
     Attributes:
         meta: the stored metadata, ``None`` for none.
@@ -370,12 +369,7 @@ _SPECS = (
         collection="summary",
     ),
     _Spec("subagent", "subagent_update", None, SubagentState),
-    _Spec(
-        "session_message",
-        "session_message",
-        "session_message_chunk",
-        SessionMessageState,
-    ),
+    _Spec("session_message", "session_message", "session_message_chunk", SessionMessageState),
 )
 
 _SKIPPED = frozenset({"session_update", "meta", "extra"})
@@ -580,25 +574,17 @@ def snapshot(entity: Any) -> dict[str, Any]:
     return out
 
 
-def _build(specs: tuple[_Spec, ...]) -> dict[str, EntityKind]:
-    members = union_members(v2.SessionUpdate)
-    return {spec.name: EntityKind(spec, members) for spec in specs}
-
-
-KINDS: dict[str, EntityKind] = _build(_SPECS)
+_MEMBERS = union_members(v2.SessionUpdate)
+KINDS: dict[str, EntityKind] = {spec.name: EntityKind(spec, _MEMBERS) for spec in _SPECS}
 """Every entity kind by name, checked against the generated classes at import."""
 
 BY_UPSERT: dict[type, EntityKind] = {kind.upsert: kind for kind in KINDS.values()}
 """The entity kind of each generated upsert class."""
 
-BY_CHUNK: dict[type, EntityKind] = {
-    kind.chunk: kind for kind in KINDS.values() if kind.chunk is not None
-}
+BY_CHUNK: dict[type, EntityKind] = {k.chunk: k for k in KINDS.values() if k.chunk is not None}
 """The entity kind of each generated chunk class."""
 
-_BY_STATE: dict[type, EntityKind] = {
-    kind.state: kind for kind in KINDS.values() if not kind.spec.tagged
-}
+_BY_STATE: dict[type, EntityKind] = {k.state: k for k in KINDS.values() if not k.spec.tagged}
 
 
 def kind_of(entity: object) -> EntityKind:

@@ -48,7 +48,7 @@ string ``message``, kept whole). Members JSON-RPC does not define are ignored.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import attrs
 
@@ -170,23 +170,20 @@ def _request(ident: int | str, method: str, params: Any, line: int) -> Request:
     return message
 
 
+_JSON_TYPES: Final = (
+    (type(None), "null"),
+    (bool, "boolean"),  # before int: a bool is an int to isinstance
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
+
+
 def _json_type(value: object) -> str:
     """The JSON name of ``value``'s type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    return next((name for tp, name in _JSON_TYPES if isinstance(value, tp)), type(value).__name__)
 
 
 def _check_id(value: object) -> int | str:
@@ -272,7 +269,12 @@ def parse_message(obj: Any, *, line: int = 0) -> Message:
                     ident.__class__ is int and _INT64_MIN <= ident <= _INT64_MAX
                 ):
                     return _request(ident, method, params, line)
-    elif not isinstance(obj, dict):
+    return _check_message(obj, line)
+
+
+def _check_message(obj: Any, line: int) -> Message:
+    """:func:`parse_message` past its fast path: every check, each with its own error."""
+    if not isinstance(obj, dict):
         raise SchemaError(
             "type", "", f"a JSON-RPC message must be an object, not {_json_type(obj)}"
         )
@@ -370,15 +372,13 @@ def encode_message(msg: Message) -> bytes:
 
 
 class MessageReader:
-    """Incremental, sans-I/O decoder of newline-delimited JSON-RPC.
+    """Incremental, sans-I/O decoder of newline-delimited JSON-RPC (framing and errors:
+    the module documentation): feed it chunks of any size, then :meth:`close`.
 
-    Feed it bytes as they arrive, in chunks of any size, then call
-    :meth:`close`. See the module documentation for the framing and error
-    rules. A consumer that folds the messages itself (such as
-    :class:`~agentproto.acp.SessionStore`) uses the steps :meth:`feed` and
-    :meth:`close` are made of: :meth:`push` and :meth:`end` take the input,
-    :meth:`documents` decodes each line's JSON, :meth:`messages` checks its
-    JSON-RPC shape, and :meth:`notification_params` recognises the common
+    A consumer that folds the messages itself (:class:`~agentproto.acp.SessionStore`)
+    uses the steps of :meth:`feed` and :meth:`close`: :meth:`push` and :meth:`end`
+    take the input, :meth:`documents` decodes each line's JSON, :meth:`messages`
+    checks its JSON-RPC shape, :meth:`notification_params` recognises the common
     line without building a message.
 
     Example:
@@ -392,22 +392,12 @@ class MessageReader:
     """
 
     def __init__(
-        self,
-        *,
-        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        max_depth: int = DEFAULT_MAX_DEPTH,
+        self, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, max_depth: int = DEFAULT_MAX_DEPTH
     ) -> None:
-        """Create a reader for one stream.
-
-        Args:
-            max_line_bytes: the longest line accepted, newline excluded; a
-                longer one is an error and reading resumes after it.
-            max_depth: the deepest JSON nesting accepted in a line (the
-                default is AG-UI input's too).
-
-        Raises:
-            UsageError: a limit is not a positive integer.
-        """
+        """Create a reader for one stream, with the limits of its
+        :class:`~agentproto._core.jsonlines.JSONLinesDecoder` (a longer line is an error
+        and reading resumes after it; the depth default is AG-UI input's too; a limit
+        that is not a positive integer raises :class:`UsageError`)."""
         self._lines = JSONLinesDecoder(max_line_bytes=max_line_bytes, max_depth=max_depth)
         self._error: DecodeError | None = None  # raised by the next call
 

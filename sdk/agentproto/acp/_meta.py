@@ -117,24 +117,19 @@ def _same_json(a: object, b: object) -> bool:
 
 
 def apply_meta_update(stored: Meta | None, update: Meta | Unset | None) -> Meta | None:
-    """Apply one update's top-level ``_meta`` patch to the stored metadata.
+    """Apply one update's top-level ``_meta`` patch (the module's rule) to stored metadata.
 
     Args:
-        stored: the metadata the client holds for the entity; ``None`` (or an
-            empty dict) for no metadata. It is expected to hold no ``None``
-            values, as every result of this function does.
-        update: the update's ``_meta``: :data:`UNSET` when the field was
-            omitted, ``None`` for ``_meta: null``, else the patch object.
+        stored: the metadata held for the entity, ``None`` (or ``{}``) for none; it
+            holds no ``None`` values, as no result of this function does.
+        update: the update's ``_meta``: :data:`UNSET` (omitted), ``None`` or the patch.
 
     Returns:
-        The new stored metadata, ``None`` when it has no keys. When the patch
-        changes nothing this is ``stored`` itself; otherwise a new dict.
-        Neither argument is ever mutated.
+        The new metadata (``None`` for no keys): ``stored`` itself when nothing changes.
 
     Raises:
-        SchemaError: ``update`` is not UNSET, None or a dict (keyword
-            ``"type"``, location ``"/_meta"``), or ``stored`` is not None or a
-            dict (keyword ``"type"``, location ``""``).
+        SchemaError: keyword ``"type"``: ``update`` is not UNSET, None or a dict
+            (location ``"/_meta"``), or ``stored`` is not None or a dict (location ``""``).
 
     Example:
         >>> apply_meta_update({"a": 1, "b": 2}, {"a": None, "c": 3})

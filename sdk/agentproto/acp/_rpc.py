@@ -76,8 +76,20 @@ _CANCEL_METHOD = "$/cancel_request"
 _FORGOTTEN_CAP = 4096
 
 
+class _Incoming:
+    """What a received request and notification share: whether its method is an extension."""
+
+    __slots__ = ()
+    spec: MethodSpec | None
+
+    @property
+    def extension(self) -> bool:
+        """Whether the method is an extension (``_``-prefixed) method, which has no ``spec``."""
+        return self.spec is None
+
+
 @attrs.frozen(kw_only=True)
-class RequestReceived:
+class RequestReceived(_Incoming):
     """The peer sent a request this side handles; answer it once.
 
     Attributes:
@@ -95,14 +107,9 @@ class RequestReceived:
     spec: MethodSpec | None
     diagnostics: tuple[Diagnostic, ...] = ()
 
-    @property
-    def extension(self) -> bool:
-        """Whether the method is an extension (``_``-prefixed) method."""
-        return self.spec is None
-
 
 @attrs.frozen(kw_only=True)
-class NotificationReceived:
+class NotificationReceived(_Incoming):
     """The peer sent a notification this side handles.
 
     Attributes:
@@ -116,11 +123,6 @@ class NotificationReceived:
     params: Any
     spec: MethodSpec | None
     diagnostics: tuple[Diagnostic, ...] = ()
-
-    @property
-    def extension(self) -> bool:
-        """Whether the method is an extension (``_``-prefixed) notification."""
-        return self.spec is None
 
 
 @attrs.frozen(kw_only=True)

@@ -18,7 +18,14 @@ from agentproto.agui import asgi, schema
 from agentproto.agui._consumer import Consumer
 from agentproto.agui._conversation import Change, Conversation
 from agentproto.agui._decoder import EventDecoder, Middleware, NextStage, Transport
-from agentproto.agui._emit_run import PatchLike, RunOutcome, SubagentOutcome
+from agentproto.agui._emit_messages import Attribution
+from agentproto.agui._emit_run import (
+    PatchLike,
+    RunFinish,
+    RunOutcome,
+    SubagentOutcome,
+    SubagentStart,
+)
 from agentproto.agui._encoding import (
     encode_event_jsonl,
     encode_event_sse,
@@ -51,6 +58,7 @@ from agentproto.agui.asgi import EventStreamResponse, agent_app, run_events
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "Attribution",
     "Change",
     "Consumer",
     "Conversation",
@@ -64,6 +72,7 @@ __all__ = [
     "Phase",
     "ReasoningMessageWriter",
     "ReasoningSpan",
+    "RunFinish",
     "RunOutcome",
     "RunProducer",
     "RunRecord",
@@ -73,6 +82,7 @@ __all__ = [
     "StepScope",
     "SubagentOutcome",
     "SubagentScope",
+    "SubagentStart",
     "TextMessageWriter",
     "ToolCallWriter",
     "Transport",

@@ -15,7 +15,7 @@ the rest. Nothing here keeps state: what the client holds is the producer's.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, cast
 
 from agentproto._core.jsonutil import dumps
 from agentproto.agui import _generated as g
@@ -34,6 +34,18 @@ if TYPE_CHECKING:
 __all__ = ["MessageEvents"]
 
 E = TypeVar("E", bound=Event)
+
+
+class Attribution(TypedDict, total=False):
+    """The keyword arguments every message event takes besides its own fields.
+
+    Attributes:
+        metadata: event metadata (merged onto the item it streams).
+        subagent_run_id: the subagent invocation the event belongs to (its owner).
+    """
+
+    metadata: dict[str, Any] | None
+    subagent_run_id: str | None
 
 
 def _json_text(value: Any) -> str:
@@ -71,8 +83,7 @@ class MessageEvents(EventSender):
         *,
         role: g.TextMessageRole | None = "assistant",
         name: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        **attribution: Unpack[Attribution],
     ) -> g.TextMessageStartEvent:
         """TEXT_MESSAGE_START (``role=None`` leaves it out, which means assistant)."""
         return self._send(
@@ -80,42 +91,23 @@ class MessageEvents(EventSender):
                 message_id=message_id if message_id is not None else self._new_id("msg"),
                 role=role,
                 name=name,
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
+                **attribution,
             )
         )
 
     def text_message_content(
-        self,
-        message_id: str,
-        delta: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, message_id: str, delta: str, **attribution: Unpack[Attribution]
     ) -> g.TextMessageContentEvent:
         """TEXT_MESSAGE_CONTENT."""
         return self._send(
-            g.TextMessageContentEvent(
-                message_id=message_id,
-                delta=delta,
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
-            )
+            g.TextMessageContentEvent(message_id=message_id, delta=delta, **attribution)
         )
 
     def text_message_end(
-        self,
-        message_id: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, message_id: str, **attribution: Unpack[Attribution]
     ) -> g.TextMessageEndEvent:
         """TEXT_MESSAGE_END."""
-        return self._send(
-            g.TextMessageEndEvent(
-                message_id=message_id, metadata=metadata, subagent_run_id=subagent_run_id
-            )
-        )
+        return self._send(g.TextMessageEndEvent(message_id=message_id, **attribution))
 
     def text_message(
         self,
@@ -123,8 +115,7 @@ class MessageEvents(EventSender):
         *,
         role: g.TextMessageRole | None = "assistant",
         name: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        **attribution: Unpack[Attribution],
     ) -> TextMessageWriter:
         """TEXT_MESSAGE_START now; the returned writer streams the content and ends it.
 
@@ -134,9 +125,7 @@ class MessageEvents(EventSender):
                 message.content("Hello, ")
                 message.content("world")
         """
-        start = self.text_message_start(
-            message_id, role=role, name=name, metadata=metadata, subagent_run_id=subagent_run_id
-        )
+        start = self.text_message_start(message_id, role=role, name=name, **attribution)
         return TextMessageWriter(cast("RunProducer", self), start)
 
     def text(
@@ -146,14 +135,11 @@ class MessageEvents(EventSender):
         message_id: str | None = None,
         role: g.TextMessageRole | None = "assistant",
         name: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        **attribution: Unpack[Attribution],
     ) -> list[Event]:
         """A whole text message: START, one CONTENT per non-empty piece, END."""
         pieces = [content] if isinstance(content, str) else list(content)
-        writer = self.text_message(
-            message_id, role=role, name=name, metadata=metadata, subagent_run_id=subagent_run_id
-        )
+        writer = self.text_message(message_id, role=role, name=name, **attribution)
         out: list[Event] = [writer.start_event]
         out += [writer.content(piece) for piece in pieces if piece]
         out.append(writer.end())
@@ -167,8 +153,7 @@ class MessageEvents(EventSender):
         *,
         tool_call_id: str | None = None,
         parent_message_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        **attribution: Unpack[Attribution],
     ) -> g.ToolCallStartEvent:
         """TOOL_CALL_START."""
         return self._send(
@@ -176,42 +161,23 @@ class MessageEvents(EventSender):
                 tool_call_id=tool_call_id if tool_call_id is not None else self._new_id("call"),
                 tool_call_name=tool_call_name,
                 parent_message_id=parent_message_id,
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
+                **attribution,
             )
         )
 
     def tool_call_args(
-        self,
-        tool_call_id: str,
-        delta: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, tool_call_id: str, delta: str, **attribution: Unpack[Attribution]
     ) -> g.ToolCallArgsEvent:
         """TOOL_CALL_ARGS (a piece of the arguments' text)."""
         return self._send(
-            g.ToolCallArgsEvent(
-                tool_call_id=tool_call_id,
-                delta=delta,
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
-            )
+            g.ToolCallArgsEvent(tool_call_id=tool_call_id, delta=delta, **attribution)
         )
 
     def tool_call_end(
-        self,
-        tool_call_id: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, tool_call_id: str, **attribution: Unpack[Attribution]
     ) -> g.ToolCallEndEvent:
         """TOOL_CALL_END."""
-        return self._send(
-            g.ToolCallEndEvent(
-                tool_call_id=tool_call_id, metadata=metadata, subagent_run_id=subagent_run_id
-            )
-        )
+        return self._send(g.ToolCallEndEvent(tool_call_id=tool_call_id, **attribution))
 
     def tool_call(
         self,
@@ -220,8 +186,7 @@ class MessageEvents(EventSender):
         args: Any = None,
         tool_call_id: str | None = None,
         parent_message_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        **attribution: Unpack[Attribution],
     ) -> ToolCallWriter:
         """TOOL_CALL_START now (and TOOL_CALL_ARGS when ``args`` is given: a string as is,
         any other JSON value encoded); the writer streams more arguments, ends the call
@@ -237,10 +202,11 @@ class MessageEvents(EventSender):
             tool_call_name,
             tool_call_id=tool_call_id,
             parent_message_id=parent_message_id,
-            metadata=metadata,
-            subagent_run_id=subagent_run_id,
+            **attribution,
         )
-        writer = ToolCallWriter(cast("RunProducer", self), start.tool_call_id, subagent_run_id)
+        writer = ToolCallWriter(
+            cast("RunProducer", self), start.tool_call_id, start.subagent_run_id
+        )
         if args is not None:
             writer.args(_json_text(args))
         return writer
@@ -251,8 +217,7 @@ class MessageEvents(EventSender):
         content: Any,
         *,
         message_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        **attribution: Unpack[Attribution],
     ) -> g.ToolCallResultEvent:
         """TOOL_CALL_RESULT: the tool message for a call.
 
@@ -261,8 +226,8 @@ class MessageEvents(EventSender):
             content: a string, a list of content parts (typed or wire JSON), or any
                 other JSON value (sent as its JSON text).
             message_id: the tool message's id (generated when omitted).
-            metadata: event metadata (merged onto the tool message).
-            subagent_run_id: attribution.
+            **attribution: ``metadata`` (merged onto the tool message) and
+                ``subagent_run_id`` (see :class:`Attribution`).
         """
         if isinstance(content, list):
             content = _typed(content, list[g.ContentPart])
@@ -273,115 +238,70 @@ class MessageEvents(EventSender):
                 message_id=message_id if message_id is not None else self._new_id("tool-result"),
                 tool_call_id=tool_call_id,
                 content=content,
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
+                **attribution,
             )
         )
 
     # ---- reasoning -----------------------------------------------------------------------
 
     def reasoning_start(
-        self,
-        message_id: str | None = None,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, message_id: str | None = None, **attribution: Unpack[Attribution]
     ) -> g.ReasoningStartEvent:
         """REASONING_START (opens a reasoning span)."""
         return self._send(
             g.ReasoningStartEvent(
                 message_id=message_id if message_id is not None else self._new_id("reasoning"),
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
+                **attribution,
             )
         )
 
     def reasoning_end(
-        self,
-        message_id: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, message_id: str, **attribution: Unpack[Attribution]
     ) -> g.ReasoningEndEvent:
         """REASONING_END (closes a reasoning span)."""
-        return self._send(
-            g.ReasoningEndEvent(
-                message_id=message_id, metadata=metadata, subagent_run_id=subagent_run_id
-            )
-        )
+        return self._send(g.ReasoningEndEvent(message_id=message_id, **attribution))
 
     def reasoning(
-        self,
-        message_id: str | None = None,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, message_id: str | None = None, **attribution: Unpack[Attribution]
     ) -> ReasoningSpan:
         """REASONING_START now; the span opens its reasoning message and ends with
         REASONING_END (on exit when used as a context manager)."""
-        start = self.reasoning_start(message_id, metadata=metadata, subagent_run_id=subagent_run_id)
-        return ReasoningSpan(cast("RunProducer", self), start.message_id, subagent_run_id)
+        start = self.reasoning_start(message_id, **attribution)
+        return ReasoningSpan(cast("RunProducer", self), start.message_id, start.subagent_run_id)
 
     def reasoning_message_start(
-        self,
-        message_id: str | None = None,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, message_id: str | None = None, **attribution: Unpack[Attribution]
     ) -> g.ReasoningMessageStartEvent:
         """REASONING_MESSAGE_START."""
         return self._send(
             g.ReasoningMessageStartEvent(
                 message_id=message_id if message_id is not None else self._new_id("reasoning"),
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
+                **attribution,
             )
         )
 
     def reasoning_message_content(
-        self,
-        message_id: str,
-        delta: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, message_id: str, delta: str, **attribution: Unpack[Attribution]
     ) -> g.ReasoningMessageContentEvent:
         """REASONING_MESSAGE_CONTENT."""
         return self._send(
-            g.ReasoningMessageContentEvent(
-                message_id=message_id,
-                delta=delta,
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
-            )
+            g.ReasoningMessageContentEvent(message_id=message_id, delta=delta, **attribution)
         )
 
     def reasoning_message_end(
-        self,
-        message_id: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, message_id: str, **attribution: Unpack[Attribution]
     ) -> g.ReasoningMessageEndEvent:
         """REASONING_MESSAGE_END."""
-        return self._send(
-            g.ReasoningMessageEndEvent(
-                message_id=message_id, metadata=metadata, subagent_run_id=subagent_run_id
-            )
-        )
+        return self._send(g.ReasoningMessageEndEvent(message_id=message_id, **attribution))
 
     def reasoning_message(
-        self,
-        message_id: str | None = None,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, message_id: str | None = None, **attribution: Unpack[Attribution]
     ) -> ReasoningMessageWriter:
         """REASONING_MESSAGE_START now; the writer streams the content and ends it."""
-        start = self.reasoning_message_start(
-            message_id, metadata=metadata, subagent_run_id=subagent_run_id
+        start = self.reasoning_message_start(message_id, **attribution)
+        return ReasoningMessageWriter(
+            cast("RunProducer", self), start.message_id, start.subagent_run_id
         )
-        return ReasoningMessageWriter(cast("RunProducer", self), start.message_id, subagent_run_id)
 
     def reasoning_encrypted_value(
         self,
@@ -390,8 +310,7 @@ class MessageEvents(EventSender):
         encrypted_value: str,
         *,
         encrypted_value_type: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        **attribution: Unpack[Attribution],
     ) -> g.ReasoningEncryptedValueEvent:
         """REASONING_ENCRYPTED_VALUE for a message or tool call the client knows."""
         return self._send(
@@ -400,7 +319,6 @@ class MessageEvents(EventSender):
                 entity_id=entity_id,
                 encrypted_value=encrypted_value,
                 encrypted_value_type=encrypted_value_type,
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
+                **attribution,
             )
         )

@@ -18,7 +18,7 @@ outcome members that carry nothing but their tag, read from the generated unions
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypedDict, Unpack, cast, get_args
 
 import attrs
 
@@ -27,7 +27,7 @@ from agentproto._core.jsonutil import dumps
 from agentproto._core.patch import make_patch
 from agentproto._core.readonly import thaw
 from agentproto.agui import _generated as g
-from agentproto.agui._emit_messages import EventSender, _typed
+from agentproto.agui._emit_messages import Attribution, EventSender, _typed
 from agentproto.agui._generated import Message, RunAgentInput
 from agentproto.agui._handles import RunScope, StepScope, SubagentScope
 from agentproto.agui._run_input import PROTOCOL_VERSION
@@ -35,7 +35,7 @@ from agentproto.agui._run_input import PROTOCOL_VERSION
 if TYPE_CHECKING:
     from agentproto.agui._producer import RunProducer
 
-__all__ = ["PatchLike", "RunEvents", "RunOutcome", "SubagentOutcome"]
+__all__ = ["PatchLike", "RunEvents", "RunFinish", "RunOutcome", "SubagentOutcome", "SubagentStart"]
 
 PatchLike: TypeAlias = Sequence[g.JsonPatchOperation | Mapping[str, Any]]
 """A JSON Patch as typed operations or wire dicts (``{"op": ..., "path": ...}``)."""
@@ -43,6 +43,39 @@ RunOutcome: TypeAlias = g.RunFinishedOutcome | Literal["success", "cancelled"]
 """A RUN_FINISHED outcome: typed, or the tag of an outcome that carries nothing else."""
 SubagentOutcome: TypeAlias = g.SubagentFinishedOutcome | Literal["success", "suspended"]
 """A SUBAGENT_FINISHED outcome: typed, or the tag of an outcome that carries nothing else."""
+
+
+class RunFinish(TypedDict, total=False):
+    """The keyword arguments of RUN_FINISHED besides its outcome (``run_finished()``).
+
+    Attributes:
+        result: the run's return value (any JSON), if it has one.
+        usage: token usage, one entry per provider and model.
+        metadata: event metadata.
+    """
+
+    result: Any
+    usage: list[g.TokenUsage] | None
+    metadata: dict[str, Any] | None
+
+
+class SubagentStart(TypedDict, total=False):
+    """The keyword arguments of SUBAGENT_STARTED besides its name and id (``subagent()``).
+
+    Attributes:
+        description: the subagent's description.
+        parent_subagent_run_id: the invocation that started this one, if any.
+        parent_tool_call_id: the tool call that started it, if any.
+        parent_message_id: the message that started it, if any.
+        metadata: event metadata.
+    """
+
+    description: str | None
+    parent_subagent_run_id: str | None
+    parent_tool_call_id: str | None
+    parent_message_id: str | None
+    metadata: dict[str, Any] | None
+
 
 NO_STATE: Final[Any] = object()
 """The producer's state before any baseline (no run input, no ``state=``, no snapshot)."""
@@ -135,34 +168,21 @@ class RunEvents(EventSender):
         )
 
     def run_finished(
-        self,
-        *,
-        outcome: RunOutcome | None = None,
-        result: Any = None,
-        usage: list[g.TokenUsage] | None = None,
-        metadata: dict[str, Any] | None = None,
+        self, *, outcome: RunOutcome | None = None, **finish: Unpack[RunFinish]
     ) -> g.RunFinishedEvent:
         """RUN_FINISHED for the current run (its thread and run ids are filled in).
 
         Args:
             outcome: absent (success), ``"success"``, ``"cancelled"``, or a typed
                 outcome (an interrupt outcome lists its interrupts).
-            result: the run's return value (any JSON), if it has one.
-            usage: token usage, one entry per provider and model.
-            metadata: event metadata.
+            **finish: ``result``, ``usage`` and ``metadata`` (see :class:`RunFinish`).
         """
         if self._run_ids is None:
             raise UsageError("run.not-started", "Cannot send 'RUN_FINISHED': no run was started")
         thread_id, run_id = self._run_ids
+        typed = _outcome(_RUN_OUTCOMES, outcome, "RUN_FINISHED")
         return self._send(
-            g.RunFinishedEvent(
-                thread_id=thread_id,
-                run_id=run_id,
-                outcome=_outcome(_RUN_OUTCOMES, outcome, "RUN_FINISHED"),
-                result=result,
-                usage=usage,
-                metadata=metadata,
-            )
+            g.RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=typed, **finish)
         )
 
     def run_error(
@@ -187,69 +207,35 @@ class RunEvents(EventSender):
     # ---- steps ---------------------------------------------------------------------------
 
     def step_started(
-        self,
-        step_name: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, step_name: str, **attribution: Unpack[Attribution]
     ) -> g.StepStartedEvent:
         """STEP_STARTED."""
-        return self._send(
-            g.StepStartedEvent(
-                step_name=step_name, metadata=metadata, subagent_run_id=subagent_run_id
-            )
-        )
+        return self._send(g.StepStartedEvent(step_name=step_name, **attribution))
 
     def step_finished(
-        self,
-        step_name: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, step_name: str, **attribution: Unpack[Attribution]
     ) -> g.StepFinishedEvent:
         """STEP_FINISHED (with the same attribution as its start)."""
-        return self._send(
-            g.StepFinishedEvent(
-                step_name=step_name, metadata=metadata, subagent_run_id=subagent_run_id
-            )
-        )
+        return self._send(g.StepFinishedEvent(step_name=step_name, **attribution))
 
-    def step(
-        self,
-        step_name: str,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
-    ) -> StepScope:
+    def step(self, step_name: str, **attribution: Unpack[Attribution]) -> StepScope:
         """STEP_STARTED now; STEP_FINISHED from the scope (on exit as a context manager)."""
-        self.step_started(step_name, metadata=metadata, subagent_run_id=subagent_run_id)
-        return StepScope(cast("RunProducer", self), step_name, subagent_run_id)
+        self.step_started(step_name, **attribution)
+        return StepScope(cast("RunProducer", self), step_name, attribution.get("subagent_run_id"))
 
     # ---- subagents -----------------------------------------------------------------------
 
     def subagent_started(
-        self,
-        name: str,
-        *,
-        subagent_run_id: str | None = None,
-        description: str | None = None,
-        parent_subagent_run_id: str | None = None,
-        parent_tool_call_id: str | None = None,
-        parent_message_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        self, name: str, *, subagent_run_id: str | None = None, **start: Unpack[SubagentStart]
     ) -> g.SubagentStartedEvent:
-        """SUBAGENT_STARTED: announces an invocation before anything attributed to it."""
+        """SUBAGENT_STARTED: announces an invocation before anything attributed to it
+        (``subagent_run_id`` is generated when omitted; ``start``: see :class:`SubagentStart`)."""
+        run_id = subagent_run_id
         return self._send(
             g.SubagentStartedEvent(
-                subagent_run_id=(
-                    subagent_run_id if subagent_run_id is not None else self._new_id("subagent")
-                ),
+                subagent_run_id=run_id if run_id is not None else self._new_id("subagent"),
                 name=name,
-                description=description,
-                parent_subagent_run_id=parent_subagent_run_id,
-                parent_tool_call_id=parent_tool_call_id,
-                parent_message_id=parent_message_id,
-                metadata=metadata,
+                **start,
             )
         )
 
@@ -287,15 +273,7 @@ class RunEvents(EventSender):
         )
 
     def subagent(
-        self,
-        name: str,
-        *,
-        subagent_run_id: str | None = None,
-        description: str | None = None,
-        parent_subagent_run_id: str | None = None,
-        parent_tool_call_id: str | None = None,
-        parent_message_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        self, name: str, *, subagent_run_id: str | None = None, **start: Unpack[SubagentStart]
     ) -> SubagentScope:
         """SUBAGENT_STARTED now; the scope finishes the invocation (on exit as a context
         manager: SUBAGENT_FINISHED, or SUBAGENT_ERROR when the block raises).
@@ -305,55 +283,25 @@ class RunEvents(EventSender):
             with producer.subagent("researcher") as sub:
                 producer.text("Found it.", subagent_run_id=sub.subagent_run_id)
         """
-        start = self.subagent_started(
-            name,
-            subagent_run_id=subagent_run_id,
-            description=description,
-            parent_subagent_run_id=parent_subagent_run_id,
-            parent_tool_call_id=parent_tool_call_id,
-            parent_message_id=parent_message_id,
-            metadata=metadata,
-        )
-        return SubagentScope(cast("RunProducer", self), start.subagent_run_id, name)
+        started = self.subagent_started(name, subagent_run_id=subagent_run_id, **start)
+        return SubagentScope(cast("RunProducer", self), started.subagent_run_id, name)
 
     # ---- state ---------------------------------------------------------------------------
 
     def state_snapshot(
-        self,
-        snapshot: Any,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, snapshot: Any, **attribution: Unpack[Attribution]
     ) -> g.StateSnapshotEvent:
         """STATE_SNAPSHOT: replaces the client's state (any JSON value)."""
-        return self._send(
-            g.StateSnapshotEvent(
-                snapshot=snapshot, metadata=metadata, subagent_run_id=subagent_run_id
-            )
-        )
+        return self._send(g.StateSnapshotEvent(snapshot=snapshot, **attribution))
 
     def state_delta(
-        self,
-        delta: PatchLike,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, delta: PatchLike, **attribution: Unpack[Attribution]
     ) -> g.StateDeltaEvent:
         """STATE_DELTA: an RFC 6902 patch against the client's state (it must apply)."""
-        return self._send(
-            g.StateDeltaEvent(
-                delta=_typed(list(delta), g.JsonPatch),
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
-            )
-        )
+        return self._send(g.StateDeltaEvent(delta=_typed(list(delta), g.JsonPatch), **attribution))
 
     def state_update(
-        self,
-        new_state: Any,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, new_state: Any, **attribution: Unpack[Attribution]
     ) -> g.StateDeltaEvent | None:
         """STATE_DELTA with the minimal patch from the current state to ``new_state``.
 
@@ -370,7 +318,7 @@ class RunEvents(EventSender):
         ops = make_patch(self._state, thaw(new_state))
         if not ops:
             return None
-        return self.state_delta(ops, metadata=metadata, subagent_run_id=subagent_run_id)
+        return self.state_delta(ops, **attribution)
 
     # ---- activities ----------------------------------------------------------------------
 
@@ -381,8 +329,7 @@ class RunEvents(EventSender):
         content: dict[str, Any],
         *,
         replace: bool | None = None,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        **attribution: Unpack[Attribution],
     ) -> g.ActivitySnapshotEvent:
         """ACTIVITY_SNAPSHOT: creates the activity message, or replaces its content and
         type (``replace=False``: leaves an existing one as it stands)."""
@@ -392,8 +339,7 @@ class RunEvents(EventSender):
                 activity_type=activity_type,
                 content=content,
                 replace=replace,
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
+                **attribution,
             )
         )
 
@@ -404,8 +350,7 @@ class RunEvents(EventSender):
         *,
         activity_type: str | None = None,
         retype: bool = False,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        **attribution: Unpack[Attribution],
     ) -> g.ActivityDeltaEvent:
         """ACTIVITY_DELTA: an RFC 6902 patch against the activity's content.
 
@@ -415,16 +360,15 @@ class RunEvents(EventSender):
             activity_type: default the activity's current type; another type needs
                 ``retype=True``.
             retype: change the activity's type on purpose.
-            metadata: event metadata.
-            subagent_run_id: attribution (must agree with the activity's owner).
+            **attribution: ``metadata`` and ``subagent_run_id`` (which must agree with
+                the activity's owner).
         """
         return self._send(
             g.ActivityDeltaEvent(
                 message_id=message_id,
                 activity_type=self._activity_type(message_id, activity_type),
                 patch=_typed(list(patch), g.JsonPatch),
-                metadata=metadata,
-                subagent_run_id=subagent_run_id,
+                **attribution,
             ),
             retype=retype,
         )
@@ -436,8 +380,7 @@ class RunEvents(EventSender):
         *,
         activity_type: str | None = None,
         retype: bool = False,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        **attribution: Unpack[Attribution],
     ) -> g.ActivityDeltaEvent | None:
         """ACTIVITY_DELTA with the minimal patch from the activity's content to ``new_content``.
 
@@ -450,12 +393,7 @@ class RunEvents(EventSender):
         if not ops and activity_type in (None, known.activity_type):
             return None
         return self.activity_delta(
-            message_id,
-            ops,
-            activity_type=activity_type,
-            retype=retype,
-            metadata=metadata,
-            subagent_run_id=subagent_run_id,
+            message_id, ops, activity_type=activity_type, retype=retype, **attribution
         )
 
     def _activity_type(self, message_id: str, activity_type: str | None) -> str:
@@ -477,32 +415,12 @@ class RunEvents(EventSender):
             )
         )
 
-    def custom(
-        self,
-        name: str,
-        value: Any,
-        *,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
-    ) -> g.CustomEvent:
+    def custom(self, name: str, value: Any, **attribution: Unpack[Attribution]) -> g.CustomEvent:
         """CUSTOM: an application event (any JSON ``value``)."""
-        return self._send(
-            g.CustomEvent(
-                name=name, value=value, metadata=metadata, subagent_run_id=subagent_run_id
-            )
-        )
+        return self._send(g.CustomEvent(name=name, value=value, **attribution))
 
     def raw(
-        self,
-        event: Any,
-        *,
-        source: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        subagent_run_id: str | None = None,
+        self, event: Any, *, source: str | None = None, **attribution: Unpack[Attribution]
     ) -> g.RawEvent:
         """RAW: an event from an external system, passed through (any JSON)."""
-        return self._send(
-            g.RawEvent(
-                event=event, source=source, metadata=metadata, subagent_run_id=subagent_run_id
-            )
-        )
+        return self._send(g.RawEvent(event=event, source=source, **attribution))

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import contextlib
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar, Unpack, cast
 
 from agentproto._core.errors import AgentProtoError
 from agentproto.agui import _generated as g
 
 if TYPE_CHECKING:
-    from agentproto.agui._emit_run import RunOutcome, SubagentOutcome
+    from agentproto.agui._emit_run import RunFinish, RunOutcome, SubagentOutcome
     from agentproto.agui._producer import RunProducer
 
 __all__ = [
@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 Ended = TypeVar("Ended")
+Piece = TypeVar("Piece")
+End = TypeVar("End")
 
 
 class _Scope:
@@ -70,8 +72,7 @@ class _Scope:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        producer = self.producer
-        if not self._open or producer.failure is not None or producer.closed:
+        if not self._open or self._settled():
             return
         if exc is None:
             self._close()
@@ -83,6 +84,11 @@ class _Scope:
         """``event`` (the one that closed the scope), once the scope is marked closed."""
         self._open = False
         return event
+
+    def _settled(self) -> bool:
+        """Whether exiting must leave the scope as it is (the producer failed or is closed)."""
+        producer = self.producer
+        return producer.failure is not None or producer.closed
 
     def _close(self) -> None:
         raise NotImplementedError
@@ -101,7 +107,45 @@ class _Attributed(_Scope):
         self.subagent_run_id = subagent_run_id
 
 
-class TextMessageWriter(_Attributed):
+class _Item(_Attributed):
+    """An open message-like item: its ``messageId`` and owner, repeated on every continuation.
+
+    ``_END`` names the producer helper that closes it; its ``end()`` is the one routine
+    of every such item.
+    """
+
+    __slots__ = ("message_id",)
+    _END: ClassVar[str]
+
+    def __init__(self, producer: RunProducer, message_id: str, subagent_run_id: str | None) -> None:
+        super().__init__(producer, subagent_run_id)
+        self.message_id = message_id
+
+    def _continue(self, helper: str, *args: Any, metadata: dict[str, Any] | None) -> Any:
+        """The event the producer helper named ``helper`` sends for this item."""
+        send = getattr(self.producer, helper)
+        return send(self.message_id, *args, metadata=metadata, subagent_run_id=self.subagent_run_id)
+
+    def _close(self) -> None:
+        self._ended(self._continue(self._END, metadata=None))
+
+
+class _Writer(_Item, Generic[Piece, End]):
+    """An open message whose text streams in pieces (CONTENT events), then ends (END)."""
+
+    __slots__ = ()
+    _CONTENT: ClassVar[str]
+
+    def content(self, delta: str, *, metadata: dict[str, Any] | None = None) -> Piece:
+        """The next piece of text (a TEXT_MESSAGE_CONTENT or REASONING_MESSAGE_CONTENT)."""
+        return cast("Piece", self._continue(self._CONTENT, delta, metadata=metadata))
+
+    def end(self, *, metadata: dict[str, Any] | None = None) -> End:
+        """The message's END (TEXT_MESSAGE_END or REASONING_MESSAGE_END)."""
+        return cast("End", self._ended(self._continue(self._END, metadata=metadata)))
+
+
+class TextMessageWriter(_Writer[g.TextMessageContentEvent, g.TextMessageEndEvent]):
     """An open text message (from :meth:`RunProducer.text_message`).
 
     Attributes:
@@ -110,89 +154,40 @@ class TextMessageWriter(_Attributed):
         start_event: the TEXT_MESSAGE_START that opened it.
     """
 
-    __slots__ = ("message_id", "start_event")
+    __slots__ = ("start_event",)
+    _CONTENT = "text_message_content"
+    _END = "text_message_end"
 
     def __init__(self, producer: RunProducer, start_event: g.TextMessageStartEvent) -> None:
-        super().__init__(producer, start_event.subagent_run_id)
+        super().__init__(producer, start_event.message_id, start_event.subagent_run_id)
         self.start_event = start_event
-        self.message_id = start_event.message_id
-
-    def content(
-        self, delta: str, *, metadata: dict[str, Any] | None = None
-    ) -> g.TextMessageContentEvent:
-        """TEXT_MESSAGE_CONTENT: the next piece of text."""
-        return self.producer.text_message_content(
-            self.message_id, delta, metadata=metadata, subagent_run_id=self.subagent_run_id
-        )
-
-    def end(self, *, metadata: dict[str, Any] | None = None) -> g.TextMessageEndEvent:
-        """TEXT_MESSAGE_END."""
-        return self._ended(
-            self.producer.text_message_end(
-                self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
-            )
-        )
-
-    def _close(self) -> None:
-        self.end()
 
 
-class _Reasoning(_Attributed):
-    """A reasoning scope: its ``messageId`` and owner."""
-
-    __slots__ = ("message_id",)
-
-    def __init__(self, producer: RunProducer, message_id: str, subagent_run_id: str | None) -> None:
-        super().__init__(producer, subagent_run_id)
-        self.message_id = message_id
-
-
-class ReasoningMessageWriter(_Reasoning):
+class ReasoningMessageWriter(_Writer[g.ReasoningMessageContentEvent, g.ReasoningMessageEndEvent]):
     """An open reasoning message (from :meth:`RunProducer.reasoning_message`)."""
 
     __slots__ = ()
-
-    def content(
-        self, delta: str, *, metadata: dict[str, Any] | None = None
-    ) -> g.ReasoningMessageContentEvent:
-        """REASONING_MESSAGE_CONTENT."""
-        return self.producer.reasoning_message_content(
-            self.message_id, delta, metadata=metadata, subagent_run_id=self.subagent_run_id
-        )
-
-    def end(self, *, metadata: dict[str, Any] | None = None) -> g.ReasoningMessageEndEvent:
-        """REASONING_MESSAGE_END."""
-        return self._ended(
-            self.producer.reasoning_message_end(
-                self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
-            )
-        )
-
-    def _close(self) -> None:
-        self.end()
+    _CONTENT = "reasoning_message_content"
+    _END = "reasoning_message_end"
 
 
-class ReasoningSpan(_Reasoning):
+class ReasoningSpan(_Item):
     """An open reasoning span (from :meth:`RunProducer.reasoning`)."""
 
     __slots__ = ()
+    _END = "reasoning_end"
 
     def message(self, *, metadata: dict[str, Any] | None = None) -> ReasoningMessageWriter:
         """REASONING_MESSAGE_START for the span's ``messageId``; returns its writer."""
-        return self.producer.reasoning_message(
-            self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
+        return cast(
+            "ReasoningMessageWriter", self._continue("reasoning_message", metadata=metadata)
         )
 
     def end(self, *, metadata: dict[str, Any] | None = None) -> g.ReasoningEndEvent:
         """REASONING_END."""
-        return self._ended(
-            self.producer.reasoning_end(
-                self.message_id, metadata=metadata, subagent_run_id=self.subagent_run_id
-            )
+        return cast(
+            "g.ReasoningEndEvent", self._ended(self._continue(self._END, metadata=metadata))
         )
-
-    def _close(self) -> None:
-        self.end()
 
 
 class ToolCallWriter(_Attributed):
@@ -319,19 +314,10 @@ class RunScope(_Scope):
     __slots__ = ()
 
     def finish(
-        self,
-        *,
-        outcome: RunOutcome | None = None,
-        result: Any = None,
-        usage: list[g.TokenUsage] | None = None,
-        metadata: dict[str, Any] | None = None,
+        self, *, outcome: RunOutcome | None = None, **finish: Unpack[RunFinish]
     ) -> g.RunFinishedEvent:
-        """RUN_FINISHED."""
-        return self._ended(
-            self.producer.run_finished(
-                outcome=outcome, result=result, usage=usage, metadata=metadata
-            )
-        )
+        """RUN_FINISHED (the arguments of :meth:`RunProducer.run_finished`)."""
+        return self._ended(self.producer.run_finished(outcome=outcome, **finish))
 
     def error(
         self, message: str, *, code: str | None = None, metadata: dict[str, Any] | None = None
@@ -339,24 +325,18 @@ class RunScope(_Scope):
         """RUN_ERROR."""
         return self._ended(self.producer.run_error(message, code=code, metadata=metadata))
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _settled(self) -> bool:
+        # a RUN_ERROR is accepted even after the producer failed: only a closed producer
+        # or a run no longer running leaves nothing to send
         producer = self.producer
-        if not self._open or producer.closed or producer.phase != "running":
+        if producer.closed or producer.phase != "running":
             self._open = False
-            return
-        if exc is None:
-            if producer.failure is None:
-                self.finish()
-            return
-        # a RUN_ERROR is accepted even after the producer failed; an error sending it
-        # must not hide the block's own exception
-        with contextlib.suppress(AgentProtoError):
-            self.error(f"the run failed ({type(exc).__name__})", code="run.exception")
+            return True
+        return False
 
     def _close(self) -> None:
-        self.finish()
+        if self.producer.failure is None:
+            self.finish()
+
+    def _close_on_error(self, exc: BaseException) -> None:
+        self.error(f"the run failed ({type(exc).__name__})", code="run.exception")

@@ -109,29 +109,11 @@ from agentproto.agui._conversation import Conversation
 from agentproto.agui._emit_messages import MessageEvents
 from agentproto.agui._emit_run import NO_STATE, RunEvents
 from agentproto.agui._generated import Event, Message, RunAgentInput
-from agentproto.agui._handles import (  # re-exported: this module's names before the split
-    ReasoningMessageWriter,
-    ReasoningSpan,
-    RunScope,
-    StepScope,
-    SubagentScope,
-    TextMessageWriter,
-    ToolCallWriter,
-)
 from agentproto.agui._kinds import ATTRIBUTED, kinds
 from agentproto.agui._verify import Verifier
 from agentproto.agui._wire import _converter, parse_event, parse_run_input
 
-__all__ = [
-    "ReasoningMessageWriter",
-    "ReasoningSpan",
-    "RunProducer",
-    "RunScope",
-    "StepScope",
-    "SubagentScope",
-    "TextMessageWriter",
-    "ToolCallWriter",
-]
+__all__ = ["Phase", "RunProducer", "Sink"]
 
 Phase: TypeAlias = Literal["idle", "running", "finished", "errored"]
 """Where the producer's stream stands: before any run, in a run, after RUN_FINISHED,
