@@ -198,3 +198,17 @@ def test_hand_built_updates_with_a_wrong_id_or_fixed_field_are_usage_errors() ->
     with pytest.raises(UsageError):
         state.apply(schema.PlanRemovedSessionUpdate(plan_id=3))  # type: ignore[arg-type]
     assert state == SessionState()
+
+
+def test_a_kind_the_schema_lacks_is_absent_not_an_error() -> None:
+    """An older ACP without subagent_update has no subagent kind (its table stays empty);
+    a union with only half of a kind (the upsert without its chunk) fails loudly."""
+    members = union_members(schema.SessionUpdate)
+    older = {tag: cls for tag, cls in members.items() if tag != "subagent_update"}
+    kinds = _entities.build_kinds(older)
+    assert "subagent" not in kinds and "tool_call" in kinds
+    assert "subagent" in _entities.ENTITY_NAMES
+    assert SessionState().subagents == {}
+    half = {tag: cls for tag, cls in members.items() if tag != "tool_call_content_chunk"}
+    with pytest.raises(UsageError, match="tool_call_content_chunk"):
+        _entities.build_kinds(half)

@@ -6,9 +6,8 @@ ACP peers exchange JSON-RPC 2.0 messages, one JSON text per line, over a byte
 stream (usually the agent process's stdin/stdout). This module works at the
 dict level and does no I/O:
 
-* :func:`parse_message` checks the JSON-RPC shape of one decoded object and
-  returns a :class:`Request`, :class:`Notification` or :class:`Response`;
-  ``params``, ``result`` and ``error`` stay plain JSON for the typed layer.
+* :func:`parse_message` checks the JSON-RPC shape of one decoded object: a
+  :class:`Request`, :class:`Notification` or :class:`Response` (plain JSON inside).
 * :class:`MessageReader` is the incremental decoder: :meth:`~MessageReader.feed`
   takes chunks split anywhere (inside a line, a multi-byte character, a CRLF)
   and returns the messages of the lines completed so far; :meth:`~MessageReader.close`
@@ -26,11 +25,10 @@ also in ``encode_message`` output. A line holding an array is a JSON-RPC batch:
 its members come out in order, all with that line's number; a batch is
 rejected as a whole when any member is, and an empty batch is an error.
 
-Errors: every problem with a line raises :class:`~agentproto._core.errors.DecodeError`
-naming the 1-based line (``line`` attribute and message) and a byte ``offset``
-into the stream: that of the bad byte or JSON, else of the line. A JSON-RPC shape violation is
-chained (``__cause__``) to the :class:`~agentproto._core.errors.SchemaError`
-from :func:`parse_message`, whose keyword and location the message repeats.
+Errors: a bad line raises :class:`~agentproto._core.errors.DecodeError` with its
+1-based ``line`` and the stream ``offset`` of the bad byte or JSON (else of the
+line); a shape violation chains the :class:`~agentproto._core.errors.SchemaError`
+of :func:`parse_message`, whose keyword and location the message repeats.
 Messages before a bad line are never lost: a call returns the messages that
 precede the bad line and the *next* call raises for it (at once when it comes
 first). After an error the reader goes on with the following line, so a

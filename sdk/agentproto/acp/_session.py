@@ -37,7 +37,7 @@ from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._entities import (
-    KINDS,
+    ENTITY_NAMES,
     TOOL_CALL_STATUSES,
     TOOL_KINDS,
     CompactionState,
@@ -137,7 +137,7 @@ class SessionState:
         """
         self.session_id = session_id
         # entity kind -> its entities by id (the one session info under "")
-        tables: dict[str, dict[str, Any]] = {name: {} for name in KINDS}
+        tables: dict[str, dict[str, Any]] = {name: {} for name in ENTITY_NAMES}
         tables["plan"] = {}
         self._tables = tables
         self.tool_calls: dict[str, ToolCallState] = tables["tool_call"]

@@ -129,7 +129,9 @@ _TOOL_CALL_RESET = tuple(
 _V1_UPSERT_KINDS: dict[str, EntityKind] = {
     kind.spec.upsert: kind for kind in KINDS.values() if kind.spec.upsert in _V1_MEMBERS
 }
-WHOLE_META_V1 = frozenset({"compaction_update", "subagent_update", "session_message"})
+WHOLE_META_V1 = frozenset({"compaction_update", "subagent_update", "session_message"}) & set(
+    _V1_UPSERT_KINDS
+)
 """The v1 updates (besides ``tool_call``) whose ``_meta`` replaces the stored object whole."""
 _V1_STATUSES = frozenset(v1.ENUM_VALUES["ToolCallStatus"])
 _V1_KINDS = frozenset(v1.ENUM_VALUES["ToolKind"])
