@@ -51,7 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         meter = properties.MemoryMeter(not args.no_memory)
         for name in names:
             target = TARGETS[name]
-            failures, _ = run_one(target, generate(target, args.seed, args.index, seeds), args.index, meter)
+            failures, _ = run_one(
+                target, generate(target, args.seed, args.index, seeds), args.index, meter
+            )
             for failure in failures:
                 status = 1
                 print(f"[{failure.prop}] {failure.exc_type} at {failure.where}: {failure.message}")

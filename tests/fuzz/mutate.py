@@ -66,10 +66,8 @@ def _nested(depth: int, kind: str) -> Any:
 
 def deep(depth: int, kind: str = "[") -> Raw:
     """``depth`` nested arrays (``[``) or objects (``{``) around ``0``."""
-    if kind == "[":
-        text = "[" * depth + "0" + "]" * depth
-    else:
-        text = '{"a":' * depth + "0" + "}" * depth
+    opener, closer = ("[", "]") if kind == "[" else ('{"a":', "}")
+    text = opener * depth + "0" + closer * depth
     return Raw(text, lambda: _nested(depth, kind))
 
 
@@ -161,6 +159,9 @@ ACP_KINDS = (
     "available_commands_update",
     "config_option_update",
 )
+ID_POOL: list[str] = []
+"""Every id string of the seeds (``...Id`` members), filled by :func:`load_seeds`."""
+
 PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
 TAG_KEYS = {"type": AGUI_TYPES, "role": ROLES, "sessionUpdate": ACP_KINDS, "op": PATCH_OPS}
 
@@ -179,7 +180,9 @@ def hostile_value(rng: random.Random) -> Any:
     if pick == 3:
         return rng.choice(NAN_TOKENS)
     if pick == 4:
-        return deep(rng.choice([100, 510, 511, 512, 513, 600, 1000, 5000, 100_000]), rng.choice("[{"))
+        return deep(
+            rng.choice([100, 510, 511, 512, 513, 600, 1000, 5000, 100_000]), rng.choice("[{")
+        )
     if pick == 5:
         return rng.choice("xé\u2028\x00😀") * rng.choice([1000, 70_000, 1_000_000])
     if pick == 6:
@@ -189,13 +192,18 @@ def hostile_value(rng: random.Random) -> Any:
     if pick == 8:
         return rng.choice([1.7976931348623157e308, 5e-324, 1e16, 0.1, -1e-7, 1700000000000.5])
     if pick == 9:
-        return "/" + "/".join(rng.choice(["a", "-", "0", "~", "~2", "~1", "9" * 40, ""]) for _ in range(rng.randint(0, 4)))
+        return "/" + "/".join(
+            rng.choice(["a", "-", "0", "~", "~2", "~1", "9" * 40, ""])
+            for _ in range(rng.randint(0, 4))
+        )
     if pick == 10:
         return [rng.choice([0, "x", None, {}]) for _ in range(rng.choice([2, 100, 10_000]))]
     if pick == 11:
         return {f"k{n}": n for n in range(rng.choice([3, 1000, 20_000]))}
     if pick == 12:
-        return DupKeys(tuple((rng.choice(["a", "type", "id"]), rng.randint(0, 3)) for _ in range(3)))
+        return DupKeys(
+            tuple((rng.choice(["a", "type", "id"]), rng.randint(0, 3)) for _ in range(3))
+        )
     if pick == 13:
         return rng.choice(AGUI_TYPES + ROLES + ACP_KINDS)
     if pick == 14:
@@ -215,7 +223,11 @@ def _patch_ops(rng: random.Random) -> list[Any]:
         digits = rng.choice([19, 20, 400, 4300, 5000])
         return [
             {"op": "add", "path": "/fuzz", "value": 1},
-            {"op": rng.choice(["add", "replace", "remove", "test"]), "path": "/b/" + "1" * digits, "value": 0},
+            {
+                "op": rng.choice(["add", "replace", "remove", "test"]),
+                "path": "/b/" + "1" * digits,
+                "value": 0,
+            },
         ]
     if pick == 2:
         return [
@@ -238,14 +250,25 @@ def _patch_ops(rng: random.Random) -> list[Any]:
     if pick == 6:
         return [{"op": "add", "path": "", "value": hostile_value(rng)}]
     if pick == 7:
-        return [{"op": rng.choice(["add", "copy", "move"]), "from": "/x" + "~" * 3, "path": "/y", "value": 1}]
-    return [{"op": "add", "path": "/big", "value": "x" * 100_000} for _ in range(rng.choice([2, 50]))]
+        return [
+            {
+                "op": rng.choice(["add", "copy", "move"]),
+                "from": "/x" + "~" * 3,
+                "path": "/y",
+                "value": 1,
+            }
+        ]
+    return [
+        {"op": "add", "path": "/big", "value": "x" * 100_000} for _ in range(rng.choice([2, 50]))
+    ]
 
 
 # ---- walking and editing a JSON tree ------------------------------------------------------
 
 
-def _places(value: Any, path: tuple[Any, ...] = (), out: list[tuple[Any, ...]] | None = None) -> list[tuple[Any, ...]]:
+def _places(
+    value: Any, path: tuple[Any, ...] = (), out: list[tuple[Any, ...]] | None = None
+) -> list[tuple[Any, ...]]:
     out = [] if out is None else out
     out.append(path)
     if len(out) > 5000:
@@ -285,11 +308,20 @@ def mutate_value(rng: random.Random, doc: Any) -> Any:
         else:
             parent[f"{key}{rng.choice(['', '_', 'X', '2'])}x"] = copy.deepcopy(parent[key])
     elif pick == 5 and isinstance(parent, dict):  # rename: an unknown or near-miss member
-        parent[rng.choice([key.upper(), key + "_", key.lower(), "extra", "_meta"])] = parent.pop(key)
+        parent[rng.choice([key.upper(), key + "_", key.lower(), "extra", "_meta"])] = parent.pop(
+            key
+        )
     elif pick == 6 and isinstance(key, str) and key in TAG_KEYS:
         parent[key] = rng.choice(TAG_KEYS[key] + UNKNOWN_NAMES)
+    elif pick == 6 and isinstance(key, str) and key.endswith("Id") and ID_POOL:
+        parent[key] = rng.choice(ID_POOL)  # collide with another entity, schema-valid
     elif pick == 7:
         parent[key] = _mutate_container(rng, parent[key])
+    elif pick == 8 and ID_POOL and rng.random() < 0.5:
+        ids = [p for p in places if p and isinstance(p[-1], str) and p[-1].endswith("Id")]
+        if ids:
+            where = rng.choice(ids)
+            _get(doc, where[:-1])[where[-1]] = rng.choice(ID_POOL)
     elif pick == 8:
         parent[key] = copy.deepcopy(_get(doc, rng.choice(places))) if len(places) < 2000 else None
     else:
@@ -313,14 +345,17 @@ def _retype(rng: random.Random, value: Any) -> Any:
 
 def _mutate_container(rng: random.Random, value: Any) -> Any:
     if isinstance(value, list):
-        if value and all(isinstance(op, dict) and "op" in op for op in value) or rng.random() < 0.3:
+        patch = bool(value) and all(isinstance(op, dict) and "op" in op for op in value)
+        if patch or rng.random() < 0.3:
             ops = _patch_ops(rng)
             at = rng.randint(0, len(value))
             return value[:at] + ops + value[at:]
-        return value + [hostile_value(rng)]
+        return [*value, hostile_value(rng)]
     if isinstance(value, dict):
         value = dict(value)
-        value[rng.choice(["extra", "metadata", "_meta", "subagentRunId", "replace", "rawEvent"])] = hostile_value(rng)
+        value[
+            rng.choice(["extra", "metadata", "_meta", "subagentRunId", "replace", "rawEvent"])
+        ] = hostile_value(rng)
         return value
     return hostile_value(rng)
 
@@ -460,12 +495,19 @@ def sse_frames(events: list[Any], rng: random.Random | None = None) -> bytes:
     for event in events:
         body = encode_text(dumps(event))
         if rng is not None and rng.random() < 0.1:
-            lines = body.split(b"\n") if b"\n" in body else [body[: len(body) // 2], body[len(body) // 2 :]]
+            lines = (
+                body.split(b"\n")
+                if b"\n" in body
+                else [body[: len(body) // 2], body[len(body) // 2 :]]
+            )
             frame = b"".join(b"data:" + line + b"\n" for line in lines) + b"\n"
         else:
             frame = b"data: " + body + b"\n\n"
         if rng is not None and rng.random() < 0.05:
-            frame = rng.choice([b": keep-alive\n", b"event: message\n", b"id: 7\n", b"retry: 10\n"]) + frame
+            frame = (
+                rng.choice([b": keep-alive\n", b"event: message\n", b"id: 7\n", b"retry: 10\n"])
+                + frame
+            )
         parts.append(frame)
     return b"".join(parts)
 
@@ -528,7 +570,11 @@ def mutate_bytes(rng: random.Random, data: bytes) -> bytes:
         elif pick == 7:
             data = data.replace(b"\n", rng.choice([b"\r", b"\r\n", b"\n\r"]))
         elif pick == 8:
-            data = b"\xef\xbb\xbf" + data if rng.random() < 0.5 else data.replace(b"data: ", b"data:", 3)
+            data = (
+                b"\xef\xbb\xbf" + data
+                if rng.random() < 0.5
+                else data.replace(b"data: ", b"data:", 3)
+            )
         else:
             data = data[:at] + b"\n" * rng.choice([1, 2, 1000]) + data[at:]
     return data
@@ -602,7 +648,17 @@ def load_seeds(mirror: Path) -> Seeds:
     updates = []
     for path in sorted((ROOT / "tests" / "acp" / "roundtrip").glob("*.json")):
         updates.append((path.stem, json.loads(path.read_text(encoding="utf-8"))))
-    return Seeds(streams, fixtures, updates)
+    seeds = Seeds(streams, fixtures, updates)
+    if not ID_POOL:
+        found: set[str] = set()
+        for doc in [s.stream for s in streams] + [d for _, d in fixtures] + [u for _, u in updates]:
+            for path in _places(doc):
+                if path and isinstance(path[-1], str) and path[-1].endswith("Id"):
+                    value = _get(doc, path)
+                    if isinstance(value, str):
+                        found.add(value)
+        ID_POOL.extend(sorted(found))
+    return seeds
 
 
 def notification(update: Any, session_id: Any = "s1") -> dict[str, Any]:
@@ -625,7 +681,9 @@ def mutate_rpc(rng: random.Random, message: Any) -> Any:
     elif pick == 1:
         message["id"] = rng.choice([1, "1", None, 2**70, [], 1.5])
     elif pick == 2:
-        message["method"] = rng.choice(["session/updates", "", "session/request_permission", "rpc.x"])
+        message["method"] = rng.choice(
+            ["session/updates", "", "session/request_permission", "rpc.x"]
+        )
     elif pick == 3:
         message["params"] = rng.choice([[], None, "x", {"sessionId": "s1"}, {"update": {}}])
     elif pick == 4:

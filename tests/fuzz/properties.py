@@ -32,8 +32,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from agentproto import AgentProtoError
-
 MEMORY_FACTOR = 200
 """Peak traced bytes allowed per input byte (decoded JSON and typed events cost ~50-100x)."""
 
@@ -49,11 +47,11 @@ def memory_bound(size: int) -> int:
     return MEMORY_FACTOR * size + MEMORY_CONSTANT
 
 
-class FuzzTimeout(BaseException):  # noqa: N818 - not an error the library may catch
+class FuzzTimeout(BaseException):
     """The time budget ran out (a BaseException, so ``except Exception`` cannot swallow it)."""
 
 
-class PropertyFailure(Exception):  # noqa: N818
+class PropertyFailure(Exception):
     """A target saw a broken contract (``prop`` names the property)."""
 
     def __init__(self, prop: str, message: str, label: str | None = None) -> None:

@@ -159,7 +159,9 @@ class ConsumerCheck:
         self.consumer = consumer
         self.problems = problems
         run_input = consumer.run_input
-        self.shadow = Conversation.from_input(run_input) if run_input is not None else Conversation()
+        self.shadow = (
+            Conversation.from_input(run_input) if run_input is not None else Conversation()
+        )
 
     def call(self, label: str, feed: Callable[[], list[Any]], may_change: bool) -> None:
         """One feed call; raises what it raises, after checking what it left behind."""
@@ -229,7 +231,10 @@ class ConsumerCheck:
                     f"({first_difference(before, conversation_print(shadow))})",
                 )
         if compare:
-            mine, theirs = conversation_print(self.consumer.conversation), conversation_print(shadow)
+            mine, theirs = (
+                conversation_print(self.consumer.conversation),
+                conversation_print(shadow),
+            )
             if mine != theirs:
                 types = ",".join(str(getattr(e, "type", "?")) for e in delivered) or "nothing"
                 self._problem(
@@ -412,13 +417,13 @@ def run_parse_update(example: dict[str, Any], problems: Problems) -> None:
                 dump_session_update(parsed)
 
 
-# ---- the command line ---------------------------------------------------------------------------
+# ---- the command line ---------------------------------------------------------------------
 
 _TMP = Path(tempfile.mkdtemp(prefix="agentproto-fuzz-"))
 
 
 def gen_cli(rng: random.Random, seeds: m.Seeds) -> dict[str, Any]:
-    """A recording for ``replay``/``validate`` (SSE, JSON Lines, array, stream file) or an ACP log."""
+    """A recording for ``replay``/``validate`` (SSE, JSON Lines, array, stream file) or ACP."""
     command = rng.choice(["replay", "validate", "acp"])
     as_json = rng.random() < 0.5
     if command == "acp":
@@ -447,7 +452,11 @@ def run_cli(example: dict[str, Any], problems: Problems) -> None:
     """``agentproto.cli.main`` on a temporary file, output captured."""
     path = _TMP / f"input.{example['format']}"
     path.write_bytes(example["data"])
-    argv = ["acp", "replay", str(path)] if example["command"] == "acp" else [example["command"], str(path)]
+    argv = (
+        ["acp", "replay", str(path)]
+        if example["command"] == "acp"
+        else [example["command"], str(path)]
+    )
     if example["json"]:
         argv.append("--json")
     out_bytes, err_bytes = io.BytesIO(), io.BytesIO()
@@ -469,11 +478,13 @@ def run_cli(example: dict[str, Any], problems: Problems) -> None:
             json.loads(text)
         except ValueError as exc:
             problems.append(
-                PropertyFailure("cli", f"--json output is not one JSON document ({exc}): {text[:80]!r}")
+                PropertyFailure(
+                    "cli", f"--json output is not one JSON document ({exc}): {text[:80]!r}"
+                )
             )
 
 
-# ---- the ASGI app ---------------------------------------------------------------------------------
+# ---- the ASGI app -------------------------------------------------------------------------
 
 
 async def _echo_agent(run_input: Any, producer: Any) -> None:
@@ -578,7 +589,9 @@ def run_asgi(example: dict[str, Any], problems: Problems) -> None:
             document = json.loads(body)
             assert isinstance(document, dict) and "error" in document
         except (ValueError, AssertionError):
-            problems.append(PropertyFailure("asgi", f"400 body is not an error object: {body[:80]!r}"))
+            problems.append(
+                PropertyFailure("asgi", f"400 body is not an error object: {body[:80]!r}")
+            )
     if status == 200 and example["plain"]:
         try:
             run_input = json.loads(example["body"])
@@ -598,7 +611,7 @@ def run_asgi(example: dict[str, Any], problems: Problems) -> None:
             problems.append(failure)
 
 
-# ---- the table -----------------------------------------------------------------------------------
+# ---- the table ----------------------------------------------------------------------------
 
 TARGETS: dict[str, Target] = {
     t.name: t
@@ -614,7 +627,10 @@ TARGETS: dict[str, Target] = {
         Target("parse-event", gen_events, run_parse_event, "agui.parse_event strict/tolerant"),
         Target("acp-store", gen_acp_lines, run_acp_store, "acp.SessionStore.feed + close"),
         Target(
-            "parse-update", gen_updates, run_parse_update, "acp.parse_session_update strict/tolerant"
+            "parse-update",
+            gen_updates,
+            run_parse_update,
+            "acp.parse_session_update strict/tolerant",
         ),
         Target("cli", gen_cli, run_cli, "cli.main replay/validate/acp replay [--json]"),
         Target("asgi", gen_asgi, run_asgi, "agui.agent_app, in-process ASGI call"),
