@@ -166,6 +166,24 @@ PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
 TAG_KEYS = {"type": AGUI_TYPES, "role": ROLES, "sessionUpdate": ACP_KINDS, "op": PATCH_OPS}
 
 
+ODD_STRINGS = (
+    "\ud800",
+    "a\udfffb",
+    "\x00\x01\x1f",
+    "\r\n\r\ndata: x\n\n",
+    "\ufeff",
+    "!!!",
+    "YQ",
+    "YQ==YQ==",
+    "=",
+    "4pyTIMOg",
+    "G1s",
+    "\x1b[31m",
+    "8J+Y",
+)
+"""Lone surrogates, control characters, SSE framing inside a string, odd base64."""
+
+
 def hostile_value(rng: random.Random) -> Any:
     """One value chosen to hurt: limits, huge sizes, odd tokens, wrong types."""
     pick = rng.randrange(16)
@@ -188,7 +206,7 @@ def hostile_value(rng: random.Random) -> Any:
     if pick == 6:
         return rng.choice(UNKNOWN_NAMES)
     if pick == 7:
-        return rng.choice(["\ud800", "a\udfffb", "\x00\x01\x1f", "\r\n\r\ndata: x\n\n", "\ufeff"])
+        return rng.choice(ODD_STRINGS)
     if pick == 8:
         return rng.choice([1.7976931348623157e308, 5e-324, 1e16, 0.1, -1e-7, 1700000000000.5])
     if pick == 9:
@@ -652,9 +670,9 @@ def load_seeds(mirror: Path) -> Seeds:
     if not ID_POOL:
         found: set[str] = set()
         for doc in [s.stream for s in streams] + [d for _, d in fixtures] + [u for _, u in updates]:
-            for path in _places(doc):
-                if path and isinstance(path[-1], str) and path[-1].endswith("Id"):
-                    value = _get(doc, path)
+            for place in _places(doc):
+                if place and isinstance(place[-1], str) and place[-1].endswith("Id"):
+                    value = _get(doc, place)
                     if isinstance(value, str):
                         found.add(value)
         ID_POOL.extend(sorted(found))
@@ -667,6 +685,25 @@ def notification(update: Any, session_id: Any = "s1") -> dict[str, Any]:
         "jsonrpc": "2.0",
         "method": "session/update",
         "params": {"sessionId": session_id, "update": update},
+    }
+
+
+def permission_request(update: Any, ident: int = 1, session_id: Any = "s1") -> dict[str, Any]:
+    """A ``session/request_permission`` request whose tool-call subject is ``update``."""
+    tool_call = dict(update) if isinstance(update, dict) else update
+    if isinstance(tool_call, dict):
+        tool_call.pop("sessionUpdate", None)
+        tool_call.setdefault("toolCallId", "c1")
+    return {
+        "jsonrpc": "2.0",
+        "id": ident,
+        "method": "session/request_permission",
+        "params": {
+            "sessionId": session_id,
+            "title": "Allow?",
+            "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+            "subject": {"type": "tool_call", "toolCall": tool_call},
+        },
     }
 
 

@@ -23,12 +23,13 @@ import io
 import json
 import random
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agentproto import AgentProtoError
+from agentproto import AgentProtoError, Diagnostic
 from agentproto.acp import SessionStore, dump_session_update, parse_session_update
 from agentproto.agui import Consumer, Conversation, agent_app, dump_event, parse_event
 from agentproto.cli import main as cli_main
@@ -279,7 +280,7 @@ def run_agui_bytes(example: dict[str, Any], problems: Problems) -> None:
         for chunk in m.chunks(data, example["points"]):
             check.call(
                 "feed_bytes",
-                lambda chunk=chunk: consumer.feed_bytes(chunk),
+                partial(consumer.feed_bytes, chunk),
                 may_change=b"\n" in chunk or b"\r" in chunk,
             )
         check.call("close", consumer.close, may_change=True)
@@ -297,7 +298,7 @@ def run_agui_json(example: dict[str, Any], problems: Problems) -> None:
     events = [m.to_python(event) for event in example["events"]]
     try:
         for event in events:
-            check.call("feed_json", lambda event=event: consumer.feed_json(event), may_change=True)
+            check.call("feed_json", partial(consumer.feed_json, event), may_change=True)
         check.call("close", consumer.close, may_change=True)
     except AgentProtoError:
         return
@@ -307,7 +308,7 @@ def run_parse_event(example: dict[str, Any], problems: Problems) -> None:
     """``parse_event`` strict and tolerant; what parses must dump."""
     for event in example["events"]:
         value = m.to_python(event)
-        for diagnostics in (None, []):
+        for diagnostics in (None, list[Diagnostic]()):
             try:
                 parsed = parse_event(value, diagnostics=diagnostics)
             except AgentProtoError:
@@ -330,7 +331,14 @@ def gen_acp_lines(rng: random.Random, seeds: m.Seeds) -> dict[str, Any]:
         if updates:
             at = rng.randrange(len(updates))
             updates[at] = m.mutate_event(rng, updates[at])
-    messages: list[Any] = [m.notification(u, rng.choice(["s1", "s1", "s2"])) for u in updates]
+    messages: list[Any] = [
+        m.permission_request(u, n)
+        if isinstance(u, dict)
+        and u.get("sessionUpdate") == "tool_call_update"
+        and rng.random() < 0.3
+        else m.notification(u, rng.choice(["s1", "s1", "s2"]))
+        for n, u in enumerate(updates)
+    ]
     for _ in range(rng.choice([0, 0, 1, 2])):
         if messages:
             at = rng.randrange(len(messages))
@@ -408,7 +416,7 @@ def run_parse_update(example: dict[str, Any], problems: Problems) -> None:
     """``parse_session_update`` strict and tolerant; what parses must dump."""
     for update in example["updates"]:
         value = m.to_python(update)
-        for diagnostics in (None, []):
+        for diagnostics in (None, list[Diagnostic]()):
             try:
                 parsed = parse_session_update(value, diagnostics=diagnostics)
             except AgentProtoError:
@@ -524,14 +532,14 @@ def gen_asgi(rng: random.Random, seeds: m.Seeds) -> dict[str, Any]:
     }
 
 
-async def _call_app(example: dict[str, Any]) -> list[dict[str, Any]]:
+async def _call_app(example: dict[str, Any]) -> list[MutableMapping[str, Any]]:
     pieces = list(m.chunks(example["body"], example["points"]))
     incoming: list[dict[str, Any]] = [
         {"type": "http.request", "body": piece, "more_body": n < len(pieces) - 1}
         for n, piece in enumerate(pieces)
     ]
     done = asyncio.Event()
-    sent: list[dict[str, Any]] = []
+    sent: list[MutableMapping[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
         if incoming:
@@ -539,7 +547,7 @@ async def _call_app(example: dict[str, Any]) -> list[dict[str, Any]]:
         await done.wait()
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
         if message["type"] == "http.response.body" and not message.get("more_body", False):
             done.set()
