@@ -178,8 +178,17 @@ class _Key:
     name: Any
 
 
-def fingerprint(value: Any) -> list[Any]:
-    """A flat token list equal for equal JSON values (NaN equals NaN, no recursion)."""
+def fingerprint(value: Any) -> Any:
+    """A value equal for equal JSON values, types included (``1``, ``1.0`` and ``True``
+    differ; NaN equals NaN): ``repr`` when it can, else a token list built without
+    recursion (very deep values, integers past the 4300-digit ``str`` limit)."""
+    try:
+        return repr(value)
+    except (ValueError, RecursionError):
+        return _tokens(value)
+
+
+def _tokens(value: Any) -> list[Any]:
     out: list[Any] = []
     stack: list[Any] = [value]
     while stack:
@@ -203,14 +212,19 @@ def fingerprint(value: Any) -> list[Any]:
     return out
 
 
-def conversation_print(conversation: Any) -> list[Any]:
+def conversation_print(conversation: Any) -> Any:
     """The fingerprint of a conversation's messages and state (via its public JSON)."""
     return fingerprint(conversation.to_json())
 
 
-def first_difference(a: list[Any], b: list[Any]) -> str:
+def first_difference(a: Any, b: Any) -> str:
     """Where two fingerprints first differ, shown briefly."""
+    if type(a) is not type(b):
+        return "one value is too deep or too large to show"
     for number, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
+            if isinstance(a, str):
+                start = max(0, number - 30)
+                return f"at char {number}: {a[start : number + 40]!r} != {b[start : number + 40]!r}"
             return f"token {number}: {str(x)[:60]} != {str(y)[:60]}"
     return f"lengths {len(a)} != {len(b)}"

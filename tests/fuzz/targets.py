@@ -182,7 +182,7 @@ class ConsumerCheck:
         self,
         label: str,
         exc: BaseException,
-        before: list[Any] | None,
+        before: Any,
         runs_before: list[str] | None,
     ) -> None:
         consumer = self.consumer
@@ -266,26 +266,73 @@ def _clone(consumer: Consumer) -> Conversation:
     return Conversation(messages=[parse_message(x) for x in doc["messages"]], state=doc["state"])
 
 
+def _verdict(consumer: Consumer, delivered: list[Any], error: BaseException | None) -> Any:
+    """What two feedings of the same bytes must agree on."""
+    return fingerprint(
+        {
+            "error": None if error is None else f"{type(error).__name__}: {error}",
+            "delivered": [dump_event(event) for event in delivered],
+            "diagnostics": [(d.code, d.path, d.subject, d.index) for d in consumer.diagnostics],
+            "conversation": consumer.conversation.to_json(),
+            "runs": _run_statuses(consumer),
+        }
+    )
+
+
 def run_agui_bytes(example: dict[str, Any], problems: Problems) -> None:
-    """``Consumer(transport=...).feed_bytes`` chunk by chunk, then ``close``."""
+    """``Consumer(transport=...).feed_bytes`` chunk by chunk, then ``close``; then the same
+    bytes in one call must reach the same verdict (events, error, diagnostics, state)."""
+    run_input = _input_python(example["input"])
     try:
-        consumer = Consumer(
-            run_input=_input_python(example["input"]), transport=example["transport"]
-        )
+        consumer = Consumer(run_input=run_input, transport=example["transport"])
     except AgentProtoError:
         return
     check = ConsumerCheck(consumer, problems)
     data: bytes = example["data"]
+    delivered: list[Any] = []
+    error: AgentProtoError | None = None
+
+    def collect(feed: Callable[[], list[Any]]) -> Callable[[], list[Any]]:
+        def call() -> list[Any]:
+            events = feed()
+            delivered.extend(events)
+            return events
+
+        return call
+
     try:
         for chunk in m.chunks(data, example["points"]):
             check.call(
                 "feed_bytes",
-                partial(consumer.feed_bytes, chunk),
+                collect(partial(consumer.feed_bytes, chunk)),
                 may_change=b"\n" in chunk or b"\r" in chunk,
             )
-        check.call("close", consumer.close, may_change=True)
-    except AgentProtoError:
+        check.call("close", collect(consumer.close), may_change=True)
+    except AgentProtoError as exc:
+        error = exc
+    if not example["points"]:
         return
+    whole = Consumer(run_input=run_input, transport=example["transport"])
+    whole_delivered: list[Any] = []
+    whole_error: AgentProtoError | None = None
+    try:
+        whole_delivered += whole.feed_bytes(data)
+        whole_delivered += whole.close()
+    except AgentProtoError as exc:
+        whole_error = exc
+    if error is not None or whole_error is not None:
+        # one call loses the events delivered before a fatal error inside it
+        delivered, whole_delivered = [], []
+    mine = _verdict(consumer, delivered, error)
+    theirs = _verdict(whole, whole_delivered, whole_error)
+    if mine != theirs:
+        problems.append(
+            PropertyFailure(
+                "chunking",
+                f"chunked feed differs from one feed ({first_difference(theirs, mine)})",
+                label="chunked feed differs from one feed",
+            )
+        )
 
 
 def run_agui_json(example: dict[str, Any], problems: Problems) -> None:
@@ -355,7 +402,7 @@ def gen_acp_lines(rng: random.Random, seeds: m.Seeds) -> dict[str, Any]:
     }
 
 
-def _store_print(store: SessionStore) -> list[Any]:
+def _store_print(store: SessionStore) -> Any:
     return fingerprint(store.to_json())
 
 
@@ -391,14 +438,46 @@ def run_acp_store(example: dict[str, Any], problems: Problems) -> None:
                         f"({first_difference(before, after)})",
                     )
                 )
-    # close: each raise consumes one bad line; it must make progress
+    if not _drain(store, data):
+        problems.append(
+            PropertyFailure("progress", "close() kept raising past the number of lines")
+        )
+        return
+    if example["by_line"] or not example["points"]:
+        return
+    whole = SessionStore()
+    with contextlib.suppress(AgentProtoError):
+        whole.feed(data)
+    _drain(whole, data)
+    mine, theirs = _store_verdict(store), _store_verdict(whole)
+    if mine != theirs:
+        problems.append(
+            PropertyFailure(
+                "chunking",
+                f"chunked feed differs from one feed ({first_difference(theirs, mine)})",
+                label="chunked feed differs from one feed",
+            )
+        )
+
+
+def _drain(store: SessionStore, data: bytes) -> bool:
+    """Close the store; each raise consumes one bad line, so it must end (False: it did not)."""
     for _ in range(data.count(b"\n") + 3):
         try:
             store.close()
         except AgentProtoError:
             continue
-        return
-    problems.append(PropertyFailure("progress", "close() kept raising past the number of lines"))
+        return True
+    return False
+
+
+def _store_verdict(store: SessionStore) -> Any:
+    return fingerprint(
+        {
+            "sessions": store.to_json(),
+            "diagnostics": [(d.code, d.path, d.index) for d in store.diagnostics],
+        }
+    )
 
 
 def gen_updates(rng: random.Random, seeds: m.Seeds) -> dict[str, Any]:
