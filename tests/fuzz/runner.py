@@ -309,12 +309,14 @@ def fuzz(
     failure_dir: Path | None = DEFAULT_FAILURE_DIR,
     time_limit: float | None = None,
     do_shrink: bool = True,
+    shrink_seconds: float = 90.0,
     progress: TextIO | None = None,
 ) -> Report:
     """Run ``examples`` examples round robin over ``targets``.
 
     Memory is traced (tracemalloc, which slows a run about threefold) on every
-    ``memory_every``-th example of each target.
+    ``memory_every``-th example of each target. Shrinking gets at most 8 s per family
+    and ``shrink_seconds`` in all; it does not count against ``time_limit``.
     """
     chosen = [TARGETS[name] for name in targets]
     report = Report(seed, {t.name: TargetStats() for t in chosen}, {})
@@ -326,6 +328,7 @@ def fuzz(
         for n in range(10):
             run_one(target, generate(target, "warm-up", n, seeds), n, warm)
     started = time.monotonic()
+    shrink_left = shrink_seconds
     try:
         for i in range(examples):
             if time_limit is not None and time.monotonic() - started > time_limit:
@@ -353,11 +356,15 @@ def fuzz(
                     family = report.families[failure.key] = Family(failure)
                     if failure_dir is not None:
                         keep = None
-                        if do_shrink and failure.prop != "hang":
+                        if do_shrink and failure.prop != "hang" and shrink_left > 0:
+                            s0 = time.monotonic()
                             try:
-                                keep = shrink(target, example, failure)
+                                keep = shrink(target, example, failure, min(8.0, shrink_left))
                             except Exception:  # a shrinker problem must not stop the run
                                 traceback.print_exc()
+                            spent = time.monotonic() - s0
+                            shrink_left -= spent
+                            started += spent  # shrinking is not fuzzing time
                         family.shrunk = "yes" if keep is not None else "no"
                         family.reproducer = write_reproducer(
                             failure_dir, seed, family, example, keep
