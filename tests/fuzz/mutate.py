@@ -397,6 +397,20 @@ def mutate_event(rng: random.Random, event: Any, rounds: int | None = None) -> A
 # ---- sequences ----------------------------------------------------------------------------
 
 
+def growth_burst(rng: random.Random, kind: str = "STATE_DELTA") -> list[dict[str, Any]]:
+    """Small deltas that make the document large: one patch doubles ``/g`` (within the
+    per-patch limits), then each later one-operation patch copies it to a new place."""
+    field, extra = ("delta", {}) if kind == "STATE_DELTA" else ("patch", {"activityType": "x"})
+    grow = [{"op": "add", "path": "/g", "value": [1, 2]}]
+    grow += [{"op": "copy", "from": "/g", "path": "/g/-"} for _ in range(rng.randint(16, 17))]
+    burst = [{"type": kind, **extra, field: grow}]
+    for n in range(rng.randint(4, 10)):
+        burst.append(
+            {"type": kind, **extra, field: [{"op": "copy", "from": "/g", "path": f"/g{n}"}]}
+        )
+    return burst
+
+
 def mutate_sequence(rng: random.Random, events: list[Any], donors: list[list[Any]]) -> list[Any]:
     """``events`` with one sequence-level mutation (``donors``: other streams to splice)."""
     events = list(events)

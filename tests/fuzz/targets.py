@@ -41,6 +41,7 @@ from tests.fuzz.properties import (
     conversation_print,
     fingerprint,
     first_difference,
+    harness_time,
 )
 
 Problems = list[PropertyFailure]
@@ -90,6 +91,16 @@ def gen_stream(rng: random.Random, seeds: m.Seeds) -> dict[str, Any]:
         for _ in range(rng.choice([1, 1, 1, 2, 3])):
             at = rng.randrange(len(events))
             events[at] = m.mutate_event(rng, events[at])
+    if rng.random() < 0.002:  # rare: each example of this kind costs a second or two
+        at = next(
+            (
+                n + 1
+                for n, e in enumerate(events)
+                if isinstance(e, dict) and e.get("type") == "RUN_STARTED"
+            ),
+            0,
+        )
+        events[at:at] = m.growth_burst(rng)
     if run_input is not None and rng.random() < 0.1:
         run_input = m.mutate_value(rng, run_input)
     if rng.random() < 0.05:
@@ -154,30 +165,47 @@ def _run_statuses(consumer: Consumer) -> list[str] | None:
         return None
 
 
+LARGE_PRINT = 2_000_000
+"""Conversations whose ``repr`` is longer than this are not checked call by call."""
+
+
 class ConsumerCheck:
     """Feeds a consumer call by call and checks the atomicity and failure contracts."""
 
-    def __init__(self, consumer: Consumer, problems: Problems) -> None:
+    def __init__(self, consumer: Consumer, problems: Problems, *, enabled: bool = True) -> None:
         self.consumer = consumer
         self.problems = problems
+        self.enabled = enabled
         run_input = consumer.run_input
         self.shadow = (
             Conversation.from_input(run_input) if run_input is not None else Conversation()
         )
 
     def call(self, label: str, feed: Callable[[], list[Any]], may_change: bool) -> None:
-        """One feed call; raises what it raises, after checking what it left behind."""
+        """One feed call; raises what it raises, after checking what it left behind.
+
+        The checks run off the time budget's clock; a memory-traced example runs with
+        ``enabled=False`` (no checks), so that its peak is the library's own.
+        """
+        if not self.enabled:
+            feed()
+            return
         consumer = self.consumer
-        before = conversation_print(consumer.conversation) if may_change else None
-        runs_before = _run_statuses(consumer)
+        with harness_time():
+            before = conversation_print(consumer.conversation) if may_change else None
+            runs_before = _run_statuses(consumer)
+        if isinstance(before, str) and len(before) > LARGE_PRINT:
+            self.enabled = False  # a very large conversation: the checks would cost minutes
         try:
             delivered = feed()
         except FuzzTimeout:
             raise
         except BaseException as exc:
-            self._after_raise(label, exc, before, runs_before)
+            with harness_time():
+                self._after_raise(label, exc, before, runs_before)
             raise
-        self._follow(label, delivered, compare=may_change or bool(delivered))
+        with harness_time():
+            self._follow(label, delivered, compare=may_change or bool(delivered))
 
     def _after_raise(
         self,
@@ -288,7 +316,8 @@ def run_agui_bytes(example: dict[str, Any], problems: Problems) -> None:
         consumer = Consumer(run_input=run_input, transport=example["transport"])
     except AgentProtoError:
         return
-    check = ConsumerCheck(consumer, problems)
+    bare = bool(example.get("bare"))
+    check = ConsumerCheck(consumer, problems, enabled=not bare)
     data: bytes = example["data"]
     delivered: list[Any] = []
     error: AgentProtoError | None = None
@@ -311,7 +340,7 @@ def run_agui_bytes(example: dict[str, Any], problems: Problems) -> None:
         check.call("close", collect(consumer.close), may_change=True)
     except AgentProtoError as exc:
         error = exc
-    if not example["points"]:
+    if bare or not example["points"]:
         return
     whole = Consumer(run_input=run_input, transport=example["transport"])
     whole_delivered: list[Any] = []
@@ -324,8 +353,9 @@ def run_agui_bytes(example: dict[str, Any], problems: Problems) -> None:
     if error is not None or whole_error is not None:
         # one call loses the events delivered before a fatal error inside it
         delivered, whole_delivered = [], []
-    mine = _verdict(consumer, delivered, error)
-    theirs = _verdict(whole, whole_delivered, whole_error)
+    with harness_time():
+        mine = _verdict(consumer, delivered, error)
+        theirs = _verdict(whole, whole_delivered, whole_error)
     if mine != theirs:
         problems.append(
             PropertyFailure(
@@ -342,7 +372,7 @@ def run_agui_json(example: dict[str, Any], problems: Problems) -> None:
         consumer = Consumer(run_input=_input_python(example["input"]))
     except AgentProtoError:
         return
-    check = ConsumerCheck(consumer, problems)
+    check = ConsumerCheck(consumer, problems, enabled=not example.get("bare"))
     events = [m.to_python(event) for event in example["events"]]
     try:
         for event in events:
@@ -414,13 +444,15 @@ def run_acp_store(example: dict[str, Any], problems: Problems) -> None:
     """``SessionStore().feed`` in chunks (or line by line, checking skips), then ``close``."""
     store = SessionStore()
     data: bytes = example["data"]
+    bare = bool(example.get("bare"))
     if example["by_line"]:
         pieces = data.splitlines(keepends=True)
     else:
         pieces = list(m.chunks(data, example["points"]))
     for piece in pieces:
         line_mode = example["by_line"] and piece.endswith(b"\n") and piece.count(b"\n") == 1
-        before = _store_print(store) if line_mode else None
+        with harness_time():
+            before = _store_print(store) if line_mode and not bare else None
         seen = len(store.diagnostics)
         try:
             store.feed(piece)
@@ -430,7 +462,8 @@ def run_acp_store(example: dict[str, Any], problems: Problems) -> None:
             codes = {d.code for d in store.diagnostics[seen:]}
             skipped = ",".join(sorted(codes & SKIP_CODES)) or None
         if before is not None and skipped is not None:
-            after = _store_print(store)
+            with harness_time():
+                after = _store_print(store)
             if after != before:
                 problems.append(
                     PropertyFailure(
@@ -444,13 +477,14 @@ def run_acp_store(example: dict[str, Any], problems: Problems) -> None:
             PropertyFailure("progress", "close() kept raising past the number of lines")
         )
         return
-    if example["by_line"] or not example["points"]:
+    if bare or example["by_line"] or not example["points"]:
         return
     whole = SessionStore()
     with contextlib.suppress(AgentProtoError):
         whole.feed(data)
     _drain(whole, data)
-    mine, theirs = _store_verdict(store), _store_verdict(whole)
+    with harness_time():
+        mine, theirs = _store_verdict(store), _store_verdict(whole)
     if mine != theirs:
         problems.append(
             PropertyFailure(
