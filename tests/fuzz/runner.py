@@ -246,6 +246,9 @@ def _squeeze(text: str, limit: int = 3000) -> str:
 
 
 def _preview(example: dict[str, Any]) -> str:
+    if example.get("input") is not None:  # the run input the consumer was built with
+        shown = _squeeze(m.dumps(example["input"])[:200_000], 1000)
+        return f"run input: {shown}\ninput: {_preview({**example, 'input': None})}"
     for key in ("data", "body"):
         if isinstance(example.get(key), bytes):
             return _squeeze(repr(example[key][:200_000]))

@@ -597,7 +597,8 @@ def run_cli(example: dict[str, Any], problems: Problems) -> None:
     # --json: one JSON document on success; on a fatal error, one or nothing (stderr says it)
     if example["json"] and (status == 0 or (status == 1 and text.strip())):
         try:
-            json.loads(text)
+            with harness_time():
+                json.loads(text)
         except ValueError as exc:
             problems.append(
                 PropertyFailure(
