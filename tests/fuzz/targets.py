@@ -17,12 +17,14 @@ input, which is what a reproducer stores.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import copy
 import io
 import json
 import logging
 import random
+import shutil
 import tempfile
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
@@ -542,6 +544,7 @@ def run_parse_update(example: dict[str, Any], problems: Problems) -> None:
 # ---- the command line ---------------------------------------------------------------------
 
 _TMP = Path(tempfile.mkdtemp(prefix="agentproto-fuzz-"))
+atexit.register(shutil.rmtree, _TMP, True)
 
 
 def gen_cli(rng: random.Random, seeds: m.Seeds) -> dict[str, Any]:
