@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from agentproto._core.describe import describe
 from agentproto._core.errors import PatchError
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
 from agentproto._core.unset import UNSET
@@ -81,11 +82,11 @@ def _normalise(operation: Any, index: int) -> tuple[str, str, Any, Any]:
         if from_ is UNSET:
             from_ = _MISSING
     if not isinstance(path, str):
-        shown = "" if path is _MISSING else repr(path)
+        shown = "" if path is _MISSING else describe(path)
         reason = "missing 'path'" if path is _MISSING else f"'path' is not a string: {shown}"
         raise PatchError(reason, index=index, path=shown)
     if op not in _OPS:
-        shown_op = "<missing>" if op is _MISSING else repr(op)
+        shown_op = "<missing>" if op is _MISSING else describe(op)
         raise PatchError(f"unknown operation {shown_op}", index=index, path=path)
     if op in _NEEDS_VALUE and value is _MISSING:
         raise PatchError(f"missing 'value' for {op!r}", index=index, path=path)
@@ -93,7 +94,7 @@ def _normalise(operation: Any, index: int) -> tuple[str, str, Any, Any]:
         if from_ is _MISSING:
             raise PatchError(f"missing 'from' for {op!r}", index=index, path=path)
         if not isinstance(from_, str):
-            raise PatchError(f"'from' is not a string: {from_!r}", index=index, path=path)
+            raise PatchError(f"'from' is not a string: {describe(from_)}", index=index, path=path)
     return op, path, value, from_
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from agentproto._core.converter import Unrecognised, _Context
+from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
@@ -186,7 +187,7 @@ class SessionStore:
             self._ignored(message.line, f"request {message.method!r}", "ignored-method")
         elif message.__class__ is Response:
             assert isinstance(message, Response)
-            self._ignored(message.line, f"response to {message.id!r}", "ignored-message")
+            self._ignored(message.line, f"response to {describe(message.id)}", "ignored-message")
         else:
             raise UsageError(
                 "jsonrpc.not-a-message",

@@ -23,9 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import AgentProtoError
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
+from agentproto._core.errors import AgentProtoError, UsageError, as_sdk_error
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES
 from agentproto.agui._chunks import ChunkExpander
 from agentproto.agui._compat import upgrade_input
@@ -80,10 +81,22 @@ class Consumer:
             # the input goes through the same enforcement as events: unknown material
             # is stripped with diagnostics, a malformed known field is fatal
             typed_input = _converter.load(
-                upgrade_input(run_input), RunAgentInput, diagnostics=input_diagnostics
+                upgrade_input(run_input),
+                RunAgentInput,
+                diagnostics=input_diagnostics,
+                max_depth=max_depth,
             )
-        else:
+        elif isinstance(run_input, RunAgentInput):
+            # typed input from Python: held to the same depth limit as bytes
+            check_value(_converter.dump(run_input), max_depth=max_depth)
             typed_input = run_input
+        elif run_input is None:
+            typed_input = None
+        else:
+            raise UsageError(
+                "consumer.run-input",
+                f"run_input must be a RunAgentInput or a dict, not {describe(run_input)}",
+            )
         self.run_input = typed_input
         self.conversation = (
             Conversation.from_input(typed_input) if typed_input is not None else Conversation()
@@ -162,9 +175,12 @@ class Consumer:
             for event in self._chunks.close():
                 self._expand_verify_apply(event, self.diagnostics, delivered, expand=False)
             self._verifier.close()
-        except AgentProtoError as exc:
-            self._decoder.fail(exc)
-            raise
+        except Exception as exc:  # any failure fails the stream
+            error = as_sdk_error(exc, "close")
+            self._decoder.fail(error)
+            if error is exc:
+                raise
+            raise error from exc
         return delivered
 
     # ---- stages 5-7 ----------------------------------------------------------------------

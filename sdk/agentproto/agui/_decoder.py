@@ -29,10 +29,17 @@ import attrs
 import orjson
 
 from agentproto._core.converter import Unrecognised, _Context
+from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
+from agentproto._core.errors import (
+    AgentProtoError,
+    DecodeError,
+    SchemaError,
+    UsageError,
+    as_sdk_error,
+)
 from agentproto._core.jsonlines import JSONLinesDecoder
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, has_digit_run, loads
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value, has_digit_run, loads
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 from agentproto.agui._compat import CompatibilityBoundary
 from agentproto.agui._generated import Event
@@ -161,22 +168,33 @@ class EventDecoder:
                 assert self._jsonl is not None
                 for line in self._jsonl.feed(data):
                     self._process(line.value, delivered)
-        except AgentProtoError as exc:
-            self.fail(exc)
+        except Exception as exc:  # any failure fails the stream
+            error = as_sdk_error(exc, "feed_bytes")
+            self.fail(error)
             if not delivered:
-                raise
-            self._pending = exc
+                if error is exc:
+                    raise
+                raise error from exc
+            self._pending = error
         return delivered
 
     def feed_json(self, event: Any) -> list[Event]:
-        """Process one decoded JSON event (in-process delivery or replay)."""
+        """Process one decoded JSON event (in-process delivery or replay).
+
+        The value is checked as bytes would be: nesting at most ``max_depth``, and
+        nothing JSON cannot hold (NaN, sets, bytes, non-string keys).
+        """
         self._check_usable()
         delivered: list[Event] = []
         try:
+            self._check_json(event)
             self._process(event, delivered)
-        except AgentProtoError as exc:
-            self.fail(exc)
-            raise
+        except Exception as exc:  # any failure fails the stream
+            error = as_sdk_error(exc, "feed_json")
+            self.fail(error)
+            if error is exc:
+                raise
+            raise error from exc
         return delivered
 
     def feed_all(self, events: Iterable[Any]) -> list[Event]:
@@ -202,9 +220,12 @@ class EventDecoder:
             elif self._jsonl is not None:
                 for line in self._jsonl.close():
                     self._process(line.value, delivered)
-        except AgentProtoError as exc:
-            self.fail(exc)
-            raise
+        except Exception as exc:  # any failure fails the stream
+            error = as_sdk_error(exc, "close")
+            self.fail(error)
+            if error is exc:
+                raise
+            raise error from exc
         return delivered
 
     # ---- stages --------------------------------------------------------------------------
@@ -217,6 +238,18 @@ class EventDecoder:
             raise UsageError("stream.failed", f"the stream already failed: {self._failure}")
         if self._closed:
             raise UsageError("stream.closed", "the stream is already closed")
+
+    def _check_json(self, event: Any) -> None:
+        """Refuse a Python value bytes could not have produced (it counts as read)."""
+        try:
+            check_value(event, max_depth=self._max_depth)
+        except SchemaError as exc:
+            self._index += 1
+            detail = f"event {self._index - 1}: {exc.detail}"
+            raise SchemaError(exc.keyword, exc.location, detail) from exc
+        except DecodeError as exc:
+            self._index += 1
+            raise DecodeError(f"event {self._index - 1}: {exc}") from exc
 
     def fail(self, error: AgentProtoError) -> None:
         """Record a fatal error (also one a later stage found): every later call raises."""
@@ -253,7 +286,9 @@ class EventDecoder:
         found = self._found  # reused: most events add nothing to it
         try:
             if raw.__class__ is not dict:
-                raise SchemaError("type", "", f"an event must be a JSON object, not {raw!r:.40}")
+                raise SchemaError(
+                    "type", "", f"an event must be a JSON object, not {describe(raw)}"
+                )
             kinds = self._boundary.kinds
             translated: dict[str, Any] | None = raw
             kind = raw.get("type")
@@ -274,7 +309,7 @@ class EventDecoder:
         except SchemaError as exc:
             kind = raw.get("type") if isinstance(raw, dict) else None
             raise SchemaError(
-                exc.keyword, exc.location, f"event {index} ({kind}): {exc.detail}"
+                exc.keyword, exc.location, f"event {index} ({describe(kind)}): {exc.detail}"
             ) from exc
         finally:
             if found:
@@ -287,7 +322,7 @@ class EventDecoder:
         found.append(
             Diagnostic(
                 code="unknown-event-dropped" if not unknown.path else "unknown-member-dropped",
-                message=f"dropped event {kind!r}: {unknown.detail}",
+                message=f"dropped event {describe(kind)}: {unknown.detail}",
                 path=unknown.path,
                 subject=str(kind),
             )
