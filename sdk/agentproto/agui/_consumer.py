@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agentproto._core.describe import describe
-from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic
 from agentproto._core.errors import AgentProtoError, UsageError, as_sdk_error
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES
@@ -33,6 +33,7 @@ from agentproto.agui._compat import upgrade_input
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._decoder import EventDecoder, Middleware, Transport
 from agentproto.agui._generated import Event, RunAgentInput
+from agentproto.agui._records import DEFAULT_MAX_ACTIVITY_NODES, DEFAULT_MAX_STATE_NODES
 from agentproto.agui._verify import Verifier
 from agentproto.agui._wire import _converter
 
@@ -53,6 +54,11 @@ class Consumer:
         transport: framing of :meth:`feed_bytes`: ``"sse"`` or ``"jsonl"``.
         max_event_bytes: largest single event accepted from bytes.
         max_depth: deepest JSON nesting accepted.
+        max_state_nodes: most JSON values state deltas may grow the state to
+            (see :class:`~agentproto.agui.Conversation`).
+        max_activity_nodes: the same for each activity's content.
+        max_diagnostics: most diagnostics kept; past it one summary entry counts
+            the rest (see :class:`~agentproto._core.diagnostics.DiagnosticLog`).
 
     Example::
 
@@ -74,6 +80,9 @@ class Consumer:
         transport: Transport = "sse",
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_depth: int = DEFAULT_MAX_DEPTH,
+        max_state_nodes: int = DEFAULT_MAX_STATE_NODES,
+        max_activity_nodes: int = DEFAULT_MAX_ACTIVITY_NODES,
+        max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
     ) -> None:
         input_diagnostics: list[Diagnostic] = []
         typed_input: RunAgentInput | None
@@ -98,8 +107,13 @@ class Consumer:
                 f"run_input must be a RunAgentInput or a dict, not {describe(run_input)}",
             )
         self.run_input = typed_input
+        limits = {"max_state_nodes": max_state_nodes, "max_activity_nodes": max_activity_nodes}
         self.conversation = (
-            Conversation.from_input(typed_input) if typed_input is not None else Conversation()
+            Conversation.from_input(typed_input, **limits)
+            if typed_input is not None
+            else Conversation(
+                max_state_nodes=max_state_nodes, max_activity_nodes=max_activity_nodes
+            )
         )
         self._chunks = ChunkExpander()
         self._verifier = Verifier(
@@ -113,6 +127,7 @@ class Consumer:
             transport=transport,
             max_event_bytes=max_event_bytes,
             max_depth=max_depth,
+            max_diagnostics=max_diagnostics,
             # each enforced event goes on to the later stages; every fatal error fails
             # the open run, whichever stage found it
             next_stage=self._expand_verify_apply,

@@ -30,7 +30,7 @@ import orjson
 
 from agentproto._core.converter import Unrecognised, _Context
 from agentproto._core.describe import describe
-from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic, DiagnosticLog
 from agentproto._core.errors import (
     AgentProtoError,
     DecodeError,
@@ -73,6 +73,8 @@ class EventDecoder:
         transport: framing of :meth:`feed_bytes`: ``"sse"`` or ``"jsonl"``.
         max_event_bytes: largest single event accepted from bytes.
         max_depth: deepest JSON nesting accepted.
+        max_diagnostics: most diagnostics kept in :attr:`diagnostics`; past it
+            one ``diagnostics-limit`` entry counts the rest (``None``: keep all).
         next_stage: for composition (the Consumer's later stages): called with
             each enforced event, its diagnostics so far and the list of delivered
             events; by default the event is delivered as it is.
@@ -92,6 +94,7 @@ class EventDecoder:
         transport: Transport = "sse",
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_depth: int = DEFAULT_MAX_DEPTH,
+        max_diagnostics: int | None = DEFAULT_MAX_DIAGNOSTICS,
         next_stage: NextStage | None = None,
         on_failure: Callable[[AgentProtoError], None] | None = None,
     ) -> None:
@@ -99,7 +102,7 @@ class EventDecoder:
             raise UsageError(
                 "decoder.transport", f"transport must be 'sse' or 'jsonl': {transport!r}"
             )
-        self.diagnostics: list[Diagnostic] = []
+        self.diagnostics: list[Diagnostic] = DiagnosticLog(max_diagnostics)
         self._boundary = CompatibilityBoundary(
             protocol_version=protocol_version, peer_version=peer_version
         )
