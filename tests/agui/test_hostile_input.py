@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import orjson
 import pytest
 
-from agentproto import AgentProtoError, DecodeError, SchemaError, UsageError
+from agentproto import AgentProtoError, DecodeError, ProtocolError, SchemaError, UsageError
 from agentproto._core.errors import InternalError
-from agentproto.agui import Consumer, parse_event, parse_run_input
+from agentproto._core.sse import encode_sse
+from agentproto.agui import Consumer, consume, parse_event, parse_run_input
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
@@ -79,3 +81,43 @@ def test_unexpected_exception_fails_the_stream() -> None:
     assert consumer.verifier.runs[-1].status == "failed"
     with pytest.raises(UsageError):
         consumer.feed_json(FINISH)
+
+
+def _line(event: dict[str, Any]) -> bytes:
+    return orjson.dumps(event)
+
+
+def test_jsonl_final_line_without_newline_is_delivered_then_truncation_follows() -> None:
+    """close() returns the final line's events; the truncation is recorded and raised next."""
+    text = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
+    consumer = Consumer(transport="jsonl")
+    consumer.feed_bytes(_line(START) + b"\n" + _line(text))
+    delivered = consumer.close()
+    assert [e.type for e in delivered] == ["TEXT_MESSAGE_START"]
+    assert isinstance(consumer.failure, ProtocolError)
+    assert consumer.verifier.runs[-1].status == "failed"
+    with pytest.raises(ProtocolError):
+        consumer.close()
+    with pytest.raises(ProtocolError):
+        consume([_line(START) + b"\n" + _line(text)], transport="jsonl")
+
+
+def test_jsonl_complete_final_line_without_newline_succeeds() -> None:
+    """A final RUN_FINISHED line without its newline completes the run."""
+    consumer = Consumer(transport="jsonl")
+    consumer.feed_bytes(_line(START) + b"\n" + _line(FINISH))
+    assert [e.type for e in consumer.close()] == ["RUN_FINISHED"]
+    assert consumer.failure is None and consumer.verifier.runs[-1].status == "succeeded"
+
+
+def test_sse_comment_at_eof_without_newline_is_not_truncation() -> None:
+    """A complete run followed by ': keep-alive' with no final newline closes cleanly."""
+    stream = b"".join(encode_sse(_line(e)) for e in (START, FINISH)) + b": keep-alive"
+    consumer = Consumer()
+    consumer.feed_bytes(stream)
+    assert consumer.close() == []
+    assert consumer.failure is None and consumer.verifier.runs[-1].status == "succeeded"
+    with pytest.raises(DecodeError):
+        broken = Consumer()
+        broken.feed_bytes(stream[: -len(b": keep-alive")] + b"data: {")
+        broken.close()

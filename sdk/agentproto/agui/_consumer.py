@@ -180,6 +180,15 @@ class Consumer:
     def close(self) -> list[Event]:
         """End of stream: flush framing and check the run reached a terminal event.
 
+        A final JSON Lines document without its newline is a complete line (JSON
+        Lines allows it): its events are delivered. When the stream then turns out
+        truncated, the rule of :meth:`feed_bytes` holds: the events this call
+        delivered are returned, the failure is recorded at once (:attr:`failure`
+        set, the run failed) and the error is raised by the next call (call
+        ``close()`` again to see it). With nothing delivered, ``close()`` raises
+        directly. A trailing SSE comment without its newline (``: keep-alive`` at
+        EOF) is not a truncated event.
+
         Raises:
             DecodeError: the stream ended inside an event.
             ProtocolError: a run is still open (the stream was truncated); the run
@@ -192,7 +201,9 @@ class Consumer:
             self._verifier.close()
         except Exception as exc:  # any failure fails the stream
             error = as_sdk_error(exc, "close")
-            self._decoder.fail(error)
+            self._decoder.fail(error, defer=bool(delivered))
+            if delivered:
+                return delivered
             if error is exc:
                 raise
             raise error from exc

@@ -208,7 +208,8 @@ class EventDecoder:
         return delivered
 
     def close(self) -> list[Event]:
-        """End of stream: flush the framing.
+        """End of stream: flush the framing (an SSE comment line cut off at the end,
+        such as ``: keep-alive``, counts as complete).
 
         Raises:
             DecodeError: the stream ended inside an event (a truncated frame).
@@ -218,6 +219,9 @@ class EventDecoder:
         delivered: list[Event] = []
         try:
             if self._sse is not None:
+                if self._sse.in_comment:
+                    # a keep-alive comment cut off at EOF carries no event: end its line
+                    self._sse.feed(b"\n")
                 for frame in self._sse.close():
                     self._document(frame.data, frame.offset, delivered)
             elif self._jsonl is not None:
@@ -254,9 +258,15 @@ class EventDecoder:
             self._index += 1
             raise DecodeError(f"event {self._index - 1}: {exc}") from exc
 
-    def fail(self, error: AgentProtoError) -> None:
-        """Record a fatal error (also one a later stage found): every later call raises."""
+    def fail(self, error: AgentProtoError, *, defer: bool = False) -> None:
+        """Record a fatal error (also one a later stage found): every later call raises.
+
+        With ``defer`` (the caller returns events it delivered first), the next
+        call raises ``error`` itself.
+        """
         self._failure = error
+        if defer:
+            self._pending = error
         if self._on_failure is not None:
             self._on_failure(error)
 
