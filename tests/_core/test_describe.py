@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -11,10 +12,7 @@ from agentproto._core.describe import cut_pointer, describe
 
 
 def _deep(depth: int) -> Any:
-    value: Any = 0
-    for _ in range(depth):
-        value = [value]
-    return value
+    return functools.reduce(lambda value, _: [value], range(depth), 0)
 
 
 def test_describe_huge_int_and_deep_list_without_repr() -> None:

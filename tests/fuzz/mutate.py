@@ -738,7 +738,7 @@ def mutate_rpc(rng: random.Random, message: Any) -> Any:
     elif pick == 3:
         message["params"] = rng.choice([[], None, "x", {"sessionId": "s1"}, {"update": {}}])
     elif pick == 4:
-        params = dict(message.get("params") or {})
+        params = _params(message)
         params[rng.choice(["extra", "_meta", "sessionId"])] = hostile_value(rng)
         message["params"] = params
     elif pick == 5:
@@ -746,7 +746,14 @@ def mutate_rpc(rng: random.Random, message: Any) -> Any:
     elif pick == 6:
         message["result"] = {}
     else:
-        params = dict(message.get("params") or {})
+        params = _params(message)
         params["sessionId"] = hostile_value(rng)
         message["params"] = params
     return message
+
+
+def _params(message: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the message's params to mutate (an earlier mutation may have made them
+    a non-object: then a fresh object)."""
+    params = message.get("params")
+    return dict(params) if isinstance(params, dict) else {}

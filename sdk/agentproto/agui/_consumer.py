@@ -85,27 +85,7 @@ class Consumer:
         max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
     ) -> None:
         input_diagnostics: list[Diagnostic] = []
-        typed_input: RunAgentInput | None
-        if isinstance(run_input, dict):
-            # the input goes through the same enforcement as events: unknown material
-            # is stripped with diagnostics, a malformed known field is fatal
-            typed_input = _converter.load(
-                upgrade_input(run_input),
-                RunAgentInput,
-                diagnostics=input_diagnostics,
-                max_depth=max_depth,
-            )
-        elif isinstance(run_input, RunAgentInput):
-            # typed input from Python: held to the same depth limit as bytes
-            check_value(_converter.dump(run_input), max_depth=max_depth)
-            typed_input = run_input
-        elif run_input is None:
-            typed_input = None
-        else:
-            raise UsageError(
-                "consumer.run-input",
-                f"run_input must be a RunAgentInput or a dict, not {describe(run_input)}",
-            )
+        typed_input = _typed_input(run_input, input_diagnostics, max_depth)
         self.run_input = typed_input
         limits = {"max_state_nodes": max_state_nodes, "max_activity_nodes": max_activity_nodes}
         self.conversation = (
@@ -202,11 +182,8 @@ class Consumer:
         except Exception as exc:  # any failure fails the stream
             error = as_sdk_error(exc, "close")
             self._decoder.fail(error, defer=bool(delivered))
-            if delivered:
-                return delivered
-            if error is exc:
-                raise
-            raise error from exc
+            if not delivered:
+                raise error from error.__cause__
         return delivered
 
     # ---- stages 5-7 ----------------------------------------------------------------------
@@ -223,3 +200,25 @@ class Consumer:
             found += self._verifier.feed(explicit)
             found += self.conversation.apply(explicit).diagnostics
             delivered.append(explicit)
+
+
+def _typed_input(
+    run_input: RunAgentInput | dict[str, Any] | None, found: list[Diagnostic], max_depth: int
+) -> RunAgentInput | None:
+    """The run input, checked like events: wire JSON through enforcement (unknown
+    material stripped into ``found``, a malformed known field fatal), typed input held
+    to the same depth limit."""
+    if isinstance(run_input, dict):
+        loaded: RunAgentInput = _converter.load(
+            upgrade_input(run_input), RunAgentInput, diagnostics=found, max_depth=max_depth
+        )
+        return loaded
+    if isinstance(run_input, RunAgentInput):
+        check_value(_converter.dump(run_input), max_depth=max_depth)
+        return run_input
+    if run_input is None:
+        return None
+    raise UsageError(
+        "consumer.run-input",
+        f"run_input must be a RunAgentInput or a dict, not {describe(run_input)}",
+    )

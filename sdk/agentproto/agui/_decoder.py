@@ -172,12 +172,9 @@ class EventDecoder:
                 for line in self._jsonl.feed(data):
                     self._process(line.value, delivered)
         except Exception as exc:  # any failure fails the stream
-            error = as_sdk_error(exc, "feed_bytes")
-            self.fail(error)
+            error = self._failed(exc, "feed_bytes")
             if not delivered:
-                if error is exc:
-                    raise
-                raise error from exc
+                raise error from error.__cause__
             self._pending = error
         return delivered
 
@@ -193,11 +190,8 @@ class EventDecoder:
             self._check_json(event)
             self._process(event, delivered)
         except Exception as exc:  # any failure fails the stream
-            error = as_sdk_error(exc, "feed_json")
-            self.fail(error)
-            if error is exc:
-                raise
-            raise error from exc
+            error = self._failed(exc, "feed_json")
+            raise error from error.__cause__
         return delivered
 
     def feed_all(self, events: Iterable[Any]) -> list[Event]:
@@ -228,11 +222,8 @@ class EventDecoder:
                 for line in self._jsonl.close():
                     self._process(line.value, delivered)
         except Exception as exc:  # any failure fails the stream
-            error = as_sdk_error(exc, "close")
-            self.fail(error)
-            if error is exc:
-                raise
-            raise error from exc
+            error = self._failed(exc, "close")
+            raise error from error.__cause__
         return delivered
 
     # ---- stages --------------------------------------------------------------------------
@@ -257,6 +248,12 @@ class EventDecoder:
         except DecodeError as exc:
             self._index += 1
             raise DecodeError(f"event {self._index - 1}: {exc}") from exc
+
+    def _failed(self, exc: Exception, stage: str) -> AgentProtoError:
+        """Fail the stream with ``exc`` (an unexpected one wrapped, chaining it)."""
+        error = as_sdk_error(exc, stage)
+        self.fail(error)
+        return error
 
     def fail(self, error: AgentProtoError, *, defer: bool = False) -> None:
         """Record a fatal error (also one a later stage found): every later call raises.
