@@ -56,3 +56,15 @@ def test_schema_errors_quote_hostile_values_safely(bad: Any) -> None:
             assert len(str(exc)) < 2000
     with pytest.raises(AgentProtoError):
         parse_session_update({"sessionUpdate": bad})
+
+
+def test_diagnostic_paths_are_bounded() -> None:
+    """An unknown property with a 100 KB name is reported with a short path and message."""
+    from agentproto._core.diagnostics import Diagnostic
+    from agentproto.agui import parse_event
+
+    found: list[Diagnostic] = []
+    parse_event(
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "k" * 100_000: 1}, diagnostics=found
+    )
+    assert found and all(len(d.path or "") <= 200 and len(d.message) < 300 for d in found)

@@ -96,3 +96,17 @@ def test_session_store_keeps_at_most_max_diagnostics() -> None:
     store.close()
     assert len(store.diagnostics) == 4
     assert store.diagnostics[-1].code == "diagnostics-limit"
+
+
+def test_default_limit_stops_doubling_growth() -> None:
+    """With the defaults, 30 doubling deltas (about 2 KB) leave the state under 250,000 values."""
+    from agentproto._core.patchops import NodeCount
+
+    consumer = Consumer()
+    consumer.feed_json(START)
+    consumer.feed_json({"type": "STATE_SNAPSHOT", "snapshot": {"g": [0]}})
+    for n in range(30):
+        copy = {"op": "copy", "from": "", "path": f"/h{n}"}
+        consumer.feed_json({"type": "STATE_DELTA", "delta": [copy]})
+    assert NodeCount.measure(consumer.conversation.state_json()) <= 250_000
+    assert any("max_state_nodes=250000" in d.message for d in consumer.diagnostics)

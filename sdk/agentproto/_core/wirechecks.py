@@ -15,7 +15,7 @@ import types
 import typing
 from typing import Any, get_args, get_origin
 
-from agentproto._core.describe import describe
+from agentproto._core.describe import cut_pointer, describe
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError
 from agentproto._core.unset import Unset
@@ -69,7 +69,7 @@ class _Context:
 
     def report(self, code: str, path: str, message: str) -> None:
         assert self.diagnostics is not None
-        self.diagnostics.append(Diagnostic(code=code, message=message, path=path))
+        self.diagnostics.append(Diagnostic(code=code, message=message, path=cut_pointer(path)))
 
 
 _STRICT = _Context(None)
