@@ -295,7 +295,7 @@ def _locate_depth(part: bytes, depth: int, max_depth: int) -> int | None:
 # --- values from Python -----------------------------------------------------------
 
 
-def check_value(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+def check_value(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH, finite: bool = True) -> None:
     """Check that a Python value is JSON and nests at most ``max_depth`` deep.
 
     For values that enter from Python rather than from bytes (``feed_json``,
@@ -304,6 +304,10 @@ def check_value(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
     keys), refused when it enters rather than when it is sent on. One orjson
     encoding in C answers for the common case; only a refused value is walked,
     iteratively, to say where.
+
+    With ``finite=False`` a NaN or infinity (which the encoding writes as
+    ``null``) is not looked for: for a caller whose loader checks the typed
+    fields itself and only needs the depth limit and the types.
 
     Raises:
         DecodeError: the value nests deeper than ``max_depth``.
@@ -316,7 +320,7 @@ def check_value(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
         problem = _find_problem(obj, max_depth=max_depth)
     else:
         if len(out) <= max_depth or _depth_failure(out, max_depth) is None:
-            if b"null" not in out:
+            if not finite or b"null" not in out:
                 return
             problem = _find_problem(obj, floats_only=True)
         else:

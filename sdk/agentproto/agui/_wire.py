@@ -38,7 +38,7 @@ def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Eve
         SchemaError: the event does not match the schema; ``keyword`` and
             ``location`` say what failed and where.
     """
-    check_value(obj)
+    check_value(obj, finite=False)  # the depth limit of bytes, for a dict from Python
     if diagnostics is None:
         return _load_event(obj, "", _STRICT)  # type: ignore[no-any-return]
     try:
