@@ -40,7 +40,7 @@ from tests.fuzz.properties import (
     memory_bound,
     time_budget,
 )
-from tests.fuzz.targets import TARGETS, Target
+from tests.fuzz.targets import TARGETS, Target, input_size
 
 DEFAULT_FAILURE_DIR = Path(".fuzz-failures")
 TRACED_SLOWDOWN = 4.0
@@ -203,12 +203,12 @@ def select(example: dict[str, Any], keep: Sequence[int]) -> dict[str, Any]:
         data = b"".join(kept)
         out["data"] = data
         out["points"] = [p for p in example.get("points", []) if p < len(data)]
-        out["size"] = len(data)
+        out["size"] = len(data) + input_size(example.get("input"))
         if "updates" in out:
             out.pop("updates")
     else:
         out[key] = kept
-        out["size"] = len(m.dumps(kept))
+        out["size"] = len(m.dumps(kept)) + input_size(example.get("input"))
     return out
 
 

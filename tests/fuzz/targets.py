@@ -132,7 +132,7 @@ def gen_agui_bytes(transport: str) -> Callable[[random.Random, m.Seeds], dict[st
             "points": m.split_points(rng, len(data)),
             "input": stream["input"],
             "seed": stream["seed"],
-            "size": len(data),
+            "size": len(data) + input_size(stream["input"]),
         }
 
     return generate
@@ -141,8 +141,13 @@ def gen_agui_bytes(transport: str) -> Callable[[random.Random, m.Seeds], dict[st
 def gen_agui_json(rng: random.Random, seeds: m.Seeds) -> dict[str, Any]:
     """Decoded events for ``feed_json`` (Raw values become Python values at run time)."""
     stream = gen_stream(rng, seeds)
-    size = len(m.dumps(stream["events"]))
+    size = len(m.dumps(stream["events"])) + input_size(stream["input"])
     return {**stream, "size": size}
+
+
+def input_size(run_input: Any) -> int:
+    """The run input's bytes: it is input too, and the memory bound must count it."""
+    return len(m.dumps(run_input)) if isinstance(run_input, dict) else 0
 
 
 def gen_events(rng: random.Random, seeds: m.Seeds) -> dict[str, Any]:
