@@ -87,3 +87,11 @@ def bench(session: nox.Session) -> None:
     """Benchmarks side by side with the peer SDKs (-- --json PATH writes the figures)."""
     _install(session, "bench")
     session.run("python", "-m", "tests.benchmarks.bench", *session.posargs)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Mutation fuzzing of the public entry points (-- --examples N --seed S --target NAME
+    --json PATH); exit 1 when a property failed, reproducers in .fuzz-failures/."""
+    _install(session, "test", "codegen")
+    session.run("python", "-m", "tests.fuzz", *session.posargs)

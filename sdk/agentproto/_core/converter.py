@@ -42,8 +42,10 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 import attrs
 import cattrs
 
+from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value
 from agentproto._core.loadersource import class_dumper_lines, class_loader_lines, loader_env
 from agentproto._core.unset import UNSET
 from agentproto._core.wirechecks import (
@@ -86,18 +88,28 @@ class WireConverter(cattrs.Converter):
 
     # ---- public --------------------------------------------------------------------------
 
-    def load(self, value: Any, tp: Any, *, diagnostics: list[Diagnostic] | None = None) -> Any:
+    def load(
+        self,
+        value: Any,
+        tp: Any,
+        *,
+        diagnostics: list[Diagnostic] | None = None,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> Any:
         """Check ``value`` (decoded JSON) against ``tp`` and build it.
 
         Args:
-            value: a decoded JSON value.
+            value: a decoded JSON value (from Python: it is checked to be JSON).
             tp: a generated class, union alias or other annotation.
             diagnostics: ``None`` for strict parsing; a list to parse tolerantly,
                 dropping unknown properties and reporting them there.
+            max_depth: the deepest nesting accepted, as for bytes.
 
         Raises:
-            SchemaError: the value does not match the schema.
+            SchemaError: the value does not match the schema, or is not JSON.
+            DecodeError: the value nests deeper than ``max_depth``.
         """
+        check_value(value, max_depth=max_depth)
         ctx = _STRICT if diagnostics is None else _Context(diagnostics)
         return self.loader(tp)(value, "", ctx)
 
@@ -176,7 +188,7 @@ class WireConverter(cattrs.Converter):
                         and v.__class__ is values[0].__class__
                     ):
                         return v
-                    detail = f"{v!r} is not one of {list(values)!r}"
+                    detail = f"{describe(v)} is not one of {list(values)!r}"
                     if c.diagnostics is not None and keyword == "enum" and v.__class__ is str:
                         raise Unrecognised(p, f"unknown enumeration value {detail}")
                     raise _error(keyword, p, detail)
@@ -356,14 +368,11 @@ class WireConverter(cattrs.Converter):
                 if other_loader is not None:
                     return other_loader(v, p, c)
                 if c.diagnostics is not None:
-                    raise Unrecognised(p, f"unknown {wire} {tag!r} (known: {known})")
+                    raise Unrecognised(p, f"unknown {wire} {describe(tag)} (known: {known})")
             if closed or tag is _MISSING:
-                raise _error(
-                    "oneOf",
-                    p,
-                    f"{wire}={tag if tag is not _MISSING else '(missing)'!r} is none of {known}",
-                )
-            raise _error("const", p + tag_path, f"{tag!r} is none of {known}")
+                shown = describe(tag) if tag is not _MISSING else "(missing)"
+                raise _error("oneOf", p, f"{wire}={shown} is none of {known}")
+            raise _error("const", p + tag_path, f"{describe(tag)} is none of {known}")
 
         return load_tagged
 
@@ -410,7 +419,7 @@ class WireConverter(cattrs.Converter):
             const = get_args(tp)[0]
             lines.append(f"if v != {const!r} or v.__class__ is not str:")
             suffix = f" is not {const!r}"
-            lines.append(f"    raise err('const', {fpath}, repr(v) + {suffix!r})")
+            lines.append(f"    raise err('const', {fpath}, describe(v) + {suffix!r})")
         else:
             if get_origin(tp) is list and meta.get("skip_invalid_items"):
                 env[slot] = self._list_loader(self.loader(get_args(tp)[0]), skip_invalid=True)
@@ -443,13 +452,15 @@ class WireConverter(cattrs.Converter):
             raise _error(
                 "unevaluatedProperties",
                 path,
-                f"unknown propert{'ies' if len(extra) > 1 else 'y'} {extra!r}",
+                f"unknown propert{'ies' if len(extra) > 1 else 'y'} "
+                + ", ".join(map(describe, extra[:10]))
+                + (f" and {len(extra) - 10} more" if len(extra) > 10 else ""),
             )
         for key in extra:
             ctx.report(
                 "unknown-field",
                 f"{path}/{escape_pointer(key)}",
-                f"unknown property {key!r} dropped",
+                f"unknown property {describe(key)} dropped",
             )
 
     # ---- dumpers -------------------------------------------------------------------------

@@ -14,17 +14,26 @@ The branches separate who broke what, as h11 does:
 * :class:`UsageError`: the caller broke a rule (for example a producer emitting
   an event the protocol does not allow at that point).
 * :class:`PatchError`: a well-formed JSON Patch could not be applied.
+* :class:`InternalError`: a bug in agentproto (or in a caller's hook) surfaced
+  while processing input; the original exception is its ``__cause__``.
+
+Locations are JSON Pointers into untrusted input; one longer than
+:data:`~agentproto._core.describe.MAX_POINTER_CHARS` keeps only its two ends.
 """
 
 from __future__ import annotations
 
+from agentproto._core.describe import cut_pointer
+
 __all__ = [
     "AgentProtoError",
     "DecodeError",
+    "InternalError",
     "PatchError",
     "ProtocolError",
     "SchemaError",
     "UsageError",
+    "as_sdk_error",
 ]
 
 
@@ -44,7 +53,7 @@ class SchemaError(AgentProtoError, ValueError):
 
     def __init__(self, keyword: str, location: str, detail: str) -> None:
         self.keyword = keyword
-        self.location = location
+        self.location = location = cut_pointer(location)
         self.detail = detail
         super().__init__(f"{location or '<root>'}: {detail} [{keyword}]")
 
@@ -112,4 +121,31 @@ class PatchError(AgentProtoError, ValueError):
         self.index = index
         self.path = path
         self.limit = limit
-        super().__init__(f"operation {index} ({path!r}): {message}")
+        super().__init__(f"operation {index} ({cut_pointer(path)!r}): {message}")
+
+
+class InternalError(AgentProtoError):
+    """An unexpected exception while processing input: a bug, not the peer's fault.
+
+    The stream that raised it is failed like for any fatal error; the original
+    exception is chained as ``__cause__`` (and kept as :attr:`original`) so the
+    bug stays visible.
+
+    Attributes:
+        original: the exception that was raised.
+    """
+
+    def __init__(self, stage: str, original: BaseException) -> None:
+        self.original = original
+        super().__init__(
+            f"internal error in {stage}: {type(original).__name__}: {str(original)[:200]}"
+        )
+
+
+def as_sdk_error(exc: BaseException, stage: str) -> AgentProtoError:
+    """``exc`` itself when it is an SDK error, else an :class:`InternalError` chaining it."""
+    if isinstance(exc, AgentProtoError):
+        return exc
+    error = InternalError(stage, exc)
+    error.__cause__ = exc
+    return error

@@ -44,6 +44,7 @@ from typing import Any, Final
 
 import orjson
 
+from agentproto._core.describe import cut_pointer, describe
 from agentproto._core.errors import DecodeError, SchemaError
 
 __all__ = ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads"]
@@ -291,6 +292,48 @@ def _locate_depth(part: bytes, depth: int, max_depth: int) -> int | None:
     return None
 
 
+# --- values from Python -----------------------------------------------------------
+
+
+def check_value(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH, finite: bool = True) -> None:
+    """Check that a Python value is JSON and nests at most ``max_depth`` deep.
+
+    For values that enter from Python rather than from bytes (``feed_json``,
+    ``parse_event`` of a dict, run input objects): the same depth limit as
+    :func:`loads`, and nothing that JSON cannot hold (NaN, sets, bytes, non-``str``
+    keys), refused when it enters rather than when it is sent on. One orjson
+    encoding in C answers for the common case; only a refused value is walked,
+    iteratively, to say where.
+
+    With ``finite=False`` a NaN or infinity (which the encoding writes as
+    ``null``) is not looked for: for a caller whose loader checks the typed
+    fields itself and only needs the depth limit and the types.
+
+    Raises:
+        DecodeError: the value nests deeper than ``max_depth``.
+        SchemaError: the value holds something that is not JSON (keyword
+            ``"type"``, location the JSON Pointer of the offending value).
+    """
+    try:
+        out = orjson.dumps(obj, option=_DUMPS_OPTIONS)
+    except orjson.JSONEncodeError:
+        problem = _find_problem(obj, max_depth=max_depth)
+    else:
+        if len(out) <= max_depth or _depth_failure(out, max_depth) is None:
+            if not finite or b"null" not in out:
+                return
+            problem = _find_problem(obj, floats_only=True)
+        else:
+            problem = _find_problem(obj, max_depth=max_depth)
+    if problem is None:
+        return
+    if problem[1] == _TOO_DEEP:
+        raise DecodeError(
+            f"value at {cut_pointer(problem[0])!r} nests deeper than {max_depth} levels (max_depth)"
+        )
+    raise SchemaError("type", problem[0], problem[1])
+
+
 # --- dumps ---------------------------------------------------------------------
 
 
@@ -358,11 +401,18 @@ def _stdlib_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def _find_problem(obj: Any, *, floats_only: bool = False) -> tuple[str, str] | None:
+_TOO_DEEP: Final = "value nests too deeply (or refers to itself)"
+
+
+def _find_problem(
+    obj: Any, *, floats_only: bool = False, max_depth: int = _MAX_ENCODE_DEPTH
+) -> tuple[str, str] | None:
     """JSON Pointer and explanation of the first value in ``obj`` that is not JSON.
 
     With ``floats_only`` (for a value orjson has already encoded) only
-    non-finite floats are looked for. Paths are built only for the answer.
+    non-finite floats are looked for. A container nested deeper than
+    ``max_depth`` is a problem too (explained as :data:`_TOO_DEEP`: a circular
+    reference also ends there). Paths are built only for the answer.
     """
     # Each entry: value, its path as a linked list (parent, token), its depth.
     stack: list[tuple[Any, tuple[Any, str] | None, int]] = [(obj, None, 0)]
@@ -381,8 +431,8 @@ def _find_problem(obj: Any, *, floats_only: bool = False) -> tuple[str, str] | N
                 problem = f"number {value!r} is not finite"
         elif value is None or isinstance(value, int | uuid.UUID):
             pass
-        elif depth >= _MAX_ENCODE_DEPTH:
-            problem = "value nests too deeply (or refers to itself)"
+        elif depth >= max_depth:
+            problem = _TOO_DEEP
         elif isinstance(value, dict):
             if not floats_only:
                 problem = _key_problem(value)
@@ -404,11 +454,11 @@ def _find_problem(obj: Any, *, floats_only: bool = False) -> tuple[str, str] | N
 def _key_problem(mapping: dict[Any, Any]) -> str | None:
     for key in mapping:
         if not isinstance(key, str):
-            return f"object key {key!r} is not a string"
+            return f"object key {describe(key)} is not a string"
         try:
             key.encode("utf-8")
         except UnicodeEncodeError:
-            return f"object key {key!r} contains a lone surrogate"
+            return f"object key {describe(key)} contains a lone surrogate"
     return None
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from agentproto._core.describe import describe
 from agentproto._core.errors import SchemaError
 from agentproto._core.unset import UNSET
 from agentproto._core.wirechecks import (
@@ -52,6 +53,7 @@ def loader_env(cls: type, unknown: Callable[..., None]) -> dict[str, Any]:
         "load_int": _load_int,
         "load_number": _load_number,
         "check": _check_constraints,
+        "describe": describe,
         "unknown": unknown,
         "Unrecognised": Unrecognised,
     }

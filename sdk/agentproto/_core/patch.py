@@ -51,6 +51,7 @@ from agentproto._core.patch_inplace import apply_patch_in_place
 from agentproto._core.patchops import (
     _MISSING,
     DEFAULT_PATCH_LIMITS,
+    NodeCount,
     PatchLimits,
     _array_index,
     _Budget,
@@ -73,7 +74,11 @@ _Owned = dict[int, Any]
 
 
 def apply_patch(
-    document: Any, operations: Sequence[Any], *, limits: PatchLimits = DEFAULT_PATCH_LIMITS
+    document: Any,
+    operations: Sequence[Any],
+    *,
+    limits: PatchLimits = DEFAULT_PATCH_LIMITS,
+    count: NodeCount | None = None,
 ) -> Any:
     """Apply an RFC 6902 JSON Patch and return the new document.
 
@@ -90,6 +95,8 @@ def apply_patch(
             the attributes ``op``, ``path`` and, where relevant, ``value`` and
             ``from_``. Members an operation does not use are ignored.
         limits: how much the patch may do (:class:`PatchLimits`).
+        count: the document's size and its limit (:class:`NodeCount`), kept by a
+            caller that patches one document many times; updated on success.
 
     Returns:
         The patched document. It may share subtrees with ``document`` and with
@@ -105,12 +112,13 @@ def apply_patch(
     """
     owned: _Owned = {}
     doc = document
-    budget = _Budget(limits, len(operations))
+    budget = _Budget(limits, len(operations), count)
     for index, operation in enumerate(operations):
         op, path, value, from_ = _normalise(operation, index)
         tokens = _tokens(path, index, path)
         budget.check(doc, op, tokens, value, from_, index, path)
         doc = _step(doc, op, tokens, value, from_, owned, index, path)
+    budget.commit()
     return doc
 
 

@@ -15,6 +15,7 @@ from agentproto._core.errors import PatchError
 from agentproto._core.patchops import (
     _MISSING,
     DEFAULT_PATCH_LIMITS,
+    NodeCount,
     PatchLimits,
     _array_index,
     _Budget,
@@ -37,7 +38,11 @@ _Undo = list[tuple[Any, ...]]
 
 
 def apply_patch_in_place(
-    document: Any, operations: Sequence[Any], *, limits: PatchLimits = DEFAULT_PATCH_LIMITS
+    document: Any,
+    operations: Sequence[Any],
+    *,
+    limits: PatchLimits = DEFAULT_PATCH_LIMITS,
+    count: NodeCount | None = None,
 ) -> Any:
     """Apply an RFC 6902 JSON Patch to a document the caller owns, in place.
 
@@ -55,6 +60,8 @@ def apply_patch_in_place(
         operations: the patch, as for :func:`apply_patch`. Values it adds are
             deep-copied, so the document never shares containers with the patch.
         limits: how much the patch may do (:class:`PatchLimits`).
+        count: the document's size and its limit (:class:`NodeCount`), kept by a
+            caller that patches one document many times; updated on success.
 
     Returns:
         The patched document: ``document`` itself, unless the patch replaced the
@@ -65,7 +72,7 @@ def apply_patch_in_place(
     """
     undo: _Undo = []
     doc = document
-    budget = _Budget(limits, len(operations))
+    budget = _Budget(limits, len(operations), count)
     try:
         for index, operation in enumerate(operations):
             op, path, value, from_ = _normalise(operation, index)
@@ -77,6 +84,7 @@ def apply_patch_in_place(
         # value is copied), the document goes back to exactly what it was
         _rollback(undo)
         raise
+    budget.commit()
     return doc
 
 

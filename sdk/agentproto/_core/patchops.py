@@ -15,12 +15,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+import orjson
 
+from agentproto._core.describe import describe
 from agentproto._core.errors import PatchError
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
 from agentproto._core.unset import UNSET
 
-__all__ = ["DEFAULT_PATCH_LIMITS", "PatchLimits"]
+__all__ = ["DEFAULT_PATCH_LIMITS", "NodeCount", "PatchLimits"]
 
 
 @attrs.frozen(kw_only=True)
@@ -44,6 +46,51 @@ class PatchLimits:
 
 DEFAULT_PATCH_LIMITS = PatchLimits()
 """The limits the appliers use unless told otherwise."""
+
+
+class NodeCount:
+    """The size of one document (JSON values, counted recursively), against a limit.
+
+    Per-patch limits do not bound a document that many patches grow: repeated
+    ``copy`` operations double it each time. A reducer keeps one count per
+    document it patches and passes it to the appliers, which refuse a patch that
+    would take it over ``limit`` (a :class:`PatchError` whose ``limit`` is
+    ``name``) and, on success, add what the patch brought in. A ``remove`` or
+    ``replace`` (and an ``add`` over an existing object member) credits the
+    values it takes out, so a document patched in place for ever keeps the count
+    of what it holds; the walk over a removed value is paid for by its addition.
+
+    Attributes:
+        nodes: the document's current count.
+        limit: the most values the document may hold.
+        name: the setting that holds ``limit``, named in errors.
+    """
+
+    __slots__ = ("limit", "name", "nodes")
+
+    def __init__(self, limit: int, name: str, nodes: int = 0) -> None:
+        self.limit = limit
+        self.name = name
+        self.nodes = nodes
+
+    @staticmethod
+    def measure(value: Any) -> int:
+        """The number of JSON values in ``value``, or a close upper bound.
+
+        Counted in C on the compact encoding: every value but the root follows a
+        ``,`` or opens a non-empty container, so the count is ``1 + commas +
+        non-empty containers`` (commas and brackets inside strings make it an
+        overestimate). A value orjson cannot encode is walked instead.
+        """
+        if not isinstance(value, (dict, list)):
+            return 1
+        try:
+            out = orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            return _measure(value, None, 0, sys.maxsize, 0, "")
+        containers = out.count(b"[") + out.count(b"{") - out.count(b"[]") - out.count(b"{}")
+        return 1 + out.count(b",") + containers
+
 
 # An array index too long to be any list's index (and to convert cheaply).
 _HUGE_INDEX = sys.maxsize
@@ -81,11 +128,11 @@ def _normalise(operation: Any, index: int) -> tuple[str, str, Any, Any]:
         if from_ is UNSET:
             from_ = _MISSING
     if not isinstance(path, str):
-        shown = "" if path is _MISSING else repr(path)
+        shown = "" if path is _MISSING else describe(path)
         reason = "missing 'path'" if path is _MISSING else f"'path' is not a string: {shown}"
         raise PatchError(reason, index=index, path=shown)
     if op not in _OPS:
-        shown_op = "<missing>" if op is _MISSING else repr(op)
+        shown_op = "<missing>" if op is _MISSING else describe(op)
         raise PatchError(f"unknown operation {shown_op}", index=index, path=path)
     if op in _NEEDS_VALUE and value is _MISSING:
         raise PatchError(f"missing 'value' for {op!r}", index=index, path=path)
@@ -93,7 +140,7 @@ def _normalise(operation: Any, index: int) -> tuple[str, str, Any, Any]:
         if from_ is _MISSING:
             raise PatchError(f"missing 'from' for {op!r}", index=index, path=path)
         if not isinstance(from_, str):
-            raise PatchError(f"'from' is not a string: {from_!r}", index=index, path=path)
+            raise PatchError(f"'from' is not a string: {describe(from_)}", index=index, path=path)
     return op, path, value, from_
 
 
@@ -165,11 +212,12 @@ def _shallow_container(value: Any) -> Any:
 
 
 class _Budget:
-    """What is left of one patch's :class:`PatchLimits` while it applies."""
+    """What is left of one patch's :class:`PatchLimits` (and a document's
+    :class:`NodeCount`) while it applies."""
 
-    __slots__ = ("limits", "nodes")
+    __slots__ = ("credit", "limits", "nodes", "start", "total")
 
-    def __init__(self, limits: PatchLimits, count: int) -> None:
+    def __init__(self, limits: PatchLimits, count: int, total: NodeCount | None = None) -> None:
         if count > limits.max_operations:
             raise PatchError(
                 f"the patch has {count} operations, more than max_operations="
@@ -180,6 +228,41 @@ class _Budget:
             )
         self.limits = limits
         self.nodes = limits.max_added_nodes
+        self.total = total
+        self.credit = 0  # values the patch takes out (counted only with a total)
+        if total is not None:
+            self.nodes = min(self.nodes, total.limit - total.nodes)
+        self.start = self.nodes
+
+    def commit(self) -> None:
+        """The patch applied: the document's count gains what it brought in."""
+        if self.total is not None:
+            self.total.nodes += self.start - self.nodes - self.credit
+
+    def over_total(self, exc: PatchError) -> PatchError:
+        """``exc`` renamed after the document's limit when that is what ran out."""
+        total = self.total
+        if (
+            total is None
+            or exc.limit != "max_added_nodes"
+            or self.start >= self.limits.max_added_nodes
+        ):
+            return exc
+        return PatchError(
+            f"the patch would take the document over {total.name}={total.limit} values "
+            f"(it holds {total.nodes}; raise {total.name} to allow it)",
+            index=exc.index,
+            path=exc.path,
+            limit=total.name,
+        )
+
+    def take_out(self, doc: Any, op: str, tokens: tuple[str, ...]) -> None:
+        """Credit the value a ``remove``/``replace``/``add`` takes out of ``doc``."""
+        if op == "add" and tokens and isinstance(_peek(doc, tokens[:-1]), list):
+            return  # an insertion takes nothing out
+        old = _peek(doc, tokens)
+        if old is not _MISSING:
+            self.credit += NodeCount.measure(old) if isinstance(old, (dict, list)) else 1
 
     def check(
         self,
@@ -192,23 +275,53 @@ class _Budget:
         path: str,
     ) -> None:
         """Refuse an operation that would exceed a limit (before it writes)."""
-        if op == "add" or op == "replace":
-            if not isinstance(value, (dict, list)):  # the usual case: one scalar
-                self.nodes -= 1
-                if self.nodes < 0:
-                    raise _over_nodes(index, path)
+        total = self.total
+        if total is not None:
+            if op == "replace" and not isinstance(value, (dict, list)):
+                self.credit += 1  # it takes out at least the one value it puts back
+            elif op == "remove" or op == "replace" or op == "add":
+                self.take_out(doc, op, tokens)
+        try:
+            if op == "add" or op == "replace":
+                if not isinstance(value, (dict, list)):  # the usual case: one scalar
+                    self.nodes -= 1
+                    if self.nodes < 0:
+                        raise _over_nodes(index, path)
+                    return
+            elif op == "copy":
+                value = _get(doc, _tokens(from_, index, from_), index, from_)
+            elif op == "move":
+                from_tokens = _tokens(from_, index, from_)
+                if len(tokens) > len(from_tokens):  # deeper: only the depth can grow
+                    found = _get(doc, from_tokens, index, from_)
+                    _measure(found, None, len(tokens), self.limits.max_depth, index, path)
                 return
-        elif op == "copy":
-            value = _get(doc, _tokens(from_, index, from_), index, from_)
-        elif op == "move":
-            from_tokens = _tokens(from_, index, from_)
-            if len(tokens) > len(from_tokens):  # deeper: only the depth can grow
-                found = _get(doc, from_tokens, index, from_)
-                _measure(found, None, len(tokens), self.limits.max_depth, index, path)
-            return
+            else:
+                return
+            self.nodes -= _measure(
+                value, self.nodes, len(tokens), self.limits.max_depth, index, path
+            )
+
+        except PatchError as exc:
+            if total is None:
+                raise
+            raise self.over_total(exc) from None
+
+
+def _peek(doc: Any, tokens: tuple[str, ...]) -> Any:
+    """The value at ``tokens``, or ``_MISSING`` (never an error)."""
+    node = doc
+    for token in tokens:
+        if isinstance(node, dict):
+            node = node.get(token, _MISSING)
+        elif isinstance(node, list):
+            i = _array_index(token)
+            node = node[i] if 0 <= i < len(node) else _MISSING
         else:
-            return
-        self.nodes -= _measure(value, self.nodes, len(tokens), self.limits.max_depth, index, path)
+            return _MISSING
+        if node is _MISSING:
+            return _MISSING
+    return node
 
 
 def _measure(

@@ -153,6 +153,17 @@ class SSEDecoder:
         """Number of bytes held for the event in progress."""
         return len(self._buf)
 
+    @property
+    def in_comment(self) -> bool:
+        """Whether the bytes held end inside a comment line (``: keep-alive``).
+
+        A consumer that treats a comment cut off at the end of the stream as
+        complete (it can carry no event) ends that line before :meth:`close`.
+        """
+        buf = self._buf
+        start = max(buf.rfind(b"\n"), buf.rfind(b"\r")) + 1
+        return buf[start : start + 1] == b":"
+
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[SSEEvent]:
         """Decode the next bytes of the stream.
 

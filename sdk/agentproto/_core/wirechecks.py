@@ -15,6 +15,7 @@ import types
 import typing
 from typing import Any, get_args, get_origin
 
+from agentproto._core.describe import cut_pointer, describe
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError
 from agentproto._core.unset import Unset
@@ -68,7 +69,7 @@ class _Context:
 
     def report(self, code: str, path: str, message: str) -> None:
         assert self.diagnostics is not None
-        self.diagnostics.append(Diagnostic(code=code, message=message, path=path))
+        self.diagnostics.append(Diagnostic(code=code, message=message, path=cut_pointer(path)))
 
 
 _STRICT = _Context(None)
@@ -102,15 +103,19 @@ def _load_number(value: Any, path: str) -> float | int:
 
 def _check_constraints(value: Any, path: str, meta: dict[str, Any]) -> None:
     if "minimum" in meta and value < meta["minimum"]:
-        raise _error("minimum", path, f"{value} is less than the minimum {meta['minimum']}")
+        raise _error(
+            "minimum", path, f"{describe(value)} is less than the minimum {meta['minimum']}"
+        )
     if "maximum" in meta and value > meta["maximum"]:
-        raise _error("maximum", path, f"{value} is greater than the maximum {meta['maximum']}")
+        raise _error(
+            "maximum", path, f"{describe(value)} is greater than the maximum {meta['maximum']}"
+        )
     if "minItems" in meta and len(value) < meta["minItems"]:
         raise _error("minItems", path, f"expected at least {meta['minItems']} items")
     if "minLength" in meta and len(value) < meta["minLength"]:
         raise _error("minLength", path, f"expected at least {meta['minLength']} characters")
     if "pattern" in meta and re.search(meta["pattern"], value) is None:
-        raise _error("pattern", path, f"{value!r} does not match {meta['pattern']!r}")
+        raise _error("pattern", path, f"{describe(value)} does not match {meta['pattern']!r}")
 
 
 def _strip_none(tp: Any) -> Any:

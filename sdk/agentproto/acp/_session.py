@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.diagnostics import Diagnostic, DiagnosticLog
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._entities import (
@@ -155,7 +155,7 @@ class SessionState:
         self.state: v2.StateUpdateSessionUpdate | None = None
         self.notices: list[v2.NoticeSessionUpdate] = []
         self.unknown: list[v2.OtherSessionUpdate] = []
-        self.diagnostics: list[Diagnostic] = [] if diagnostics is None else diagnostics
+        self.diagnostics: list[Diagnostic] = DiagnosticLog() if diagnostics is None else diagnostics
         # entity keys ("tool_call:c1", "session_info", "notices", ...) in first-seen order
         self._order: dict[str, None] = {}
 

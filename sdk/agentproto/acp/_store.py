@@ -18,7 +18,8 @@ from typing import Any
 import attrs
 
 from agentproto._core.converter import Unrecognised, _Context
-from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.describe import describe
+from agentproto._core.diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic, DiagnosticLog
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._jsonrpc import Message, MessageReader, Notification, Request, Response
@@ -70,16 +71,21 @@ class SessionStore:
         'hi'
     """
 
-    def __init__(self, *, strict: bool = False) -> None:
+    def __init__(
+        self, *, strict: bool = False, max_diagnostics: int | None = DEFAULT_MAX_DIAGNOSTICS
+    ) -> None:
         """Create an empty store.
 
         Args:
             strict: raise on a message that cannot be parsed or applied,
                 instead of reporting it and skipping it.
+            max_diagnostics: most diagnostics kept in :attr:`diagnostics` (every
+                session's included); past it one ``diagnostics-limit`` entry
+                counts the rest (``None``: keep all).
         """
         self.strict = strict
         self.sessions: dict[str, SessionState] = {}
-        self.diagnostics: list[Diagnostic] = []
+        self.diagnostics: list[Diagnostic] = DiagnosticLog(max_diagnostics)
         self._parse_diagnostics: list[Diagnostic] = []
         self._context = _Context(None if strict else self._parse_diagnostics)
         self._reader = MessageReader()
@@ -186,7 +192,7 @@ class SessionStore:
             self._ignored(message.line, f"request {message.method!r}", "ignored-method")
         elif message.__class__ is Response:
             assert isinstance(message, Response)
-            self._ignored(message.line, f"response to {message.id!r}", "ignored-message")
+            self._ignored(message.line, f"response to {describe(message.id)}", "ignored-message")
         else:
             raise UsageError(
                 "jsonrpc.not-a-message",

@@ -24,13 +24,14 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
 from agentproto.agui._kinds import SUBAGENT_LIFECYCLE
 
 __all__ = ["CompatibilityBoundary", "flatten_for_peer", "parse_version", "upgrade_input"]
 
-_VERSION: Final = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
-_SEMVER: Final = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+_VERSION: Final = re.compile(r"^(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})$")
+_SEMVER: Final = re.compile(r"^(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})$")
 
 # retired THINKING_* event → (current event type, id kind)
 _THINKING: Final = {
@@ -113,10 +114,10 @@ class CompatibilityBoundary:
             diagnostics.append(
                 Diagnostic(
                     code="version.uninterpretable",
-                    message=f"cannot interpret the producer's protocolVersion {declared!r} as "
-                    "MAJOR.MINOR; proceeding as with a newer version",
+                    message="cannot interpret the producer's protocolVersion "
+                    f"{describe(declared)} as MAJOR.MINOR; proceeding as with a newer version",
                     path="/protocolVersion",
-                    subject=str(declared),
+                    subject=declared[:100] if isinstance(declared, str) else describe(declared),
                 )
             )
         elif version > self._own:
@@ -242,7 +243,7 @@ def flatten_for_peer(
                         Diagnostic(
                             code="compat.content-flattened",
                             message=f"peer {peer_version} takes text content only: dropped "
-                            f"{dropped} non-text part(s) of message {message.get('id')!r}",
+                            f"{dropped} non-text part(s) of message {describe(message.get('id'))}",
                             path=f"/messages/{index}/content",
                             subject=str(message.get("id")),
                         )

@@ -23,15 +23,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import AgentProtoError
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
+from agentproto._core.describe import describe
+from agentproto._core.diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic
+from agentproto._core.errors import AgentProtoError, UsageError, as_sdk_error
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES
 from agentproto.agui._chunks import ChunkExpander
 from agentproto.agui._compat import upgrade_input
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._decoder import EventDecoder, Middleware, Transport
 from agentproto.agui._generated import Event, RunAgentInput
+from agentproto.agui._records import DEFAULT_MAX_ACTIVITY_NODES, DEFAULT_MAX_STATE_NODES
 from agentproto.agui._verify import Verifier
 from agentproto.agui._wire import _converter
 
@@ -52,6 +54,11 @@ class Consumer:
         transport: framing of :meth:`feed_bytes`: ``"sse"`` or ``"jsonl"``.
         max_event_bytes: largest single event accepted from bytes.
         max_depth: deepest JSON nesting accepted.
+        max_state_nodes: most JSON values state deltas may grow the state to
+            (see :class:`~agentproto.agui.Conversation`).
+        max_activity_nodes: the same for each activity's content.
+        max_diagnostics: most diagnostics kept; past it one summary entry counts
+            the rest (see :class:`~agentproto._core.diagnostics.DiagnosticLog`).
 
     Example::
 
@@ -73,20 +80,20 @@ class Consumer:
         transport: Transport = "sse",
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_depth: int = DEFAULT_MAX_DEPTH,
+        max_state_nodes: int = DEFAULT_MAX_STATE_NODES,
+        max_activity_nodes: int = DEFAULT_MAX_ACTIVITY_NODES,
+        max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
     ) -> None:
         input_diagnostics: list[Diagnostic] = []
-        typed_input: RunAgentInput | None
-        if isinstance(run_input, dict):
-            # the input goes through the same enforcement as events: unknown material
-            # is stripped with diagnostics, a malformed known field is fatal
-            typed_input = _converter.load(
-                upgrade_input(run_input), RunAgentInput, diagnostics=input_diagnostics
-            )
-        else:
-            typed_input = run_input
+        typed_input = _typed_input(run_input, input_diagnostics, max_depth)
         self.run_input = typed_input
+        limits = {"max_state_nodes": max_state_nodes, "max_activity_nodes": max_activity_nodes}
         self.conversation = (
-            Conversation.from_input(typed_input) if typed_input is not None else Conversation()
+            Conversation.from_input(typed_input, **limits)
+            if typed_input is not None
+            else Conversation(
+                max_state_nodes=max_state_nodes, max_activity_nodes=max_activity_nodes
+            )
         )
         self._chunks = ChunkExpander()
         self._verifier = Verifier(
@@ -100,6 +107,7 @@ class Consumer:
             transport=transport,
             max_event_bytes=max_event_bytes,
             max_depth=max_depth,
+            max_diagnostics=max_diagnostics,
             # each enforced event goes on to the later stages; every fatal error fails
             # the open run, whichever stage found it
             next_stage=self._expand_verify_apply,
@@ -152,6 +160,15 @@ class Consumer:
     def close(self) -> list[Event]:
         """End of stream: flush framing and check the run reached a terminal event.
 
+        A final JSON Lines document without its newline is a complete line (JSON
+        Lines allows it): its events are delivered. When the stream then turns out
+        truncated, the rule of :meth:`feed_bytes` holds: the events this call
+        delivered are returned, the failure is recorded at once (:attr:`failure`
+        set, the run failed) and the error is raised by the next call (call
+        ``close()`` again to see it). With nothing delivered, ``close()`` raises
+        directly. A trailing SSE comment without its newline (``: keep-alive`` at
+        EOF) is not a truncated event.
+
         Raises:
             DecodeError: the stream ended inside an event.
             ProtocolError: a run is still open (the stream was truncated); the run
@@ -162,9 +179,11 @@ class Consumer:
             for event in self._chunks.close():
                 self._expand_verify_apply(event, self.diagnostics, delivered, expand=False)
             self._verifier.close()
-        except AgentProtoError as exc:
-            self._decoder.fail(exc)
-            raise
+        except Exception as exc:  # any failure fails the stream
+            error = as_sdk_error(exc, "close")
+            self._decoder.fail(error, defer=bool(delivered))
+            if not delivered:
+                raise error from error.__cause__
         return delivered
 
     # ---- stages 5-7 ----------------------------------------------------------------------
@@ -181,3 +200,25 @@ class Consumer:
             found += self._verifier.feed(explicit)
             found += self.conversation.apply(explicit).diagnostics
             delivered.append(explicit)
+
+
+def _typed_input(
+    run_input: RunAgentInput | dict[str, Any] | None, found: list[Diagnostic], max_depth: int
+) -> RunAgentInput | None:
+    """The run input, checked like events: wire JSON through enforcement (unknown
+    material stripped into ``found``, a malformed known field fatal), typed input held
+    to the same depth limit."""
+    if isinstance(run_input, dict):
+        loaded: RunAgentInput = _converter.load(
+            upgrade_input(run_input), RunAgentInput, diagnostics=found, max_depth=max_depth
+        )
+        return loaded
+    if isinstance(run_input, RunAgentInput):
+        check_value(_converter.dump(run_input), max_depth=max_depth)
+        return run_input
+    if run_input is None:
+        return None
+    raise UsageError(
+        "consumer.run-input",
+        f"run_input must be a RunAgentInput or a dict, not {describe(run_input)}",
+    )

@@ -131,7 +131,15 @@ from agentproto.agui._kinds import (
     kinds,
     unlisted,
 )
-from agentproto.agui._records import _NOTHING, Change, _entry_from_message, _load_message, _problem
+from agentproto.agui._records import (
+    _NOTHING,
+    DEFAULT_MAX_ACTIVITY_NODES,
+    DEFAULT_MAX_STATE_NODES,
+    Change,
+    _entry_from_message,
+    _load_message,
+    _problem,
+)
 from agentproto.agui._reduce_items import _ItemRules
 from agentproto.agui._reduce_snapshots import _SnapshotRules
 
@@ -167,6 +175,16 @@ class Conversation(_ItemRules, _SnapshotRules):
     Args:
         messages: the conversation so far (copied; ids must be unique).
         state: the baseline state; omitted means ``{}`` (copied).
+        max_state_nodes: the most JSON values (containers and scalars, counted
+            recursively) ``STATE_DELTA`` patches may grow the state to. A delta
+            that would exceed it fails atomically like any failing patch
+            (``state.patch-failed``, its :class:`~agentproto.PatchError` naming
+            ``max_state_nodes``; the state is unchanged). Values a ``remove`` or
+            ``replace`` takes out are credited. A snapshot is taken as it is
+            (its size is bounded by the decoder's ``max_event_bytes``); deltas
+            after it are counted from its size.
+        max_activity_nodes: the same bound for each activity's ``content``
+            under ``ACTIVITY_DELTA`` (``activity.patch-failed``).
 
     Raises:
         SchemaError: a message does not match the schema.
@@ -175,8 +193,15 @@ class Conversation(_ItemRules, _SnapshotRules):
 
     __slots__ = ()
 
-    def __init__(self, *, messages: Iterable[Message] = (), state: Any = UNSET) -> None:
-        super().__init__({} if state is UNSET else thaw(state))
+    def __init__(
+        self,
+        *,
+        messages: Iterable[Message] = (),
+        state: Any = UNSET,
+        max_state_nodes: int = DEFAULT_MAX_STATE_NODES,
+        max_activity_nodes: int = DEFAULT_MAX_ACTIVITY_NODES,
+    ) -> None:
+        super().__init__({} if state is UNSET else thaw(state), max_state_nodes, max_activity_nodes)
         for message in messages:
             entry = _entry_from_message(message)
             if entry.id in self._by_id:
@@ -188,13 +213,14 @@ class Conversation(_ItemRules, _SnapshotRules):
         self._index_calls()
 
     @classmethod
-    def from_input(cls, run_input: RunAgentInput) -> Conversation:
+    def from_input(cls, run_input: RunAgentInput, **limits: int) -> Conversation:
         """The conversation a run starts from: the input's messages and state.
 
-        An absent ``state`` means ``{}``.
+        An absent ``state`` means ``{}``. ``limits`` are ``max_state_nodes`` and
+        ``max_activity_nodes``, as for the constructor.
         """
         state = UNSET if run_input.state is None else run_input.state
-        return cls(messages=run_input.messages, state=state)
+        return cls(messages=run_input.messages, state=state, **limits)
 
     # ---- reading ----------------------------------------------------------------------
 

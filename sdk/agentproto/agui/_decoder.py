@@ -29,10 +29,17 @@ import attrs
 import orjson
 
 from agentproto._core.converter import Unrecognised, _Context
-from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
+from agentproto._core.describe import describe
+from agentproto._core.diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic, DiagnosticLog
+from agentproto._core.errors import (
+    AgentProtoError,
+    DecodeError,
+    SchemaError,
+    UsageError,
+    as_sdk_error,
+)
 from agentproto._core.jsonlines import JSONLinesDecoder
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, has_digit_run, loads
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value, has_digit_run, loads
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 from agentproto.agui._compat import CompatibilityBoundary
 from agentproto.agui._generated import Event
@@ -66,6 +73,8 @@ class EventDecoder:
         transport: framing of :meth:`feed_bytes`: ``"sse"`` or ``"jsonl"``.
         max_event_bytes: largest single event accepted from bytes.
         max_depth: deepest JSON nesting accepted.
+        max_diagnostics: most diagnostics kept in :attr:`diagnostics`; past it
+            one ``diagnostics-limit`` entry counts the rest (``None``: keep all).
         next_stage: for composition (the Consumer's later stages): called with
             each enforced event, its diagnostics so far and the list of delivered
             events; by default the event is delivered as it is.
@@ -85,6 +94,7 @@ class EventDecoder:
         transport: Transport = "sse",
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_depth: int = DEFAULT_MAX_DEPTH,
+        max_diagnostics: int | None = DEFAULT_MAX_DIAGNOSTICS,
         next_stage: NextStage | None = None,
         on_failure: Callable[[AgentProtoError], None] | None = None,
     ) -> None:
@@ -92,7 +102,7 @@ class EventDecoder:
             raise UsageError(
                 "decoder.transport", f"transport must be 'sse' or 'jsonl': {transport!r}"
             )
-        self.diagnostics: list[Diagnostic] = []
+        self.diagnostics: list[Diagnostic] = DiagnosticLog(max_diagnostics)
         self._boundary = CompatibilityBoundary(
             protocol_version=protocol_version, peer_version=peer_version
         )
@@ -161,22 +171,27 @@ class EventDecoder:
                 assert self._jsonl is not None
                 for line in self._jsonl.feed(data):
                     self._process(line.value, delivered)
-        except AgentProtoError as exc:
-            self.fail(exc)
+        except Exception as exc:  # any failure fails the stream
+            error = self._failed(exc, "feed_bytes")
             if not delivered:
-                raise
-            self._pending = exc
+                raise error from error.__cause__
+            self._pending = error
         return delivered
 
     def feed_json(self, event: Any) -> list[Event]:
-        """Process one decoded JSON event (in-process delivery or replay)."""
+        """Process one decoded JSON event (in-process delivery or replay).
+
+        The value is checked as bytes would be: nesting at most ``max_depth``, and
+        nothing JSON cannot hold (NaN, sets, bytes, non-string keys).
+        """
         self._check_usable()
         delivered: list[Event] = []
         try:
+            self._check_json(event)
             self._process(event, delivered)
-        except AgentProtoError as exc:
-            self.fail(exc)
-            raise
+        except Exception as exc:  # any failure fails the stream
+            error = self._failed(exc, "feed_json")
+            raise error from error.__cause__
         return delivered
 
     def feed_all(self, events: Iterable[Any]) -> list[Event]:
@@ -187,7 +202,8 @@ class EventDecoder:
         return delivered
 
     def close(self) -> list[Event]:
-        """End of stream: flush the framing.
+        """End of stream: flush the framing (an SSE comment line cut off at the end,
+        such as ``: keep-alive``, counts as complete).
 
         Raises:
             DecodeError: the stream ended inside an event (a truncated frame).
@@ -197,14 +213,17 @@ class EventDecoder:
         delivered: list[Event] = []
         try:
             if self._sse is not None:
+                if self._sse.in_comment:
+                    # a keep-alive comment cut off at EOF carries no event: end its line
+                    self._sse.feed(b"\n")
                 for frame in self._sse.close():
                     self._document(frame.data, frame.offset, delivered)
             elif self._jsonl is not None:
                 for line in self._jsonl.close():
                     self._process(line.value, delivered)
-        except AgentProtoError as exc:
-            self.fail(exc)
-            raise
+        except Exception as exc:  # any failure fails the stream
+            error = self._failed(exc, "close")
+            raise error from error.__cause__
         return delivered
 
     # ---- stages --------------------------------------------------------------------------
@@ -218,9 +237,33 @@ class EventDecoder:
         if self._closed:
             raise UsageError("stream.closed", "the stream is already closed")
 
-    def fail(self, error: AgentProtoError) -> None:
-        """Record a fatal error (also one a later stage found): every later call raises."""
+    def _check_json(self, event: Any) -> None:
+        """Refuse a Python value bytes could not have produced (it counts as read)."""
+        try:
+            check_value(event, max_depth=self._max_depth)
+        except SchemaError as exc:
+            self._index += 1
+            detail = f"event {self._index - 1}: {exc.detail}"
+            raise SchemaError(exc.keyword, exc.location, detail) from exc
+        except DecodeError as exc:
+            self._index += 1
+            raise DecodeError(f"event {self._index - 1}: {exc}") from exc
+
+    def _failed(self, exc: Exception, stage: str) -> AgentProtoError:
+        """Fail the stream with ``exc`` (an unexpected one wrapped, chaining it)."""
+        error = as_sdk_error(exc, stage)
+        self.fail(error)
+        return error
+
+    def fail(self, error: AgentProtoError, *, defer: bool = False) -> None:
+        """Record a fatal error (also one a later stage found): every later call raises.
+
+        With ``defer`` (the caller returns events it delivered first), the next
+        call raises ``error`` itself.
+        """
         self._failure = error
+        if defer:
+            self._pending = error
         if self._on_failure is not None:
             self._on_failure(error)
 
@@ -253,7 +296,9 @@ class EventDecoder:
         found = self._found  # reused: most events add nothing to it
         try:
             if raw.__class__ is not dict:
-                raise SchemaError("type", "", f"an event must be a JSON object, not {raw!r:.40}")
+                raise SchemaError(
+                    "type", "", f"an event must be a JSON object, not {describe(raw)}"
+                )
             kinds = self._boundary.kinds
             translated: dict[str, Any] | None = raw
             kind = raw.get("type")
@@ -274,7 +319,7 @@ class EventDecoder:
         except SchemaError as exc:
             kind = raw.get("type") if isinstance(raw, dict) else None
             raise SchemaError(
-                exc.keyword, exc.location, f"event {index} ({kind}): {exc.detail}"
+                exc.keyword, exc.location, f"event {index} ({describe(kind)}): {exc.detail}"
             ) from exc
         finally:
             if found:
@@ -287,7 +332,7 @@ class EventDecoder:
         found.append(
             Diagnostic(
                 code="unknown-event-dropped" if not unknown.path else "unknown-member-dropped",
-                message=f"dropped event {kind!r}: {unknown.detail}",
+                message=f"dropped event {describe(kind)}: {unknown.detail}",
                 path=unknown.path,
                 subject=str(kind),
             )

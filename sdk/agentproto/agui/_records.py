@@ -15,6 +15,7 @@ from typing import Any, Final, cast, get_args
 import attrs
 
 from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.patchops import NodeCount
 from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
 from agentproto.agui import _generated as g
@@ -113,7 +114,7 @@ class _Entry:
     never changed in place once stored (they may be shared with patch results).
     """
 
-    __slots__ = ("cached", "calls", "change", "fields", "id", "metadata", "role", "text")
+    __slots__ = ("cached", "calls", "change", "fields", "id", "metadata", "nodes", "role", "text")
 
     def __init__(self, message_id: str, role: str) -> None:
         self.id = message_id
@@ -124,6 +125,7 @@ class _Entry:
         self.metadata: dict[str, Any] | None = None
         self.cached: Message | None = None
         self.change = Change(messages=(message_id,))
+        self.nodes: NodeCount | None = None  # an activity's content size, once measured
 
     def start_text(self) -> bool:
         """Make ``content`` appendable; False when it is not text (content parts)."""
@@ -259,6 +261,17 @@ def _own_ops(patch: Any) -> list[dict[str, Any]] | None:
     return ops
 
 
+DEFAULT_MAX_STATE_NODES: Final = 250_000
+"""Most JSON values (containers and scalars) STATE_DELTA patches may grow the state to.
+
+About 25 MiB of Python objects (~100 bytes a value), some 4 MB of typical JSON;
+the benchmarks' 1 MB state holds 56,000 values.
+"""
+
+DEFAULT_MAX_ACTIVITY_NODES: Final = 250_000
+"""Most JSON values ACTIVITY_DELTA patches may grow one activity's content to."""
+
+
 class _Store:
     """The records and state of a conversation, and the bookkeeping every rule shares."""
 
@@ -266,13 +279,21 @@ class _Store:
         "_by_id",
         "_calls",
         "_entries",
+        "_max_activity_nodes",
+        "_max_state_nodes",
         "_open_calls",
         "_open_text",
         "_snapshot",
         "_state",
+        "_state_count",
     )
 
-    def __init__(self, state: Any) -> None:
+    def __init__(
+        self,
+        state: Any,
+        max_state_nodes: int = DEFAULT_MAX_STATE_NODES,
+        max_activity_nodes: int = DEFAULT_MAX_ACTIVITY_NODES,
+    ) -> None:
         self._entries: list[_Entry] = []
         self._by_id: dict[str, _Entry] = {}
         self._calls: dict[str, _Call] = {}
@@ -280,6 +301,28 @@ class _Store:
         self._open_calls: set[str] = set()
         self._snapshot: tuple[Message, ...] | None = None
         self._state: Any = state
+        # sizes of the documents deltas grow, measured at the first delta after
+        # each snapshot (None: not measured since), then kept by the patch appliers
+        self._max_state_nodes = max_state_nodes
+        self._max_activity_nodes = max_activity_nodes
+        self._state_count: NodeCount | None = None
+
+    def _state_nodes(self) -> NodeCount:
+        """The state's :class:`NodeCount` (measured when unknown)."""
+        count = self._state_count
+        if count is None:
+            nodes = NodeCount.measure(self._state)
+            count = self._state_count = NodeCount(self._max_state_nodes, "max_state_nodes", nodes)
+        return count
+
+    def _activity_nodes(self, entry: _Entry) -> NodeCount:
+        """An activity's content :class:`NodeCount` (measured when unknown)."""
+        count = entry.nodes
+        if count is None:
+            nodes = NodeCount.measure(entry.fields["content"])
+            count = NodeCount(self._max_activity_nodes, "max_activity_nodes", nodes)
+            entry.nodes = count
+        return count
 
     def _touch(self, entry: _Entry) -> None:
         entry.cached = None

@@ -13,6 +13,7 @@ from typing import Any, Final
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import PatchError, SchemaError
 from agentproto._core.patch import apply_patch, apply_patch_in_place
+from agentproto._core.patchops import NodeCount
 from agentproto._core.readonly import thaw
 from agentproto.agui import _generated as g
 from agentproto.agui._kinds import ACTIVITY, REASONING
@@ -42,6 +43,7 @@ class _SnapshotRules(_Store):
     def _state_snapshot(self, event: g.StateSnapshotEvent, commit: bool) -> Change:
         if commit:
             self._state = thaw(event.snapshot)
+            self._state_count = None
         return _STATE_CHANGED
 
     def _state_delta(self, event: g.StateDeltaEvent, commit: bool) -> Change:
@@ -53,12 +55,13 @@ class _SnapshotRules(_Store):
                 path="/delta",
             )
         try:
+            count = self._state_nodes()
             if commit:
                 # the state is the reducer's own (snapshots are copied in), so it is
                 # patched in place: O(operations), however wide the containers are
-                self._state = apply_patch_in_place(self._state, ops)
+                self._state = apply_patch_in_place(self._state, ops, count=count)
             else:  # copy-on-write: only the containers on the paths, then dropped
-                apply_patch(self._state, ops)
+                apply_patch(self._state, ops, count=NodeCount(count.limit, count.name, count.nodes))
         except PatchError as exc:
             return _problem(
                 "state.patch-failed",
@@ -161,6 +164,7 @@ class _SnapshotRules(_Store):
             entry = _Entry(message_id, ACTIVITY)
             entry.fields["activityType"] = event.activity_type
             entry.fields["content"] = thaw(event.content)
+            entry.nodes = None
             if event.subagent_run_id is not None:
                 entry.fields["subagentRunId"] = event.subagent_run_id
             if event.metadata:
@@ -170,6 +174,7 @@ class _SnapshotRules(_Store):
         if event.replace is not False:
             entry.fields["activityType"] = event.activity_type
             entry.fields["content"] = thaw(event.content)
+            entry.nodes = None
             if event.subagent_run_id is None:
                 entry.fields.pop("subagentRunId", None)
             else:
@@ -182,7 +187,8 @@ class _SnapshotRules(_Store):
         return entry.change
 
     def _patched_content(self, event: g.ActivityDeltaEvent) -> Any:
-        """The activity's content with the delta applied, or the Change saying why not."""
+        """The activity's content with the delta applied and its size, or the Change
+        saying why not."""
         message_id = event.message_id
         entry = self._by_id.get(message_id)
         if entry is None or entry.role != ACTIVITY:
@@ -201,7 +207,10 @@ class _SnapshotRules(_Store):
                 path="/patch",
             )
         try:
-            content = apply_patch(entry.fields["content"], ops)
+            count = self._activity_nodes(entry)
+            # checking tries the patch on a copy of the count; applying keeps it
+            trial = NodeCount(count.limit, count.name, count.nodes)
+            content = apply_patch(entry.fields["content"], ops, count=trial)
         except PatchError as exc:
             return _problem(
                 "activity.patch-failed",
@@ -217,16 +226,18 @@ class _SnapshotRules(_Store):
                 " object; the activity is unchanged",
                 subject=message_id,
             )
-        return content
+        return content, trial.nodes
 
     def _activity_delta(self, event: g.ActivityDeltaEvent, commit: bool) -> Change:
-        content = self._patched_content(event)
-        if content.__class__ is Change:
-            return content
+        patched = self._patched_content(event)
+        if patched.__class__ is Change:
+            return patched
+        content, nodes = patched
         if not commit:
             return _NOTHING
         entry = self._by_id[event.message_id]
         entry.fields["content"] = content
+        self._activity_nodes(entry).nodes = nodes
         entry.fields["activityType"] = event.activity_type
         if event.metadata:
             entry.metadata = _merge(entry.metadata, event.metadata)

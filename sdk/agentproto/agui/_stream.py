@@ -37,6 +37,8 @@ def iter_events(
     for chunk in chunks:
         yield from consumer.feed_bytes(chunk)
     yield from consumer.close()
+    if consumer.failure is not None:  # found by close() after it delivered its events
+        raise consumer.failure
 
 
 async def aiter_events(
@@ -49,6 +51,8 @@ async def aiter_events(
             yield event
     for event in consumer.close():
         yield event
+    if consumer.failure is not None:  # found by close() after it delivered its events
+        raise consumer.failure
 
 
 def consume(chunks: Iterable[bytes], **options: Any) -> Consumer:

@@ -7,6 +7,7 @@ from typing import Any
 from agentproto._core.converter import _STRICT, Unrecognised, WireConverter, _Context
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError
+from agentproto._core.jsonutil import check_value
 from agentproto.agui import _generated
 from agentproto.agui._generated import Event, Message, RunAgentInput
 
@@ -37,6 +38,7 @@ def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Eve
         SchemaError: the event does not match the schema; ``keyword`` and
             ``location`` say what failed and where.
     """
+    check_value(obj, finite=False)  # the depth limit of bytes, for a dict from Python
     if diagnostics is None:
         return _load_event(obj, "", _STRICT)  # type: ignore[no-any-return]
     try:

@@ -1,0 +1,123 @@
+"""Hostile input from Python: the depth limit and JSON-ness checked on entry; any failure fails."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+import pytest
+
+from agentproto import AgentProtoError, DecodeError, ProtocolError, SchemaError, UsageError
+from agentproto._core.errors import InternalError
+from agentproto._core.sse import encode_sse
+from agentproto.agui import Consumer, consume, parse_event, parse_run_input
+
+START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+
+
+def _deep(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_feed_json_checks_the_depth_limit() -> None:
+    """A 600-deep state snapshot fed as a dict fails on entry, naming the limit."""
+    consumer = Consumer()
+    consumer.feed_json(START)
+    with pytest.raises(DecodeError, match="512"):
+        consumer.feed_json({"type": "STATE_SNAPSHOT", "snapshot": _deep(600)})
+    assert consumer.failure is not None
+    assert consumer.verifier.runs[-1].status != "finished"
+
+
+@pytest.mark.parametrize(
+    "bad", [math.nan, {1, 2}, b"x", {1: "a"}], ids=["nan", "set", "bytes", "key"]
+)
+def test_feed_json_refuses_non_json_values(bad: Any) -> None:
+    """NaN, sets, bytes and non-string keys in state are refused when they enter."""
+    consumer = Consumer()
+    consumer.feed_json(START)
+    with pytest.raises(SchemaError, match="event 1"):
+        consumer.feed_json({"type": "STATE_SNAPSHOT", "snapshot": {"a": bad}})
+    assert consumer.failure is not None
+
+
+def test_parse_functions_check_depth_of_dicts() -> None:
+    """parse_event and parse_run_input given dicts apply the same 512 limit as bytes."""
+    with pytest.raises(DecodeError, match="512"):
+        parse_event({"type": "STATE_SNAPSHOT", "snapshot": _deep(1200)})
+    with pytest.raises(DecodeError, match="512"):
+        parse_run_input({"threadId": "t", "runId": "r", "state": _deep(1200)})
+    with pytest.raises(DecodeError, match="512"):
+        Consumer(run_input={"threadId": "t", "runId": "r", "state": _deep(1200)})
+    assert parse_event({"type": "STATE_SNAPSHOT", "snapshot": _deep(500)}).snapshot
+
+
+def test_run_input_of_another_type_is_a_usage_error() -> None:
+    """A run input that is neither typed nor a dict is refused with a UsageError."""
+    with pytest.raises(UsageError):
+        Consumer(run_input=1.5)  # type: ignore[arg-type]
+
+
+def test_unexpected_exception_fails_the_stream() -> None:
+    """A non-SDK exception in a stage fails the run and surfaces as InternalError with its cause."""
+
+    def broken(event: dict[str, Any]) -> dict[str, Any]:
+        if event["type"] == "STATE_SNAPSHOT":
+            raise KeyError("bug")
+        return event
+
+    consumer = Consumer(middleware=[broken])
+    consumer.feed_json(START)
+    with pytest.raises(InternalError) as info:
+        consumer.feed_json({"type": "STATE_SNAPSHOT", "snapshot": {}})
+    assert isinstance(info.value, AgentProtoError)
+    assert isinstance(info.value.__cause__, KeyError)
+    assert consumer.failure is info.value
+    assert consumer.verifier.runs[-1].status == "failed"
+    with pytest.raises(UsageError):
+        consumer.feed_json(FINISH)
+
+
+def _line(event: dict[str, Any]) -> bytes:
+    return orjson.dumps(event)
+
+
+def test_jsonl_final_line_without_newline_is_delivered_then_truncation_follows() -> None:
+    """close() returns the final line's events; the truncation is recorded and raised next."""
+    text = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
+    consumer = Consumer(transport="jsonl")
+    consumer.feed_bytes(_line(START) + b"\n" + _line(text))
+    delivered = consumer.close()
+    assert [e.type for e in delivered] == ["TEXT_MESSAGE_START"]
+    assert isinstance(consumer.failure, ProtocolError)
+    assert consumer.verifier.runs[-1].status == "failed"
+    with pytest.raises(ProtocolError):
+        consumer.close()
+    with pytest.raises(ProtocolError):
+        consume([_line(START) + b"\n" + _line(text)], transport="jsonl")
+
+
+def test_jsonl_complete_final_line_without_newline_succeeds() -> None:
+    """A final RUN_FINISHED line without its newline completes the run."""
+    consumer = Consumer(transport="jsonl")
+    consumer.feed_bytes(_line(START) + b"\n" + _line(FINISH))
+    assert [e.type for e in consumer.close()] == ["RUN_FINISHED"]
+    assert consumer.failure is None and consumer.verifier.runs[-1].status == "succeeded"
+
+
+def test_sse_comment_at_eof_without_newline_is_not_truncation() -> None:
+    """A complete run followed by ': keep-alive' with no final newline closes cleanly."""
+    stream = b"".join(encode_sse(_line(e)) for e in (START, FINISH)) + b": keep-alive"
+    consumer = Consumer()
+    consumer.feed_bytes(stream)
+    assert consumer.close() == []
+    assert consumer.failure is None and consumer.verifier.runs[-1].status == "succeeded"
+    with pytest.raises(DecodeError):
+        broken = Consumer()
+        broken.feed_bytes(stream[: -len(b": keep-alive")] + b"data: {")
+        broken.close()
