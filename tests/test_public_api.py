@@ -28,6 +28,7 @@ EXPECTED_ALL = {
         "AgentProtoError",
         "DecodeError",
         "Diagnostic",
+        "InternalError",
         "PatchError",
         "ProtocolError",
         "SchemaError",

@@ -10,6 +10,7 @@ from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import (
     AgentProtoError,
     DecodeError,
+    InternalError,
     PatchError,
     ProtocolError,
     SchemaError,
@@ -20,6 +21,7 @@ __all__ = [
     "AgentProtoError",
     "DecodeError",
     "Diagnostic",
+    "InternalError",
     "PatchError",
     "ProtocolError",
     "SchemaError",
