@@ -54,11 +54,10 @@ from agentproto._core.patchops import (
     NodeCount,
     PatchLimits,
     _array_index,
-    _Budget,
+    _drive,
     _get,
     _json_equal,
     _move_source,
-    _normalise,
     _tokens,
 )
 
@@ -111,15 +110,7 @@ def apply_patch(
             ``path`` its ``path`` (or its ``from`` when that is what failed).
     """
     owned: _Owned = {}
-    doc = document
-    budget = _Budget(limits, len(operations), count)
-    for index, operation in enumerate(operations):
-        op, path, value, from_ = _normalise(operation, index)
-        tokens = _tokens(path, index, path)
-        budget.check(doc, op, tokens, value, from_, index, path)
-        doc = _step(doc, op, tokens, value, from_, owned, index, path)
-    budget.commit()
-    return doc
+    return _drive(document, operations, limits, count, _step, owned)
 
 
 def _step(

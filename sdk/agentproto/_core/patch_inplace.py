@@ -18,13 +18,12 @@ from agentproto._core.patchops import (
     NodeCount,
     PatchLimits,
     _array_index,
-    _Budget,
     _copy_json,
+    _drive,
     _get,
     _get_container,
     _json_equal,
     _move_source,
-    _normalise,
     _tokens,
 )
 
@@ -71,21 +70,13 @@ def apply_patch_in_place(
         PatchError: as :func:`apply_patch`; the document is then unchanged.
     """
     undo: _Undo = []
-    doc = document
-    budget = _Budget(limits, len(operations), count)
     try:
-        for index, operation in enumerate(operations):
-            op, path, value, from_ = _normalise(operation, index)
-            tokens = _tokens(path, index, path)
-            budget.check(doc, op, tokens, value, from_, index, path)
-            doc = _step(doc, op, tokens, value, from_, undo, index, path)
+        return _drive(document, operations, limits, count, _step, undo)
     except BaseException:
         # whatever stopped the patch (a PatchError, or memory running out while a
         # value is copied), the document goes back to exactly what it was
         _rollback(undo)
         raise
-    budget.commit()
-    return doc
 
 
 def _step(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -450,3 +450,28 @@ def _array_index(token: str) -> int:
         # past any list's length: out of range, without converting thousands of digits
         return int(token) if len(token) <= _MAX_INDEX_DIGITS else _HUGE_INDEX
     return -1
+
+
+Step = Callable[[Any, str, tuple[str, ...], Any, Any, Any, int, str], Any]
+"""``(doc, op, tokens, value, from, log, index, path)`` → the new root: one applier's
+way of writing an operation, keeping what it needs in ``log``."""
+
+
+def _drive(
+    doc: Any,
+    operations: Sequence[Any],
+    limits: PatchLimits,
+    count: NodeCount | None,
+    step: Step,
+    log: Any,
+) -> Any:
+    """Parse, check against the limits and apply each operation in order; on success
+    the caller's :class:`NodeCount` takes the patch's growth."""
+    budget = _Budget(limits, len(operations), count)
+    for index, operation in enumerate(operations):
+        op, path, value, from_ = _normalise(operation, index)
+        tokens = _tokens(path, index, path)
+        budget.check(doc, op, tokens, value, from_, index, path)
+        doc = step(doc, op, tokens, value, from_, log, index, path)
+    budget.commit()
+    return doc

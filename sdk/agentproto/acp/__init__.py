@@ -16,18 +16,18 @@ from agentproto.acp._jsonrpc import Message as JsonRpcMessage
 from agentproto.acp._jsonrpc import MessageReader, Notification, Request, Response, encode_message
 from agentproto.acp._jsonrpc import parse_message as parse_jsonrpc_message
 from agentproto.acp._meta import Meta, apply_meta_update
-from agentproto.acp._session import (
+from agentproto.acp._records import (
     CompactionState,
     Entity,
     MessageState,
     PlanState,
     SessionInfoState,
     SessionMessageState,
-    SessionState,
     SubagentState,
     TerminalState,
     ToolCallState,
 )
+from agentproto.acp._session import SessionState
 from agentproto.acp._store import SessionStore
 from agentproto.acp._versions import V1ToV2Adapter, V2ToV1Adapter
 from agentproto.acp._wire import (

@@ -45,14 +45,16 @@ from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._entities import (
     BY_CHUNK,
     BY_UPSERT,
-    Entity,
     EntityKind,
-    PlanState,
     kind_of,
     snapshot,
     union_members,
 )
 from agentproto.acp._meta import Meta, combine_meta, resync_meta
+from agentproto.acp._records import (
+    Entity,
+    PlanState,
+)
 from agentproto.acp._rules import LATEST
 
 __all__ = ["combine", "resync_update"]

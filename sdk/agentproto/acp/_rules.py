@@ -48,9 +48,11 @@ from agentproto.acp._entities import (
     LIST_DEFAULT,
     EntityKind,
     PatchField,
-    PlanState,
 )
 from agentproto.acp._meta import apply_meta_update
+from agentproto.acp._records import (
+    PlanState,
+)
 from agentproto.acp._wire import _converter
 
 if TYPE_CHECKING:

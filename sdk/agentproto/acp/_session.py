@@ -38,10 +38,9 @@ from agentproto._core.errors import SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._entities import (
     ENTITY_NAMES,
-    TOOL_CALL_STATUSES,
-    TOOL_KINDS,
+)
+from agentproto.acp._records import (
     CompactionState,
-    Entity,
     MessageState,
     PlanState,
     SessionInfoState,
@@ -53,20 +52,7 @@ from agentproto.acp._entities import (
 from agentproto.acp._rules import LATEST, Rule, build_rules, tool_call_rule
 from agentproto.acp._wire import _converter
 
-__all__ = [
-    "TOOL_CALL_STATUSES",
-    "TOOL_KINDS",
-    "CompactionState",
-    "Entity",
-    "MessageState",
-    "PlanState",
-    "SessionInfoState",
-    "SessionMessageState",
-    "SessionState",
-    "SubagentState",
-    "TerminalState",
-    "ToolCallState",
-]
+__all__ = ["SessionState"]
 
 _dump = _converter.dump
 _RULES: dict[type, Rule] = build_rules(v2.SessionUpdate)
