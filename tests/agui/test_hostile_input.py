@@ -121,3 +121,48 @@ def test_sse_comment_at_eof_without_newline_is_not_truncation() -> None:
         broken = Consumer()
         broken.feed_bytes(stream[: -len(b": keep-alive")] + b"data: {")
         broken.close()
+
+
+def test_the_schema_has_no_recursive_types() -> None:
+    """parse_event checks only free-form values of a dict from Python, which is enough
+    because typed nesting is bounded by the schema: no generated class reaches itself."""
+    import typing
+
+    import attrs
+
+    from agentproto.agui import schema
+
+    def classes(tp: Any) -> set[type]:
+        if attrs.has(tp):
+            return {tp}
+        return {c for arg in typing.get_args(tp) for c in classes(arg)}
+
+    graph = {
+        cls: {
+            c for hint in typing.get_type_hints(cls, vars(schema)).values() for c in classes(hint)
+        }
+        for cls in vars(schema).values()
+        if isinstance(cls, type) and attrs.has(cls)
+    }
+    for start in graph:
+        seen: set[type] = set()
+        todo = list(graph[start])
+        while todo:
+            cls = todo.pop()
+            assert cls is not start, f"{start.__name__} reaches itself"
+            if cls not in seen:
+                seen.add(cls)
+                todo.extend(graph.get(cls, ()))
+
+
+def test_parse_event_checks_free_form_values_where_they_are() -> None:
+    """A deep or non-JSON value in a free-form field, or a non-string key, is refused with
+    its location; the same nesting in bytes would be refused by the parser."""
+    meta = {"a": _deep(600)}
+    with pytest.raises(DecodeError, match="512"):
+        parse_event({"type": "TEXT_MESSAGE_END", "messageId": "m", "metadata": meta})
+    with pytest.raises(SchemaError) as info:
+        parse_event({"type": "STATE_SNAPSHOT", "snapshot": {"a": {1, 2}}})
+    assert info.value.location.startswith("/snapshot")
+    with pytest.raises(SchemaError):
+        parse_event({"type": "TEXT_MESSAGE_END", "messageId": "m", 5: "x"}, diagnostics=[])

@@ -42,9 +42,9 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 import attrs
 import cattrs
 
-from agentproto._core.describe import describe
+from agentproto._core.describe import cut_pointer, describe
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import SchemaError
+from agentproto._core.errors import DecodeError, SchemaError
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value
 from agentproto._core.loadersource import class_dumper_lines, class_loader_lines, loader_env
 from agentproto._core.unset import UNSET
@@ -69,6 +69,34 @@ __all__ = ["Unrecognised", "WireConverter", "escape_pointer"]
 T = TypeVar("T")
 Loader = Callable[[Any, str, "_Context"], Any]
 Dumper = Callable[[Any], Any]
+
+
+def _check_nested(value: Any, path: str) -> None:
+    """A free-form value from Python, at ``path``: JSON, and within the depth limit
+    once the containers above it count (the limit bytes get from the parser)."""
+    try:
+        check_value(value, max_depth=DEFAULT_MAX_DEPTH - path.count("/"), finite=False)
+    except DecodeError:
+        raise DecodeError(
+            f"the value at {cut_pointer(path)!r} nests the document deeper than "
+            f"{DEFAULT_MAX_DEPTH} levels (max_depth)"
+        ) from None
+    except SchemaError as exc:
+        raise SchemaError(exc.keyword, path + exc.location, exc.detail) from None
+
+
+def python_context(diagnostics: list[Diagnostic] | None) -> _Context:
+    """The loader context for a value built in Python rather than parsed from bytes.
+
+    The typed fields are checked by the loaders as usual; the free-form ones
+    (metadata, state, content, unknown members kept) are checked for the parser's
+    depth limit and for holding only JSON, where they are met. A document without
+    free-form containers costs nothing more than one from the parser.
+    """
+    return _PYTHON_STRICT if diagnostics is None else _Context(diagnostics, deep=_check_nested)
+
+
+_PYTHON_STRICT = _Context(None, deep=_check_nested)
 
 
 class WireConverter(cattrs.Converter):
@@ -161,9 +189,25 @@ class WireConverter(cattrs.Converter):
 
     def _compile_type_loader(self, tp: Any) -> Loader:
         if tp is Any:
-            return lambda v, p, c: v
-        if tp is str or tp is bool or tp is dict:
-            expected = {str: "string", bool: "boolean", dict: "object"}[tp]
+
+            def load_any(v: Any, p: str, c: _Context) -> Any:
+                if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
+                    c.deep(v, p)
+                return v
+
+            return load_any
+        if tp is dict:
+
+            def load_object(v: Any, p: str, c: _Context) -> Any:
+                if v.__class__ is not dict:
+                    raise _type_error("object", v, p)
+                if c.deep is not None:
+                    c.deep(v, p)
+                return v
+
+            return load_object
+        if tp is str or tp is bool:
+            expected = {str: "string", bool: "boolean"}[tp]
 
             def load_exact(v: Any, p: str, c: _Context) -> Any:
                 if v.__class__ is not tp:
@@ -396,6 +440,8 @@ class WireConverter(cattrs.Converter):
             if meta.get("not_null"):
                 lines.append("if v is None:")
                 lines.append(f"    raise err('not', {fpath}, 'null is not allowed here')")
+            lines.append("if c.deep is not None and (v.__class__ is dict or v.__class__ is list):")
+            lines.append(f"    c.deep(v, {fpath})")
         elif tp is str:
             lines.append("if v.__class__ is not str:")
             lines.append(f"    raise type_error('string', v, {fpath})")
@@ -411,6 +457,8 @@ class WireConverter(cattrs.Converter):
         elif get_origin(tp) is dict or tp is dict:
             lines.append("if v.__class__ is not dict:")
             lines.append(f"    raise type_error('object', v, {fpath})")
+            lines.append("if c.deep is not None:")
+            lines.append(f"    c.deep(v, {fpath})")
         elif (
             get_origin(tp) is Literal
             and len(get_args(tp)) == 1
@@ -430,6 +478,14 @@ class WireConverter(cattrs.Converter):
             else:
                 env[slot] = self.loader(tp)
             lines.append(f"v = {slot}(v, {fpath}, c)")
+        return lines + self._constraint_lines(meta, slot, fpath, env, constrained=constrained)
+
+    @staticmethod
+    def _constraint_lines(
+        meta: dict[str, Any], slot: str, fpath: str, env: dict[str, Any], *, constrained: bool
+    ) -> list[str]:
+        """Lines checking ``v`` against the field's constraints (and its items')."""
+        lines: list[str] = []
         if constrained:
             # bounds are compared inline (the common case: timestamps); the rest is rarer
             for key, op in (("minimum", "<"), ("maximum", ">")):
@@ -457,6 +513,8 @@ class WireConverter(cattrs.Converter):
                 + (f" and {len(extra) - 10} more" if len(extra) > 10 else ""),
             )
         for key in extra:
+            if key.__class__ is not str:  # only from Python: JSON keys are strings
+                raise _error("type", path, f"object key {describe(key)} is not a string")
             ctx.report(
                 "unknown-field",
                 f"{path}/{escape_pointer(key)}",

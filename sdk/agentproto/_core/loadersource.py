@@ -99,6 +99,8 @@ def class_loader_lines(
         lines.append("        unknown(d, p, c, KNOWN)")
     else:
         lines.append("        o.extra = {k: x for k, x in d.items() if k not in KNOWN}")
+        lines.append("        if c.deep is not None:")  # members kept verbatim, from Python
+        lines.append("            c.deep(o.extra, p)")
         lines.append("    else:")
         lines.append("        o.extra = None")
     lines.append("    return o")

@@ -13,6 +13,7 @@ import math
 import re
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, get_args, get_origin
 
 from agentproto._core.describe import cut_pointer, describe
@@ -62,10 +63,17 @@ class Unrecognised(Exception):
 class _Context:
     """Per-call state: strict or tolerant, and where diagnostics go."""
 
-    __slots__ = ("diagnostics",)
+    __slots__ = ("deep", "diagnostics")
 
-    def __init__(self, diagnostics: list[Diagnostic] | None) -> None:
+    def __init__(
+        self,
+        diagnostics: list[Diagnostic] | None,
+        deep: Callable[[Any, str], None] | None = None,
+    ) -> None:
         self.diagnostics = diagnostics
+        # for values from Python rather than from the parser: checks a free-form value
+        # (at its location) for the parser's depth limit and for being JSON at all
+        self.deep = deep
 
     def report(self, code: str, path: str, message: str) -> None:
         assert self.diagnostics is not None

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentproto._core.converter import _STRICT, Unrecognised, WireConverter, _Context
+from agentproto._core.converter import Unrecognised, WireConverter, python_context
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError
-from agentproto._core.jsonutil import check_value
 from agentproto.agui import _generated
 from agentproto.agui._generated import Event, Message, RunAgentInput
 
@@ -38,11 +37,9 @@ def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Eve
         SchemaError: the event does not match the schema; ``keyword`` and
             ``location`` say what failed and where.
     """
-    check_value(obj, finite=False)  # the depth limit of bytes, for a dict from Python
-    if diagnostics is None:
-        return _load_event(obj, "", _STRICT)  # type: ignore[no-any-return]
     try:
-        return _load_event(obj, "", _Context(diagnostics))  # type: ignore[no-any-return]
+        # a dict from Python: its free-form values get the depth limit bytes get
+        return _load_event(obj, "", python_context(diagnostics))  # type: ignore[no-any-return]
     except Unrecognised as unknown:
         # tolerant parsing of one event cannot drop it: an unknown event type (or an
         # unknown member in a required position) is an error here; the Consumer
