@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from agentproto import AgentProtoError, SchemaError, UsageError
 from agentproto._core.diagnostics import Diagnostic
 from agentproto.agui import _generated, make_converter, parse_event, parse_run_input, schema
-from agentproto.agui._conversation import _HANDLERS, Change, Conversation
+from agentproto.agui._conversation import _RULES, Change, Conversation
 from agentproto.agui._kinds import TEXT_ROLES, dispatch_table, kinds
 from tests.agui.synthetic import FUTURE_UNION, FutureEvent
 from tests.jsonsame import same_json
@@ -1568,7 +1568,7 @@ def test_applying_something_that_is_not_an_event_is_a_usage_error() -> None:
 
 def test_every_event_type_has_a_rule() -> None:
     """The reducer's dispatch table covers exactly the schema's event classes."""
-    assert set(_HANDLERS) == set(typing.get_args(schema.Event))
+    assert set(_RULES) == set(typing.get_args(schema.Event))
 
 
 def test_hand_built_events_with_wrong_types_do_not_corrupt_the_conversation() -> None:

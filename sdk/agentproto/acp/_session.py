@@ -36,9 +36,7 @@ from typing import Any
 from agentproto._core.diagnostics import Diagnostic, DiagnosticLog
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._entities import (
-    ENTITY_NAMES,
-)
+from agentproto.acp._entities import ENTITY_NAMES
 from agentproto.acp._records import (
     CompactionState,
     MessageState,

@@ -377,4 +377,3 @@ _RULES: dict[type, _Rule] = dispatch_table(
     _no_rule,
 )
 """The rule of every generated event class (``_no_rule`` for a class with none)."""
-_HANDLERS = _RULES  # the name this table had
