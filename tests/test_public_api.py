@@ -29,6 +29,7 @@ EXPECTED_ALL = {
         "DecodeError",
         "Diagnostic",
         "InternalError",
+        "LimitError",
         "PatchError",
         "ProtocolError",
         "SchemaError",

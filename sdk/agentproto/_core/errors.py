@@ -14,6 +14,8 @@ The branches separate who broke what, as h11 does:
 * :class:`UsageError`: the caller broke a rule (for example a producer emitting
   an event the protocol does not allow at that point).
 * :class:`PatchError`: a well-formed JSON Patch could not be applied.
+* :class:`LimitError`: input would take a container past a configured limit
+  (entities of an ACP session, sessions of a store); it names the parameter.
 * :class:`InternalError`: a bug in agentproto (or in a caller's hook) surfaced
   while processing input; the original exception is its ``__cause__``.
 
@@ -29,6 +31,7 @@ __all__ = [
     "AgentProtoError",
     "DecodeError",
     "InternalError",
+    "LimitError",
     "PatchError",
     "ProtocolError",
     "SchemaError",
@@ -122,6 +125,20 @@ class PatchError(AgentProtoError, ValueError):
         self.path = path
         self.limit = limit
         super().__init__(f"operation {index} ({cut_pointer(path)!r}): {message}")
+
+
+class LimitError(AgentProtoError, ValueError):
+    """Input would take a container past a configured limit; nothing was changed.
+
+    Attributes:
+        limit: the name of the parameter that sets the limit (raise it there).
+        value: the limit's value.
+    """
+
+    def __init__(self, message: str, *, limit: str, value: int) -> None:
+        self.limit = limit
+        self.value = value
+        super().__init__(f"{message} (limit {limit}={value}; raise it to accept more)")
 
 
 class InternalError(AgentProtoError):

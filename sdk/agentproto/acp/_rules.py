@@ -23,9 +23,13 @@ never makes :meth:`~agentproto.acp.SessionState.apply` raise:
   holding the raw payload) with an ``unknown-session-update`` diagnostic.
 
 Rules raise only :class:`~agentproto.SchemaError` (invalid base64, a
-``_meta`` that is neither an object nor ``null``) and
+``_meta`` that is neither an object nor ``null``),
 :class:`~agentproto.UsageError` (a hand-built update whose id, collection,
-fixed field or terminal output has the wrong Python type).
+fixed field or terminal output has the wrong Python type) and
+:class:`~agentproto.LimitError` (a new entity, notice or unknown update past
+the session's ``max_entities``). A rule creates an entity through
+:func:`admit`, the one place that counts them, after every check that may
+reject the update.
 """
 
 from __future__ import annotations
@@ -37,8 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import SchemaError, UsageError
+from agentproto._core.errors import LimitError, SchemaError, UsageError
 from agentproto._core.unset import UNSET
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._entities import (
@@ -58,10 +63,29 @@ from agentproto.acp._wire import _converter
 if TYPE_CHECKING:
     from agentproto.acp._session import SessionState
 
-__all__ = ["LATEST", "Rule", "build_rules", "tool_call_rule"]
+__all__ = ["LATEST", "Rule", "admit", "build_rules", "tool_call_rule"]
 
 Rule = Callable[["SessionState", Any], Any]
 """A rule: folds one typed update into a session state."""
+
+
+def admit(state: SessionState, key: str | None) -> None:
+    """Make room for one more kept item: an entity under ``key``, or (``None``) an entry of
+    a list the session keeps whole (notices, unknown updates).
+
+    Raises:
+        LimitError: the session already keeps ``max_entities`` items; nothing changed.
+    """
+    room = state.max_entities
+    if room is not None and len(state._order) + len(state.notices) + len(state.unknown) >= room:
+        what = f"entity {describe(key)}" if key is not None else "update"
+        raise LimitError(
+            f"session {describe(state.session_id)} keeps {room} entities; {what} not kept",
+            limit="max_entities",
+            value=room,
+        )
+    if key is not None:
+        state._order[key] = None
 
 
 def _bad(location: str, expected: str, value: object) -> UsageError:
@@ -203,6 +227,7 @@ def upsert_rule(kind: EntityKind, cls: type | None = None) -> Rule:
         "as_list": _as_list,
         "decode_output": _decode_output,
         "bad": _bad,
+        "admit": admit,
         "State": kind.state,
     }
     create = f"State({kind.id_field}=ident" if kind.id_field else "State("
@@ -211,8 +236,8 @@ def upsert_rule(kind: EntityKind, cls: type | None = None) -> Rule:
     lines = ["def rule(state, u):", *_prepare(kind, cls)]
     lines += [
         "    if entity is None:",
+        f"        admit(state, {key})",
         f"        entity = table[ident] = {create}",
-        f"        state._order[{key}] = None",
         *_assign(kind, cls, env),
     ]
     source = "\n".join(lines)
@@ -235,8 +260,8 @@ def chunk_rule(kind: EntityKind) -> Rule:
         table = state._tables[name]
         entity = table.get(ident)
         if entity is None:
+            admit(state, prefix + ident)
             entity = table[ident] = new(ident)
-            state._order[prefix + ident] = None
         getattr(entity, collection).append(getattr(u, item))
 
     return rule
@@ -261,8 +286,8 @@ def _bytes_chunk_rule(kind: EntityKind) -> Rule:
         table = state._tables[name]
         entity = table.get(ident)
         if entity is None:
+            admit(state, kind.key(ident))
             entity = table[ident] = new(ident)
-            state._order[kind.key(ident)] = None
         current = getattr(entity, collection)
         if current is None:
             setattr(entity, collection, bytearray(data))
@@ -283,8 +308,8 @@ def _apply_plan(state: SessionState, u: v2.PlanUpdateSessionUpdate) -> None:
         raise SchemaError("type", "/_meta", f"_meta must be an object or null, not {meta!r}")
     existing = state.plans.get(ident)
     if existing is None:
+        admit(state, "plan:" + ident)
         state.plans[ident] = PlanState(plan_id=ident, plan=plan, meta=meta or None)
-        state._order["plan:" + ident] = None
     else:
         existing.plan = plan
         existing.meta = meta or None
@@ -318,11 +343,13 @@ def _apply_usage(state: SessionState, u: v2.UsageUpdateSessionUpdate) -> None:
 
 
 def _apply_notice(state: SessionState, u: v2.NoticeSessionUpdate) -> None:
+    admit(state, None)
     state.notices.append(u)
     state._order["notices"] = None
 
 
 def _apply_other(state: SessionState, u: v2.OtherSessionUpdate) -> None:
+    admit(state, None)
     state.unknown.append(u)
     state.diagnostics.append(
         Diagnostic(

@@ -19,7 +19,9 @@ order; an update of an unknown kind, or of a kind without a rule, is kept in
 as ``other`` (:attr:`ToolCallState.display_kind`), an unknown status *counts*
 as in progress (:attr:`ToolCallState.effective_status`).
 
-Entities keep the position of their first notification. An update that raises
+Entities keep the position of their first notification. A session keeps at most
+``max_entities`` items (entities, notices and unknown updates together); one more
+raises :class:`~agentproto.LimitError`. An update that raises
 leaves the state exactly as it was: invalid base64 and a ``_meta`` that is
 neither an object nor ``null`` raise :class:`~agentproto.SchemaError`; a
 hand-built update whose id, collection, fixed field or terminal output has the
@@ -34,7 +36,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic, DiagnosticLog
-from agentproto._core.errors import SchemaError, UsageError
+from agentproto._core.errors import LimitError, SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._entities import ENTITY_NAMES
 from agentproto.acp._records import (
@@ -50,7 +52,12 @@ from agentproto.acp._records import (
 from agentproto.acp._rules import LATEST, Rule, build_rules, tool_call_rule
 from agentproto.acp._wire import _converter
 
-__all__ = ["SessionState"]
+__all__ = ["DEFAULT_MAX_ENTITIES", "SessionState"]
+
+DEFAULT_MAX_ENTITIES = 100_000
+"""Default :attr:`SessionState.max_entities`: far beyond a real session (a long coding
+session keeps thousands of tool calls), low enough that a peer inventing ids is stopped
+at about a hundred megabytes of entities."""
 
 _dump = _converter.dump
 _RULES: dict[type, Rule] = build_rules(v2.SessionUpdate)
@@ -110,7 +117,11 @@ class SessionState:
     """
 
     def __init__(
-        self, session_id: str | None = None, *, diagnostics: list[Diagnostic] | None = None
+        self,
+        session_id: str | None = None,
+        *,
+        diagnostics: list[Diagnostic] | None = None,
+        max_entities: int | None = DEFAULT_MAX_ENTITIES,
     ) -> None:
         """Create an empty session.
 
@@ -118,8 +129,18 @@ class SessionState:
             session_id: the session's id, when known.
             diagnostics: the list to report tolerated problems to (a new one
                 by default; a store shares its own).
+            max_entities: most items the session keeps: entities, notices and
+                unknown updates together (``None``: no limit). An update that
+                would add one more raises :class:`~agentproto.LimitError` and
+                changes nothing; updates of entities already kept still apply.
+
+        Raises:
+            UsageError: ``max_entities`` is not a positive integer or ``None``.
         """
+        if max_entities is not None and (max_entities.__class__ is not int or max_entities < 1):
+            raise UsageError("acp.invalid-limit", "max_entities must be a positive integer or None")
         self.session_id = session_id
+        self.max_entities = max_entities
         # entity kind -> its entities by id (the one session info under "")
         tables: dict[str, dict[str, Any]] = {name: {} for name in ENTITY_NAMES}
         tables["plan"] = {}
@@ -185,6 +206,8 @@ class SessionState:
                 ``contentEncoding``, location ``/data`` or ``/output/data``),
                 or a ``_meta`` patch that is not an object or ``None``
                 (location ``/_meta``). The state is unchanged.
+            LimitError: the update would add an item past ``max_entities``.
+                The state is unchanged.
             UsageError: ``update`` is not a session update, or a hand-built
                 one holds an id, collection, fixed field or terminal output of
                 the wrong Python type. The state is unchanged.
@@ -209,7 +232,7 @@ class SessionState:
             The stored tool call.
 
         Raises:
-            SchemaError, UsageError: as :meth:`apply`.
+            SchemaError, UsageError, LimitError: as :meth:`apply`.
         """
         if not isinstance(tool_call, v2.ToolCallUpdate):
             raise UsageError(
@@ -226,7 +249,7 @@ class SessionState:
         subjects and the request's own fields describe the prompt only.
 
         Raises:
-            SchemaError, UsageError: as :meth:`apply`.
+            SchemaError, UsageError, LimitError: as :meth:`apply`.
         """
         subject = request.subject
         if isinstance(subject, v2.ToolCallRequestPermissionSubject):
@@ -239,14 +262,14 @@ class SessionState:
         stale keys keeps those the log does not remove.
 
         Raises:
-            SchemaError, UsageError: as :meth:`apply`, for the first bad
+            SchemaError, UsageError, LimitError: as :meth:`apply`, for the first bad
                 update; the updates before it stay applied, it and the rest
                 are not. A note on the error gives its 0-based index.
         """
         for index, update in enumerate(updates):
             try:
                 self.apply(update)
-            except (SchemaError, UsageError) as err:
+            except (SchemaError, UsageError, LimitError) as err:
                 err.add_note(f"update {index} of the replayed log")
                 raise
 

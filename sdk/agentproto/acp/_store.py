@@ -20,14 +20,18 @@ import attrs
 from agentproto._core.converter import Unrecognised, _Context
 from agentproto._core.describe import describe
 from agentproto._core.diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic, DiagnosticLog
-from agentproto._core.errors import SchemaError, UsageError
+from agentproto._core.errors import LimitError, SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._jsonrpc import Message, MessageReader, Notification, Request, Response
 from agentproto.acp._rules import TOLERATED, Rule
-from agentproto.acp._session import _RULES, SessionState
+from agentproto.acp._session import _RULES, DEFAULT_MAX_ENTITIES, SessionState
 from agentproto.acp._wire import METHOD_REQUEST_PERMISSION, METHOD_SESSION_UPDATE, _converter
 
-__all__ = ["SessionStore"]
+__all__ = ["DEFAULT_MAX_SESSIONS", "SessionStore"]
+
+DEFAULT_MAX_SESSIONS = 10_000
+"""Default :attr:`SessionStore.max_sessions`: a connection serves a handful of sessions
+(each child session of a subagent is one); ten thousand stops a peer inventing ids."""
 
 
 _load_notification = _converter.loader(v2.UpdateSessionNotification)
@@ -72,7 +76,12 @@ class SessionStore:
     """
 
     def __init__(
-        self, *, strict: bool = False, max_diagnostics: int | None = DEFAULT_MAX_DIAGNOSTICS
+        self,
+        *,
+        strict: bool = False,
+        max_diagnostics: int | None = DEFAULT_MAX_DIAGNOSTICS,
+        max_sessions: int | None = DEFAULT_MAX_SESSIONS,
+        max_entities: int | None = DEFAULT_MAX_ENTITIES,
     ) -> None:
         """Create an empty store.
 
@@ -82,8 +91,23 @@ class SessionStore:
             max_diagnostics: most diagnostics kept in :attr:`diagnostics` (every
                 session's included); past it one ``diagnostics-limit`` entry
                 counts the rest (``None``: keep all).
+            max_sessions: most sessions kept (``None``: no limit). A message
+                for one more session is refused with
+                :class:`~agentproto.LimitError` (strict) or skipped with an
+                ``invalid-update`` diagnostic naming the limit.
+            max_entities: each session's
+                :attr:`~agentproto.acp.SessionState.max_entities`, refused or
+                skipped the same way.
+
+        Raises:
+            UsageError: a limit is not a positive integer or ``None``.
         """
+        if max_sessions is not None and (max_sessions.__class__ is not int or max_sessions < 1):
+            raise UsageError("acp.invalid-limit", "max_sessions must be a positive integer or None")
+        SessionState(max_entities=max_entities)  # checks the limit now, not at the first update
         self.strict = strict
+        self.max_sessions = max_sessions
+        self.max_entities = max_entities
         self.sessions: dict[str, SessionState] = {}
         self.diagnostics: list[Diagnostic] = DiagnosticLog(max_diagnostics)
         self._parse_diagnostics: list[Diagnostic] = []
@@ -91,11 +115,22 @@ class SessionStore:
         self._reader = MessageReader()
 
     def session(self, session_id: str) -> SessionState:
-        """The session with this id, created empty on first use."""
+        """The session with this id, created empty on first use.
+
+        Raises:
+            LimitError: creating it would keep more than ``max_sessions``.
+        """
         state = self.sessions.get(session_id)
         if state is None:
+            room = self.max_sessions
+            if room is not None and len(self.sessions) >= room:
+                raise LimitError(
+                    f"the store keeps {room} sessions; session {describe(session_id)} not kept",
+                    limit="max_sessions",
+                    value=room,
+                )
             state = self.sessions[session_id] = SessionState(
-                session_id, diagnostics=self.diagnostics
+                session_id, diagnostics=self.diagnostics, max_entities=self.max_entities
             )
         return state
 
@@ -106,7 +141,7 @@ class SessionStore:
             DecodeError: a line is not a JSON-RPC message (its number is in
                 the error); the messages before it were applied. Calling again
                 (``feed(b"")`` or :meth:`close`) continues after it.
-            SchemaError, UsageError: strict store, a message could not be
+            SchemaError, UsageError, LimitError: strict store, a message could not be
                 applied; calling again continues after it.
             UsageError: the input was closed.
         """
@@ -156,10 +191,10 @@ class SessionStore:
                         except (SchemaError, Unrecognised):
                             update = None
                         if update is not None and not repairs:
-                            state = sessions.get(session_id) or self.session(session_id)
                             try:
+                                state = sessions.get(session_id) or self.session(session_id)
                                 fast[1](state, update)
-                            except (SchemaError, UsageError):
+                            except (SchemaError, UsageError, LimitError):
                                 pass
                             else:
                                 continue
@@ -258,7 +293,7 @@ class SessionStore:
         before = len(diagnostics)
         try:
             apply(value)
-        except (SchemaError, UsageError) as err:
+        except (SchemaError, UsageError, LimitError) as err:
             if self.strict:
                 if isinstance(err, SchemaError):
                     moved = err.at(prefix)
@@ -291,12 +326,19 @@ class SessionStore:
     def _session_update(self, params: Any, line: int) -> None:
         note = self._parse(_load_notification, params, line)
         if note is not None:
-            state = self.sessions.get(note.session_id) or self.session(note.session_id)
-            self._run(state.apply, note.update, line, "/params/update")
+            self._run(
+                lambda update: self.session(note.session_id).apply(update),
+                note.update,
+                line,
+                "/params/update",
+            )
 
     def _permission_request(self, params: Any, line: int) -> None:
         request = self._parse(_load_permission_request, params, line)
-        if request is None:
-            return
-        state = self.session(request.session_id)
-        self._run(state.apply_permission_request, request, line, "/params/subject/toolCall")
+        if request is not None:
+            self._run(
+                lambda subject: self.session(request.session_id).apply_permission_request(subject),
+                request,
+                line,
+                "/params/subject/toolCall",
+            )
