@@ -383,7 +383,12 @@ def _dumps_fallback(obj: Any, reason: str) -> bytes:
                 default=_stdlib_default,
             )
         except RecursionError:
-            raise SchemaError("type", "", "value nests too deeply to encode") from None
+            raise SchemaError(
+                "type",
+                "",
+                f"value nests too deeply to encode (far past {DEFAULT_MAX_DEPTH} levels, the"
+                " max_depth every decoder of this SDK applies by default)",
+            ) from None
         except (TypeError, ValueError) as exc:
             raise SchemaError("type", "", f"cannot encode value: {exc}") from None
         return text.encode("utf-8")

@@ -47,6 +47,7 @@ from typing import Any
 import jsonpatch
 
 from agentproto._core.errors import PatchError
+from agentproto._core.jsonutil import dumps
 from agentproto._core.patch_inplace import apply_patch_in_place
 from agentproto._core.patchops import (
     _MISSING,
@@ -157,9 +158,17 @@ def make_patch(old: Any, new: Any) -> list[dict[str, Any]]:
 
     Returns:
         A list of operations in wire form (``{"op": ..., "path": ..., ...}``);
-        ``apply_patch(old, make_patch(old, new))`` equals ``new``.
+        ``apply_patch(old, make_patch(old, new))`` equals ``new``. Documents
+        nested too deep for jsonpatch's recursive diff (about 490 levels and
+        more) get one ``replace`` of the whole document instead, unless their
+        encodings are equal (then nothing).
     """
-    ops: list[dict[str, Any]] = jsonpatch.make_patch(old, new).patch
+    try:
+        ops: list[dict[str, Any]] = jsonpatch.make_patch(old, new).patch
+    except RecursionError:
+        if dumps(old) == dumps(new):
+            return []
+        return [{"op": "replace", "path": "", "value": new}]
     return ops
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypedDict, Unp
 import attrs
 
 from agentproto._core.errors import UsageError
-from agentproto._core.jsonutil import dumps
+from agentproto._core.jsonutil import check_value
 from agentproto._core.patch import make_patch
 from agentproto._core.readonly import thaw
 from agentproto.agui import _generated as g
@@ -314,7 +314,7 @@ class RunEvents(EventSender):
                 "state_update() without a baseline: the producer has no run input and no "
                 "state, so send a STATE_SNAPSHOT first",
             )
-        dumps(new_state)
+        check_value(new_state)  # JSON, and no deeper than a consumer accepts
         ops = make_patch(self._state, thaw(new_state))
         if not ops:
             return None
@@ -388,7 +388,7 @@ class RunEvents(EventSender):
             The delta, or ``None`` (nothing emitted) when neither content nor type change.
         """
         known = self._known_activity(message_id)
-        dumps(new_content)
+        check_value(new_content)
         ops = make_patch(known.content, thaw(new_content))
         if not ops and activity_type in (None, known.activity_type):
             return None
