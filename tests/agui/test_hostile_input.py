@@ -166,3 +166,33 @@ def test_parse_event_checks_free_form_values_where_they_are() -> None:
     assert info.value.location.startswith("/snapshot")
     with pytest.raises(SchemaError):
         parse_event({"type": "TEXT_MESSAGE_END", "messageId": "m", 5: "x"}, diagnostics=[])
+
+
+@pytest.mark.parametrize("stage", ["verifier", "conversation"])
+def test_a_bug_in_a_later_stage_fails_the_stream_and_changes_nothing(
+    stage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A non-SDK exception raised by the verifier or the reducer: InternalError, the run
+    failed, the conversation as before the event, and no later event is taken."""
+    consumer = Consumer()
+    consumer.feed_json(START)
+    consumer.feed_json({"type": "STATE_SNAPSHOT", "snapshot": {"n": 1}})
+    before = consumer.conversation.to_json()
+    target = consumer.verifier if stage == "verifier" else consumer.conversation
+
+    def broken(self: Any, event: Any) -> Any:
+        raise ZeroDivisionError("bug")
+
+    monkeypatch.setattr(type(target), "feed" if stage == "verifier" else "apply", broken)
+    with pytest.raises(InternalError) as info:
+        consumer.feed_json(
+            {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": 2}]}
+        )
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+    assert consumer.failure is info.value
+    assert consumer.verifier.runs[-1].status == "failed"
+    assert consumer.conversation.to_json() == before
+    monkeypatch.undo()
+    with pytest.raises(UsageError):
+        consumer.feed_json(FINISH)
+    assert consumer.verifier.runs[-1].status == "failed"

@@ -203,11 +203,15 @@ def _entry_from_message(message: Any) -> _Entry:
 
 
 def _merge(target: dict[str, Any] | None, metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """Metadata merge: key by key, last write wins, no recursion (values copied)."""
-    merged = {} if target is None else target
-    for key, value in metadata.items():
-        merged[key] = thaw(value)
-    return merged
+    """Metadata merge: key by key, last write wins, no recursion (values copied).
+
+    Every copy is made before ``target`` changes, so a failure leaves it as it was.
+    """
+    copies = {key: thaw(value) for key, value in metadata.items()}
+    if target is None:
+        return copies
+    target.update(copies)
+    return target
 
 
 def _ops_with(wire: str) -> frozenset[type]:
