@@ -265,3 +265,26 @@ def test_summary_is_bounded_for_huge_values(
     code, out, err = run(["acp", "replay", write(tmp_path, data)], capsys)
     assert (code, err) == (0, "")
     assert len(out) < 2000
+
+
+def test_unknown_kinds_keep_their_raw_payload(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An update of an unknown kind is kept whole in --json (the schema's ``other`` member:
+    preserve it when storing or replaying), big integers exact, and counted in the summary."""
+    unknown = {"sessionUpdate": "brand_new_kind", "payload": {"n": 10**25, "xs": [1, None]}}
+    data = line({"sessionUpdate": "tool_call_update", "toolCallId": "c1"}) + line(unknown)
+    data += line({"sessionUpdate": "another_kind"})
+    code, out, err = run(["acp", "replay", write(tmp_path, data), "--json"], capsys)
+    assert (code, err) == (0, "")
+    session = json.loads(out)["sessions"]["s1"]
+    assert session["unknown"] == [unknown, {"sessionUpdate": "another_kind"}]
+    assert list(session["entities"]) == ["tool_call:c1"]
+    code, out, err = run(["acp", "replay", write(tmp_path, data)], capsys)
+    assert (code, err) == (0, "")
+    assert "2 updates of unknown kinds kept unapplied: 'brand_new_kind', 'another_kind'" in out
+
+
+def test_to_json_without_unknown_kinds_has_entities_only() -> None:
+    store = replay_bytes(line({"sessionUpdate": "tool_call_update", "toolCallId": "c1"}))
+    assert list(store.to_json()["sessions"]["s1"]) == ["entities"]

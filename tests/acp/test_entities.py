@@ -122,7 +122,10 @@ def test_a_union_member_without_a_rule_is_kept_with_a_diagnostic(
     assert (kept.session_update, kept.extra) == ("_progress", {"percent": 5})
     (diagnostic,) = state.diagnostics
     assert (diagnostic.code, diagnostic.subject) == ("unknown-session-update", "_progress")
-    assert state.to_json() == {"entities": {}}
+    assert state.to_json() == {
+        "entities": {},
+        "unknown": [{"sessionUpdate": "_progress", "percent": 5}],
+    }
 
 
 def test_dispatch_covers_every_member_of_the_generated_union() -> None:

@@ -312,7 +312,10 @@ class SessionState:
         included; a cleared or never-set field is absent (a subagent's
         ``additionalDirectories`` shows ``[]`` when set so); ``_meta`` is
         absent when there is none. Latest-value kinds show their last update
-        without ``sessionUpdate``; ``notices`` is the list of notices.
+        without ``sessionUpdate``; ``notices`` is the list of notices. When
+        updates of unknown kinds were kept, ``"unknown"`` lists each one's raw
+        payload (``sessionUpdate`` included), in receive order: the schema says
+        to preserve them when storing, replaying or forwarding.
         """
         entities: dict[str, Any] = {}
         for key, value in self.entities():
@@ -322,7 +325,9 @@ class SessionState:
                 entities[key] = _update_json(value)
             else:
                 entities[key] = value.to_json()
-        return {"entities": entities}
+        if not self.unknown:
+            return {"entities": entities}
+        return {"entities": entities, "unknown": [_dump(update) for update in self.unknown]}
 
 
 _LATEST_KEYS = frozenset(LATEST.values())

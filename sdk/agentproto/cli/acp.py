@@ -161,6 +161,13 @@ def summary(store: SessionStore) -> str:
         count = _count(state.keys(), "entity", "entities")
         lines.append(f"session {preview(session_id, 80)}: {count}")
         lines.extend(_entity_lines(state))
+        if state.unknown:
+            kinds = (
+                (", " if number else "") + _quote(update.session_update, 40)
+                for number, update in enumerate(state.unknown)
+            )
+            noun = _count(state.unknown, "update")
+            lines.append(f"  + {noun} of unknown kinds kept unapplied: {clip(kinds, 80)}")
     if not store.sessions:
         lines.append("no sessions")
     lines.append(_count(store.diagnostics, "diagnostic"))
