@@ -130,30 +130,50 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     raise FuzzTimeout()
 
 
+WALL_FACTOR = 10.0
+"""A blocked example (no CPU used) fails after this many budgets of wall time."""
+
+_TIMERS = (
+    (signal.ITIMER_PROF, signal.SIGPROF, 1.0),
+    (signal.ITIMER_REAL, signal.SIGALRM, WALL_FACTOR),
+)
+
+
 @contextmanager
 def time_budget(seconds: float) -> Iterator[None]:
-    """Raise :class:`FuzzTimeout` in the main thread when ``seconds`` pass."""
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    """Raise :class:`FuzzTimeout` in the main thread past ``seconds`` of CPU time.
+
+    The budget is the process's CPU time (``ITIMER_PROF``), so that other work on
+    the machine does not turn a slow example into a hang; an example that blocks
+    without using CPU is caught by a wall-clock timer of ``WALL_FACTOR`` budgets.
+    """
+    previous = [(sig, signal.signal(sig, _alarm)) for _, sig, _ in _TIMERS]
+    for timer, _, factor in _TIMERS:
+        signal.setitimer(timer, seconds * factor)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        for timer, _, _ in _TIMERS:
+            signal.setitimer(timer, 0)
+        for sig, handler in previous:
+            signal.signal(sig, handler)
 
 
 @contextmanager
 def harness_time() -> Iterator[None]:
-    """Stop the budget's clock while the harness checks (its own cost is not the library's)."""
-    remaining, _ = signal.getitimer(signal.ITIMER_REAL)
-    if remaining <= 0:
+    """Stop the budget's clocks while the harness checks (its own cost is not the library's)."""
+    remaining = [(timer, signal.getitimer(timer)[0]) for timer, _, _ in _TIMERS]
+    if all(left <= 0 for _, left in remaining):
         yield
         return
-    signal.setitimer(signal.ITIMER_REAL, 0)
+    for timer, _ in remaining:
+        signal.setitimer(timer, 0)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, remaining)
+        for timer, left in remaining:
+            if left > 0:
+                signal.setitimer(timer, left)
 
 
 # ---- memory -----------------------------------------------------------------------------------

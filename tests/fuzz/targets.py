@@ -45,6 +45,7 @@ from tests.fuzz.properties import (
     first_difference,
     harness_time,
 )
+from tests.fuzz.target_rpc import gen_acp_rpc, run_acp_rpc
 
 Problems = list[PropertyFailure]
 
@@ -768,5 +769,6 @@ TARGETS: dict[str, Target] = {
         ),
         Target("cli", gen_cli, run_cli, "cli.main replay/validate/acp replay [--json]"),
         Target("asgi", gen_asgi, run_asgi, "agui.agent_app, in-process ASGI call"),
+        Target("acp-rpc", gen_acp_rpc, run_acp_rpc, "acp JSON-RPC Endpoint.feed + feed_eof"),
     )
 }
