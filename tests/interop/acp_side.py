@@ -54,6 +54,14 @@ SCENARIO: dict[str, Any] = json.loads((PEERS / "scenario.json").read_text("utf-8
 CLIENT_INFO = {"name": "agentproto-interop-client", "version": "0.1.0"}
 AGENT_INFO = {"name": "agentproto-interop-agent", "version": "0.1.0"}
 CONVERTERS = {1: make_v1_converter(), 2: make_converter()}
+# what both sides of every pair must report once the scenario ran
+METHODS = ["initialize", "session/new", "session/prompt", "session/prompt", "session/cancel"]
+METHODS += ["session/close"]  # then the replaying method: v2 session/resume, v1 session/load
+PERMISSIONS = [
+    {"toolCallId": "c1", "outcome": "allow"},
+    {"toolCallId": "c3", "outcome": "cancelled"},
+]
+STOP_REASONS = ["end_turn", "cancelled"]
 
 
 # ---- the normalized view (the shape of acp_peers/view.mjs) --------------------------------
@@ -195,6 +203,7 @@ class ScenarioAgent:
         self.record |= {"errors": [], "diagnostics": []}
         self.cancelled = asyncio.Event()
         self.to_v1 = V2ToV1Adapter() if protocol == 1 else None
+        self.adapters: list[V2ToV1Adapter] = []
         self.turns = 0
         self.last_stop: str | None = None
         handlers: dict[str, Callable[[Any], Awaitable[Any]]] = {
@@ -309,6 +318,11 @@ class ScenarioAgent:
 
     async def resume(self, params: Any) -> Any:
         replay = self.protocol == 1 or isinstance(params.replay_from, v2.StartReplayFrom)
+        if self.to_v1 is not None:
+            # the v1 client rebuilds its view from nothing: the adapter must not remember
+            # the tool calls and messages it already sent (it has no per-session reset)
+            self.adapters.append(self.to_v1)
+            self.to_v1 = V2ToV1Adapter()
         if replay:
             for update in self.history:
                 await self._deliver(params.session_id, update)
@@ -320,7 +334,8 @@ class ScenarioAgent:
         return v2.ResumeSessionResponse()
 
     def report(self) -> dict[str, Any]:
-        diagnostics = [] if self.to_v1 is None else self.to_v1.diagnostics
+        adapters = self.adapters if self.to_v1 is None else [*self.adapters, self.to_v1]
+        diagnostics = [d for adapter in adapters for d in adapter.diagnostics]
         self.record["diagnostics"] = [f"{d.code}: {d.message}" for d in diagnostics]
         return {"view": view_of(self.state), "state": self.state.to_json(), **self.record}
 
@@ -383,6 +398,7 @@ class ScenarioClient:
             ident = params.subject.tool_call.tool_call_id
         if self.cancel_next:  # cancel the turn first, then answer the pending request
             await self.conn.notify("session/cancel", {"sessionId": params.session_id})
+            self._mark_cancelled()
             self.record["permissions"].append({"toolCallId": ident, "outcome": "cancelled"})
             return module.RequestPermissionResponse(
                 outcome=module.CancelledRequestPermissionOutcome()
@@ -390,6 +406,16 @@ class ScenarioClient:
         self.record["permissions"].append({"toolCallId": ident, "outcome": "allow"})
         outcome = module.SelectedRequestPermissionOutcome(option_id="allow")
         return module.RequestPermissionResponse(outcome=outcome)
+
+    def _mark_cancelled(self) -> None:
+        """The client's duty on cancelling: its unfinished tool calls show as cancelled.
+
+        (A stand-in for the lifecycle API, which will own this rule.)
+        """
+        for ident, call in self.live.tool_calls.items():
+            if call.status in ("pending", "in_progress"):
+                update = {"sessionUpdate": "tool_call_update", "toolCallId": ident}
+                self.live.apply(parse_session_update(update | {"status": "cancelled"}))
 
     async def turn(self, session_id: str, text: str) -> None:
         """One prompt turn, until it ends (v1: the response; v2: the idle state update)."""

@@ -22,25 +22,14 @@ from typing import Any
 import pytest
 
 from agentproto.acp import SessionState, parse_session_update
-from tests.interop.acp_side import PEERS, drive_agent
+from tests.interop.acp_side import METHODS as SCENARIO_METHODS
+from tests.interop.acp_side import PEERS, PERMISSIONS, STOP_REASONS, drive_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = ROOT / ".interop" / "acp"
 SDK = "@agentclientprotocol/sdk"
 SDK_VERSION = "2.4.0"
-METHODS = [
-    "initialize",
-    "session/new",
-    "session/prompt",
-    "session/prompt",
-    "session/cancel",
-    "session/close",
-    "session/resume",
-]
-PERMISSIONS = [
-    {"toolCallId": "c1", "outcome": "allow"},
-    {"toolCallId": "c3", "outcome": "cancelled"},
-]
+METHODS = [*SCENARIO_METHODS, "session/resume"]
 
 
 def ensure_sdk() -> Path:
@@ -97,7 +86,7 @@ async def test_agentproto_client_drives_typescript_agent(tmp_path: Path) -> None
     check_scenario_ran(ours["view"])
     assert ours["view"] == theirs["view"]
     assert ours["permissions"] == theirs["permissions"] == PERMISSIONS
-    assert ours["stopReasons"] == theirs["stopReasons"] == ["end_turn", "cancelled"]
+    assert ours["stopReasons"] == theirs["stopReasons"] == STOP_REASONS
     # the replay rebuilds the state by the rules of live delivery; only the order of first
     # sight differs (the state snapshot comes after the replay), which to_json's dict ignores
     assert ours["replayedState"] == ours["state"]
@@ -129,7 +118,7 @@ def test_typescript_client_drives_agentproto_agent(tmp_path: Path) -> None:
     assert theirs["view"] == ours["view"]
     assert theirs["replayed"] == theirs["view"]
     assert theirs["permissions"] == ours["permissions"] == PERMISSIONS
-    assert theirs["stopReasons"] == ours["stopReasons"] == ["end_turn", "cancelled"]
+    assert theirs["stopReasons"] == ours["stopReasons"] == STOP_REASONS
     # what the TS client received, as its SDK handed it over, folds into agentproto's state
     received = SessionState()
     received.replay(parse_session_update(update) for update in theirs["updates"])
