@@ -77,7 +77,8 @@ def demo(session: nox.Session) -> None:
 
 @nox.session
 def interop(session: nox.Session) -> None:
-    """The real @ag-ui/client (installed with npm into .interop/) against our agent."""
+    """The real peers against agentproto: @ag-ui/client, and for ACP the TypeScript SDK's
+    experimental/v2 (both installed with npm into .interop/) and the Python v1 SDK."""
     _install(session, "test")
     session.run("python", "-m", "pytest", "tests/interop", *session.posargs)
 

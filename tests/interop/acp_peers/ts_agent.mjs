@@ -1,0 +1,112 @@
+// An ACP v2 agent written with the published TypeScript SDK's experimental/v2 entry
+// point, serving one client on stdio. It plays scenario.json: each prompt's turn
+// (a plan, a tool call that asks permission and shows a diff, a tool call running
+// a terminal; or a turn the client cancels while its permission request is
+// pending), and on `session/resume` replays what it kept.
+//
+// When stdin ends it writes its own view of the session (what it sent, folded by
+// view.mjs) as JSON to the file named by its first argument.
+//
+// usage: node ts_agent.mjs VIEW_PATH
+import { readFileSync, writeFileSync } from "node:fs";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk/experimental/v2";
+import { SessionView } from "./view.mjs";
+
+const [viewPath] = process.argv.slice(2);
+const scenario = JSON.parse(readFileSync(new URL("./scenario.json", import.meta.url), "utf8"));
+const view = new SessionView();
+const history = []; // the updates kept for replay (state snapshots are not history)
+const record = { permissions: [], stopReasons: [], methods: [], errors: [] };
+let sessions = 0;
+let turns = 0;
+let lastStop = null;
+let cancelRequested = () => {};
+const cancelled = new Promise((resolve) => (cancelRequested = resolve));
+
+async function send(client, sessionId, update, { retain = true } = {}) {
+  await client.notify(acp.methods.client.session.update, { sessionId, update });
+  view.apply(update);
+  if (retain) history.push(update);
+}
+
+async function ask(client, sessionId, { toolCallId, title, expect }) {
+  const request = client.request(acp.methods.client.session.requestPermission, {
+    sessionId,
+    title,
+    subject: { type: "tool_call", toolCall: { toolCallId } },
+    options: scenario.options,
+  });
+  // a turn the client cancels: both the cancellation and the `cancelled` answer must come
+  const [response] = await Promise.all([request, expect === "cancelled" ? cancelled : null]);
+  const { outcome } = response;
+  const seen = outcome.outcome === "selected" ? outcome.optionId : outcome.outcome;
+  record.permissions.push({ toolCallId, outcome: seen });
+  if (seen !== expect) record.errors.push(`${toolCallId}: permission answered ${seen}, not ${expect}`);
+}
+
+async function play(client, sessionId, steps) {
+  for (const step of steps) {
+    if (step.send) await send(client, sessionId, step.send);
+    else if (step.ask) await ask(client, sessionId, step.ask);
+    else if (step.idle) {
+      const idle = { sessionUpdate: "state_update", state: "idle", stopReason: step.idle };
+      await send(client, sessionId, idle, { retain: false });
+      record.stopReasons.push(step.idle);
+      lastStop = step.idle;
+    } else record.errors.push(`unknown step ${JSON.stringify(step)}`);
+  }
+}
+
+const app = acp
+  .agent({ name: "ts-interop-agent" })
+  .onRequest(acp.methods.agent.initialize, () => {
+    record.methods.push("initialize");
+    return {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      info: { name: "ts-interop-agent", version: "1.0.0" },
+      capabilities: {},
+    };
+  })
+  .onRequest(acp.methods.agent.session.new, () => {
+    record.methods.push("session/new");
+    sessions += 1;
+    return { sessionId: `ts-session-${sessions}` };
+  })
+  .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
+    record.methods.push("session/prompt");
+    turns += 1;
+    const { sessionId } = params;
+    const messageId = `u${turns}`;
+    const text = params.prompt.map((block) => block.text ?? "").join("");
+    const steps = scenario.turns[text];
+    if (steps === undefined) throw acp.RequestError.invalidParams({ prompt: text }, "no such turn");
+    await send(client, sessionId, { sessionUpdate: "state_update", state: "running" }, { retain: false });
+    await send(client, sessionId, { sessionUpdate: "user_message", messageId, content: params.prompt });
+    await play(client, sessionId, steps);
+    return { messageId };
+  })
+  .onNotification(acp.methods.agent.session.cancel, () => {
+    record.methods.push("session/cancel");
+    cancelRequested();
+  })
+  .onRequest(acp.methods.agent.session.close, () => {
+    record.methods.push("session/close");
+    return {};
+  })
+  .onRequest(acp.methods.agent.session.resume, async ({ params, client }) => {
+    record.methods.push("session/resume");
+    const notify = (update) =>
+      client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update });
+    if (params.replayFrom?.type === "start") {
+      for (const update of history) await notify(update);
+    }
+    // the current-state snapshot every resume sends after replay, before its response
+    await notify({ sessionUpdate: "state_update", state: "idle", stopReason: lastStop });
+    return {};
+  });
+
+const stream = acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
+const connection = app.connect(stream);
+await connection.closed;
+writeFileSync(viewPath, JSON.stringify({ view: view.toJSON(), ...record }, null, 1));
