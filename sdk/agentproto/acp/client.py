@@ -269,7 +269,7 @@ class AcpClient:
             if err.code != RpcErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
                 raise
             await self.connection.close()
-            raise refused(requested, err) from None
+            raise refused(requested, err) from err
         except UsageError:
             raise
         except Exception:
