@@ -12,6 +12,7 @@ from agentproto._core.errors import UsageError
 from agentproto.acp import (
     Agent,
     AgentSession,
+    ConnectionClosedError,
     RpcError,
     RpcErrorCode,
     UnsupportedVersionError,
@@ -64,7 +65,7 @@ async def test_initialize_negotiates_and_prompt_returns_the_stop_reason() -> Non
         (call,) = state.tool_calls.values()
         assert call.status == "completed" and call.title == "Edit"
         assert [m.content[0].text for m in state.user_messages.values()] == ["go"]  # type: ignore[union-attr]
-        assert "plan:main" in state.keys()
+        assert state.plans.keys() == {"main"}
         assert agent.decisions[0].allowed
         assert state == runner.sessions[session.session_id].state
 
@@ -185,7 +186,7 @@ async def test_one_prompt_at_a_time_per_session() -> None:
     """A second prompt on a busy session is refused: by the client (UsageError) and by the
     agent (-32600) for a client that does not wait; another session keeps working."""
     agent = Scripted()
-    async with pair(agent, Answers("yes")) as (runner, client):
+    async with pair(agent, Answers("yes")) as (_, client):
         await client.initialize()
         busy = await client.new_session("/w")
         other = await client.new_session("/w")
@@ -326,8 +327,8 @@ async def test_nothing_outlives_the_pair() -> None:
         await client.initialize()
         session = await client.new_session("/w")
         await client.prompt(session.session_id, "go")
-        asyncio.create_task(client.prompt(session.session_id, "wait"))
+        turn = asyncio.create_task(client.prompt(session.session_id, "wait"))
         await agent.started.wait()
-    await asyncio.sleep(0)
-    leftover = [t for t in other_tasks() if "prompt" not in repr(t.get_coro())]
-    assert leftover == []
+    with pytest.raises(ConnectionClosedError):
+        await turn
+    assert other_tasks() == set()
