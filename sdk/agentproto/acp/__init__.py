@@ -1,21 +1,25 @@
-"""ACP v2: agent ↔ code-editor ``session/update`` upserts.
+"""ACP v2: agents and clients (code editors) over JSON-RPC, and the session state they share.
 
 The typed layer (every schema class) is :mod:`agentproto.acp.schema` (v1:
 :mod:`agentproto.acp.schema_v1`); this package exports the hand-written API:
-parsing and dumping updates, JSON-RPC framing over NDJSON, the session state a
-client keeps (:class:`SessionState`, :class:`SessionStore`), the metadata
-patch rule and what intermediaries need (:func:`combine`,
-:func:`resync_update`, the v1 ↔ v2 adapters).
+writing an agent (:class:`Agent`, :class:`AgentSession`, :func:`serve_agent`) and a
+client (:class:`AcpClient`, :class:`ClientHandlers`), parsing and dumping updates,
+JSON-RPC framing over NDJSON, the session state a client keeps
+(:class:`SessionState`, :class:`SessionStore`), the metadata patch rule and what
+intermediaries need (:func:`combine`, :func:`resync_update`, the v1 ↔ v2 adapters).
 """
 
 from agentproto._core.unset import UNSET, Unset
 from agentproto.acp import schema, schema_v1
+from agentproto.acp._client_session import Answer, ClientHandlers, ClientSession
 from agentproto.acp._combine import combine, resync_update
 from agentproto.acp._generated_v2 import SessionUpdate
 from agentproto.acp._jsonrpc import Message as JsonRpcMessage
 from agentproto.acp._jsonrpc import MessageReader, Notification, Request, Response, encode_message
 from agentproto.acp._jsonrpc import parse_message as parse_jsonrpc_message
 from agentproto.acp._meta import Meta, apply_meta_update
+from agentproto.acp._negotiation import UnsupportedVersionError
+from agentproto.acp._permission import PermissionDecision
 from agentproto.acp._records import (
     CompactionState,
     Entity,
@@ -27,8 +31,21 @@ from agentproto.acp._records import (
     TerminalState,
     ToolCallState,
 )
+from agentproto.acp._rpc import Side
+from agentproto.acp._rpcerrors import (
+    ConnectionClosedError,
+    PeerProtocolError,
+    RequestTimeoutError,
+    RpcError,
+    RpcErrorCode,
+)
+from agentproto.acp._runner import AgentRunner, run_agent, serve_agent
 from agentproto.acp._session import SessionState
 from agentproto.acp._store import SessionStore
+from agentproto.acp._transports import MemoryPipe
+from agentproto.acp._turn import Foreground, Phase
+from agentproto.acp._unstable import UnstableCalls
+from agentproto.acp._updates import Content, SessionUpdates, Terminal, ToolCall
 from agentproto.acp._versions import V1ToV2Adapter, V2ToV1Adapter
 from agentproto.acp._wire import (
     dump_session_update,
@@ -40,28 +57,69 @@ from agentproto.acp._wire import (
     permission_request,
     session_notification,
 )
+from agentproto.acp.agent import Agent, AgentSession
+from agentproto.acp.client import AcpClient
+from agentproto.acp.connection import (
+    AgentSideConnection,
+    ByteReader,
+    ByteWriter,
+    ClientSideConnection,
+    Connection,
+    ExtensionHandler,
+)
+from agentproto.acp.connection import Handler as MethodHandler
 
 __all__ = [
     "UNSET",
+    "AcpClient",
+    "Agent",
+    "AgentRunner",
+    "AgentSession",
+    "AgentSideConnection",
+    "Answer",
+    "ByteReader",
+    "ByteWriter",
+    "ClientHandlers",
+    "ClientSession",
+    "ClientSideConnection",
     "CompactionState",
+    "Connection",
+    "ConnectionClosedError",
+    "Content",
     "Entity",
+    "ExtensionHandler",
+    "Foreground",
     "JsonRpcMessage",
+    "MemoryPipe",
     "MessageReader",
     "MessageState",
     "Meta",
+    "MethodHandler",
     "Notification",
+    "PeerProtocolError",
+    "PermissionDecision",
+    "Phase",
     "PlanState",
     "Request",
+    "RequestTimeoutError",
     "Response",
+    "RpcError",
+    "RpcErrorCode",
     "SessionInfoState",
     "SessionMessageState",
     "SessionState",
     "SessionStore",
     "SessionUpdate",
+    "SessionUpdates",
+    "Side",
     "SubagentState",
+    "Terminal",
     "TerminalState",
+    "ToolCall",
     "ToolCallState",
     "Unset",
+    "UnstableCalls",
+    "UnsupportedVersionError",
     "V1ToV2Adapter",
     "V2ToV1Adapter",
     "apply_meta_update",
@@ -76,7 +134,9 @@ __all__ = [
     "parse_session_update",
     "permission_request",
     "resync_update",
+    "run_agent",
     "schema",
     "schema_v1",
+    "serve_agent",
     "session_notification",
 ]

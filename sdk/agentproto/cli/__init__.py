@@ -2,6 +2,7 @@
 
 Layout: this module declares the parser and dispatches; :mod:`agentproto.cli.agui`
 holds ``replay`` and ``validate``, :mod:`agentproto.cli.acp` holds ``acp replay``,
+:mod:`agentproto.cli.acp_session` ``acp serve-example`` and ``acp run``,
 :mod:`agentproto.cli._text` the bounded output helpers they share. The commands
 are the I/O edge (files, stdin, stdout, exit status) around the sans-I/O core
 (:mod:`agentproto.agui._replay`, :class:`agentproto.acp.SessionStore`).
@@ -56,6 +57,50 @@ def _acp_replay(args: argparse.Namespace) -> int:
     from agentproto.cli.acp import run_replay
 
     return run_replay(args.file, as_json=args.json)
+
+
+def _acp_serve_example(args: argparse.Namespace) -> int:
+    """``agentproto acp serve-example``: the scripted example agent on stdio."""
+    from agentproto.cli.acp_session import run_serve_example
+
+    return run_serve_example()
+
+
+def _acp_run(args: argparse.Namespace) -> int:
+    """``agentproto acp run -- CMD ...``: drive an agent through one prompt."""
+    from agentproto.cli.acp_session import run_command
+
+    command = list(args.agent_command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    return run_command(
+        command, prompt=args.prompt, approve=not args.deny, as_json=args.json, timeout=args.timeout
+    )
+
+
+def _declare_acp_sessions(acp: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare ``acp serve-example`` and ``acp run``."""
+    serve = acp.add_parser(
+        "serve-example",
+        help="run the scripted example ACP agent on stdio",
+        description="Serve the scripted example agent (no model) on stdin/stdout until the "
+        "client closes stdin.",
+    )
+    serve.set_defaults(handler=_acp_serve_example)
+    run = acp.add_parser(
+        "run",
+        help="drive an agent command through one prompt and print the session's final state",
+        description="Start CMD, initialize, open a session in the current directory, send one "
+        "prompt (permission requests approved with their first allow option, or declined with "
+        "--deny) and print the stop reason and the session's final state. Exit 0 when the turn "
+        "ended, 1 when the agent failed the protocol, 2 on a usage error.",
+    )
+    run.add_argument("--prompt", default="hello", help="the prompt text (default: hello)")
+    run.add_argument("--deny", action="store_true", help="decline every permission request")
+    run.add_argument("--json", action="store_true", help="print one JSON object")
+    run.add_argument("--timeout", type=float, default=60.0, help="seconds per step (default 60)")
+    run.add_argument("agent_command", nargs=argparse.REMAINDER, metavar="-- CMD ...")
+    run.set_defaults(handler=_acp_run)
 
 
 def _group(
@@ -127,6 +172,7 @@ def _build_parser() -> argparse.ArgumentParser:
         file=("FILE.ndjson", "the log ('-' for stdin; default: a bundled example log)"),
         json_help='print {"sessions": ..., "diagnostics": [...]} as one compact JSON object',
     )
+    _declare_acp_sessions(acp)
     return parser
 
 

@@ -34,7 +34,7 @@ from agentproto.acp import SessionStore
 from agentproto.acp import _generated_v2 as v2
 from agentproto.cli._text import clip, preview, write_utf8
 
-__all__ = ["example_log", "replay_bytes", "replay_json", "run_replay", "summary"]
+__all__ = ["entity_lines", "example_log", "replay_bytes", "replay_json", "run_replay", "summary"]
 
 EXIT_OK = 0
 EXIT_INPUT = 1
@@ -160,7 +160,7 @@ def summary(store: SessionStore) -> str:
     for session_id, state in store.sessions.items():
         count = _count(state.keys(), "entity", "entities")
         lines.append(f"session {preview(session_id, 80)}: {count}")
-        lines.extend(_entity_lines(state))
+        lines.extend(entity_lines(state))
         if state.unknown:
             kinds = (
                 (", " if number else "") + _quote(update.session_update, 40)
@@ -177,7 +177,8 @@ def summary(store: SessionStore) -> str:
     return "\n".join(lines)
 
 
-def _entity_lines(state: acp.SessionState) -> list[str]:
+def entity_lines(state: acp.SessionState) -> list[str]:
+    """One indented line per entity of ``state`` (key, then a bounded description)."""
     rows = [(preview(key, 60), _describe(value)) for key, value in state.entities()]
     width = max((len(key) for key, _ in rows), default=0)
     return [f"  {key.ljust(width)}  {description}" for key, description in rows]
