@@ -45,12 +45,15 @@ import attrs
 
 from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.errors import UsageError
 from agentproto.agui import _generated as g
 from agentproto.agui._kinds import EVENT_CLASSES, SUBAGENT_LIFECYCLE, has_member
 
 __all__ = [
     "NULL_RETIREMENTS",
     "CompatibilityBoundary",
+    "check_declarable",
+    "check_peer_version",
     "flatten_for_peer",
     "parse_version",
     "upgrade_input",
@@ -267,6 +270,57 @@ _NULL_KINDS: Final = frozenset(
 assert len(_EVERY_EVENT_FIELDS) <= 1, "CompatibilityBoundary.key holds one field"
 
 
+def check_peer_version(declared: object, own: tuple[int, ...], peer: str) -> Diagnostic | None:
+    """The warning a peer's ``protocolVersion`` declaration calls for, if any.
+
+    A declaration newer than ``own`` (another minor of this line, or another major),
+    or one that cannot be read as ``MAJOR.MINOR`` (``"draft"`` included), is served
+    or consumed all the same: the caller proceeds, and warns with this diagnostic
+    (``version.newer`` or ``version.uninterpretable``). ``peer`` names who declared
+    it (``"producer"``, ``"consumer"``).
+    """
+    version = parse_version(declared)
+    if version is None or len(version) != 2:
+        return Diagnostic(
+            code="version.uninterpretable",
+            message=f"cannot interpret the {peer}'s protocolVersion "
+            f"{describe(declared)} as MAJOR.MINOR; proceeding as with a newer version",
+            path="/protocolVersion",
+            subject=declared[:100] if isinstance(declared, str) else describe(declared),
+        )
+    if version > own:
+        return Diagnostic(
+            code="version.newer",
+            message=f"the {peer} declares protocolVersion {declared}, newer than "
+            f"{'.'.join(map(str, own))}; proceeding",
+            path="/protocolVersion",
+            subject=str(declared),
+        )
+    return None
+
+
+def check_declarable(version: str | None, what: str) -> None:
+    """Refuse to declare ``version`` unless it is ``MAJOR.MINOR`` (``None``: not declared).
+
+    Raises:
+        UsageError: ``version.not-declarable``; ``"draft"`` names where unfrozen
+            pages are published, never a version a party may declare.
+    """
+    if version is None:
+        return
+    parsed = parse_version(version)
+    if parsed is not None and len(parsed) == 2:
+        return
+    why = (
+        "'draft' names where unfrozen pages are published, not a protocol version"
+        if version == "draft"
+        else "a declaration is a MAJOR.MINOR the specification publishes, such as '1.0'"
+    )
+    raise UsageError(
+        "version.not-declarable", f"{what} cannot declare protocolVersion {version!r}: {why}"
+    )
+
+
 class CompatibilityBoundary:
     """Translate retired shapes and check the producer's declared version.
 
@@ -340,27 +394,9 @@ class CompatibilityBoundary:
         return ".".join(map(str, self._peer or ()))
 
     def _check_version(self, declared: object, diagnostics: list[Diagnostic]) -> None:
-        version = parse_version(declared)
-        if version is None or len(version) != 2:
-            diagnostics.append(
-                Diagnostic(
-                    code="version.uninterpretable",
-                    message="cannot interpret the producer's protocolVersion "
-                    f"{describe(declared)} as MAJOR.MINOR; proceeding as with a newer version",
-                    path="/protocolVersion",
-                    subject=declared[:100] if isinstance(declared, str) else describe(declared),
-                )
-            )
-        elif version > self._own:
-            diagnostics.append(
-                Diagnostic(
-                    code="version.newer",
-                    message=f"the producer declares protocolVersion {declared}, newer than "
-                    f"{'.'.join(map(str, self._own))}; proceeding",
-                    path="/protocolVersion",
-                    subject=str(declared),
-                )
-            )
+        found = check_peer_version(declared, self._own, "producer")
+        if found is not None:
+            diagnostics.append(found)
 
     def _thinking(self, event: dict[str, Any], diagnostics: list[Diagnostic]) -> dict[str, Any]:
         kind = event["type"]
