@@ -504,13 +504,19 @@ def flatten_for_peer(
                 texts = [
                     p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text"
                 ]
-                dropped = len(content) - len(texts)
+                dropped = [
+                    describe(p.get("type")) if isinstance(p, dict) else describe(p)
+                    for p in content
+                    if not (isinstance(p, dict) and p.get("type") == "text")
+                ]
                 if dropped:
                     diagnostics.append(
                         Diagnostic(
                             code="compat.content-flattened",
                             message=f"peer {peer_version} takes text content only: dropped "
-                            f"{dropped} non-text part(s) of message {describe(message.get('id'))}",
+                            f"{len(dropped)} non-text part(s) ({', '.join(dropped)}) of message "
+                            f"{describe(message.get('id'))}; a peer newer than 0.0.39 receives "
+                            "them",
                             path=f"/messages/{index}/content",
                             subject=str(message.get("id")),
                         )

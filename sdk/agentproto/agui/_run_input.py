@@ -18,10 +18,11 @@ Two steps, kept apart so that a caller may adjust the typed input in between:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any, Final
 
-from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
 from agentproto.agui._compat import check_declarable, flatten_for_peer
@@ -36,6 +37,7 @@ PROTOCOL_VERSION: Final = "1.0"
 """The protocol version this SDK speaks (the draft describes 1.0 behaviour)."""
 
 _ACTIVITY: Final = frozenset({ACTIVITY})
+_logger = logging.getLogger("agentproto.agui")
 _NULL_STATE: Final = Diagnostic(
     code="run-input.null-state",
     message="the state is null, which a RunAgentInput cannot carry; it is left out"
@@ -120,8 +122,11 @@ def dump_run_input(
         run_input: the typed input.
         peer_version: the newest version an old peer speaks, when pinned to one:
             the input is then down-translated for it (no ``protocolVersion`` before
-            1.0, text-only content at or before 0.0.39, with a diagnostic per
-            message whose non-text parts are dropped).
+            1.0, text-only content at or before 0.0.39, with a
+            ``compat.content-flattened`` warning per message whose non-text parts
+            are dropped). A lossy downgrade always warns: into ``diagnostics``
+            when given, else on the ``agentproto.agui`` logger at WARNING level
+            (silence it there, through :mod:`logging`, if you must).
         diagnostics: ``None`` (default) for strict checking: anything the schema
             does not define is fatal. A list for tolerant checking: unknown
             enumeration values and union members are stripped (an optional field
@@ -145,7 +150,10 @@ def dump_run_input(
         wire["messages"] = _without_activities(messages, diagnostics)
     if diagnostics is None:
         _converter.load(wire, RunAgentInput)
-        return flatten_for_peer(wire, peer_version, [])
+        lossy: list[Diagnostic] = []
+        flat = flatten_for_peer(wire, peer_version, lossy)
+        log_diagnostics(lossy, _logger)  # a lossy downgrade is never silent
+        return flat
     loaded = _converter.load(wire, RunAgentInput, diagnostics=diagnostics)
     result: dict[str, Any] = _converter.dump(loaded)
     return flatten_for_peer(result, peer_version, diagnostics)
