@@ -53,19 +53,26 @@ activities); the records in :mod:`._records`.
 * ``TEXT_MESSAGE_START`` creates a message with the event's role (absent means
   ``assistant``), ``name`` and ``subagentRunId``; for an id that exists (a
   closed message reopened, or an assistant message a tool call created) it
-  reopens it, and content appends. ``TEXT_MESSAGE_CONTENT`` appends its delta;
+  reopens it, and content appends. A reopening START keeps the message's
+  established values: a different ``role`` or ``name`` changes nothing and says
+  so (``message.role-mismatch``, ``message.name-mismatch``); a message with no
+  ``name`` yet takes the opener's. ``TEXT_MESSAGE_CONTENT`` appends its delta;
   ``TEXT_MESSAGE_END`` closes. ``REASONING_MESSAGE_*`` do the same for role
   ``reasoning``. An event naming a message that does not exist, or one of a
   role it cannot build, is skipped with a diagnostic.
 * ``TOOL_CALL_START`` attaches a tool call (``arguments`` empty) to a parent
   assistant message: the one ``parentMessageId`` names (created, with the
   event's attribution, when it does not exist yet); without
-  ``parentMessageId``, the last message when it is an assistant message still
-  being streamed (an open text message or an open tool call), else a new
-  assistant message whose id is the tool call id (as the reference client
-  does; so too when ``parentMessageId`` names a message that is not an
-  assistant message, with a diagnostic). A tool call has no attribution of its
-  own: it inherits its parent message's ``subagentRunId``. A START for a known
+  ``parentMessageId``, the latest assistant message of the call's own owner
+  (its ``subagentRunId``, absent for the parent agent) that is still being
+  streamed (an open text message or an open tool call) — never one of another
+  owner — else a new assistant message whose id is the tool call id, with the
+  call's attribution (as the reference client does; so too when
+  ``parentMessageId`` names a message that is not an assistant message, with a
+  diagnostic). A tool call has no attribution of its own: it inherits its
+  parent message's ``subagentRunId``. What is being streamed is run-scoped:
+  ``RUN_STARTED``, ``RUN_FINISHED`` and ``RUN_ERROR`` leave nothing open (a
+  failed run's open message takes no call of the next run). A START for a known
   tool call id reopens it. ``TOOL_CALL_ARGS`` appends to
   ``function.arguments``.
 * ``TOOL_CALL_RESULT`` mints a tool message (``content`` a string or content
@@ -106,8 +113,9 @@ activities); the records in :mod:`._records`.
   activity message (a replacing snapshot replaces content, never metadata; a
   ``replace: false`` snapshot still merges its metadata). Every other event
   merges nowhere.
-* ``RUN_*``, ``STEP_*``, ``REASONING_START/END``, ``SUBAGENT_*``, ``RAW`` and
-  ``CUSTOM`` change nothing here. ``*_CHUNK`` events must be expanded first;
+* ``RUN_*`` (besides closing what was open), ``STEP_*``,
+  ``REASONING_START/END``, ``SUBAGENT_*``, ``RAW`` and ``CUSTOM`` change
+  nothing here. ``*_CHUNK`` events must be expanded first;
   one that arrives anyway changes nothing and yields a diagnostic, as does an
   event class no rule knows.
 """
@@ -146,11 +154,10 @@ from agentproto.agui._reduce_snapshots import _SnapshotRules
 __all__ = ["Change", "Conversation"]
 
 _TAKER = "Conversation.apply()"
-# The events that change nothing in the conversation (the last rule of the docstring).
-_NO_EFFECT = (
-    RUN_LIFECYCLE
-    | SUBAGENT_LIFECYCLE
-    | kinds("STEP_STARTED", "STEP_FINISHED", "REASONING_START", "REASONING_END", "RAW", "CUSTOM")
+# The events that change nothing in the conversation (the last rule of the docstring;
+# RUN_* only close what is open).
+_NO_EFFECT = SUBAGENT_LIFECYCLE | kinds(
+    "STEP_STARTED", "STEP_FINISHED", "REASONING_START", "REASONING_END", "RAW", "CUSTOM"
 )
 
 
@@ -329,6 +336,13 @@ class Conversation(_ItemRules, _SnapshotRules):
     def _nothing(self, event: Any, commit: bool) -> Change:
         return _NOTHING
 
+    def _run_boundary(self, event: Any, commit: bool) -> Change:
+        """RUN_STARTED, RUN_FINISHED, RUN_ERROR: nothing stays open across them."""
+        if commit:
+            self._open_text.clear()
+            self._open_calls.clear()
+        return _NOTHING
+
 
 def _ignored(code: str, why: str) -> Callable[[Conversation, Any, bool], Change]:
     """A rule that changes nothing and reports ``code``: ``why`` follows the type."""
@@ -370,7 +384,8 @@ _RULES: dict[type, _Rule] = dispatch_table(
         "MESSAGES_SNAPSHOT": Conversation._messages_snapshot,
         "ACTIVITY_SNAPSHOT": Conversation._activity_snapshot,
         "ACTIVITY_DELTA": Conversation._activity_delta,
-        # lifecycle, steps, reasoning spans, subagents, RAW and CUSTOM change nothing
+        **dict.fromkeys(RUN_LIFECYCLE, Conversation._run_boundary),
+        # steps, reasoning spans, subagents, RAW and CUSTOM change nothing
         **dict.fromkeys(_NO_EFFECT, Conversation._nothing),
         **dict.fromkeys(CHUNK_TYPES, _chunk),
     },

@@ -106,6 +106,7 @@ class EventDecoder:
         self._boundary = CompatibilityBoundary(
             protocol_version=protocol_version, peer_version=peer_version
         )
+        self._key = self._boundary.key  # a field that sends any event to the boundary
         self._middleware = tuple(middleware)
         self._sse = SSEDecoder(max_event_bytes=max_event_bytes) if transport == "sse" else None
         self._jsonl = (
@@ -302,7 +303,7 @@ class EventDecoder:
             kinds = self._boundary.kinds
             translated: dict[str, Any] | None = raw
             kind = raw.get("type")
-            if kinds is None or (kind.__class__ is str and kind in kinds):
+            if kinds is None or (kind.__class__ is str and kind in kinds) or self._key in raw:
                 translated = self._boundary.translate(raw, found)
             for hook in self._middleware:
                 if translated is None:

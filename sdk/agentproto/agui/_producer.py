@@ -83,6 +83,12 @@ code                                raised when
 ``producer.subagent-not-announced`` an event attributed to a ``subagentRunId`` that no
                                     SUBAGENT_STARTED announced in the run
 ``producer.bad-argument``           an argument that makes no sense for the event
+``producer.reserved-metadata-key``  a ``metadata`` object of the event carries the key
+                                    ``ag-ui``, which the protocol reserves for its own use
+                                    (an echoed ``RUN_STARTED.input`` is the client's and
+                                    is not looked at)
+``version.not-declarable``          RUN_STARTED declaring a ``protocolVersion`` that is not
+                                    ``MAJOR.MINOR`` (``"draft"`` is never declared)
 ``producer.failed``                 anything but RUN_ERROR after the producer failed
 ``producer.closed``                 anything after :meth:`RunProducer.close`
 ==================================  ===========================================================
@@ -93,6 +99,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias, TypeVar, get_args
+
+import attrs
 
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import (
@@ -105,15 +113,17 @@ from agentproto._core.jsonutil import dumps
 from agentproto._core.unset import UNSET
 from agentproto.agui import _generated as g
 from agentproto.agui._chunks import ChunkExpander
+from agentproto.agui._compat import check_declarable, check_peer_version, parse_version
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._emit_messages import MessageEvents
 from agentproto.agui._emit_run import NO_STATE, RunEvents
 from agentproto.agui._generated import Event, Message, RunAgentInput
-from agentproto.agui._kinds import ATTRIBUTED, kinds
+from agentproto.agui._kinds import ATTRIBUTED, attribute, kinds
+from agentproto.agui._run_input import PROTOCOL_VERSION
 from agentproto.agui._verify import Verifier
 from agentproto.agui._wire import _converter, parse_event, parse_run_input
 
-__all__ = ["Phase", "RunProducer", "Sink"]
+__all__ = ["RESERVED_METADATA_KEY", "Phase", "RunProducer", "Sink"]
 
 Phase: TypeAlias = Literal["idle", "running", "finished", "errored"]
 """Where the producer's stream stands: before any run, in a run, after RUN_FINISHED,
@@ -128,6 +138,34 @@ _EVENT_CLASSES: Final = frozenset(get_args(Event))
 # before anything changes. Every other event's reducer warning is found after sequencing.
 _PRECHECKED: Final = kinds("STATE_DELTA", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "TOOL_CALL_RESULT")
 _NEVER_NULL: Final = ("metadata", "subagentRunId")
+_OWN_VERSION: Final = parse_version(PROTOCOL_VERSION) or (1, 0)
+
+RESERVED_METADATA_KEY: Final = "ag-ui"
+"""The metadata key the protocol reserves for its own use (the draft's metadata page)."""
+# A field holding what the client sent, echoed back: not the producer's to check.
+_ECHOED: Final[dict[type, str]] = {g.RunStartedEvent: attribute(g.RunStartedEvent, "input")}
+
+
+def _reserved_key(obj: Any, path: str, skip: str | None = None) -> str | None:
+    """The wire path of the first ``metadata`` object under ``obj`` (a typed value)
+    that carries the reserved key, or ``None``. Only typed members are walked: open
+    material (state, content, ``CUSTOM.value``, ...) is plain JSON and is data."""
+    for field in attrs.fields(type(obj)):
+        if field.name == skip:
+            continue
+        value = getattr(obj, field.name)
+        wire = f"{path}/{field.metadata.get('wire', field.name)}"
+        if field.metadata.get("wire") == "metadata":
+            if isinstance(value, Mapping) and RESERVED_METADATA_KEY in value:
+                return wire
+            continue
+        items = enumerate(value) if isinstance(value, list) else ((None, value),)
+        for index, item in items:
+            if attrs.has(type(item)):
+                found = _reserved_key(item, wire if index is None else f"{wire}/{index}")
+                if found is not None:
+                    return found
+    return None
 
 
 _NO_STATE: Any = NO_STATE  # no baseline state yet
@@ -172,6 +210,10 @@ class RunProducer(MessageEvents, RunEvents):
             activities, state), updated by every emitted event.
         events: the emitted events not yet drained (only without a ``sink``).
         failure: the error that failed the producer, if one did.
+        diagnostics: what the producer tolerated: a run input declaring a newer
+            ``protocolVersion`` than this SDK speaks (``version.newer``; a newer
+            minor of its line is served, as the versioning rules require) or one
+            it cannot interpret (``version.uninterpretable``).
 
     Raises:
         SchemaError: ``run_input`` (wire JSON) or ``state`` is malformed.
@@ -215,6 +257,12 @@ class RunProducer(MessageEvents, RunEvents):
         self._new_id = new_id if new_id is not None else _random_id
         self.events: list[Event] = []
         self.failure: AgentProtoError | None = None
+        self.diagnostics: list[Diagnostic] = []
+        declared = run_input.protocol_version if run_input is not None else None
+        if declared is not None:
+            found = check_peer_version(declared, _OWN_VERSION, "consumer")
+            if found is not None:
+                self.diagnostics.append(found)
         self._phase: Phase = "idle"
         self._closed = False
         self._run_ids: tuple[str, str] | None = None  # (threadId, runId) of the last run
@@ -387,6 +435,16 @@ class RunProducer(MessageEvents, RunEvents):
         (:meth:`Conversation.check`), for the events in ``_PRECHECKED``.
         """
         kind = event.type
+        if isinstance(event, g.RunStartedEvent):
+            check_declarable(event.protocol_version, "RUN_STARTED")
+        reserved = _reserved_key(event, "", skip=_ECHOED.get(type(event)))
+        if reserved is not None:
+            raise UsageError(
+                "producer.reserved-metadata-key",
+                f"{kind} carries the metadata key {RESERVED_METADATA_KEY!r} at {reserved!r}: "
+                f"the protocol reserves it for its own use; prefix your keys with a vendor "
+                f"or application name instead",
+            )
         tag: str | None = getattr(event, "subagent_run_id", None)
         if tag is not None and kind in ATTRIBUTED and tag not in self._announced:
             raise UsageError(

@@ -66,6 +66,7 @@ class _ItemRules(_Store):
         roles, default = _ROLES[event.type]
         role = event.role or default
         message_id = event.message_id
+        name = getattr(event, "name", None)
         diagnostics: tuple[Diagnostic, ...] = ()
         if role not in roles:  # an unknown enumeration value: stripped, the default holds
             diagnostics = (_role_stripped(event, role, default),)
@@ -88,9 +89,18 @@ class _ItemRules(_Store):
                         subject=message_id,
                     ),
                 )
+            established = entry.fields.get("name")
+            if name is not None and established is not None and name != established:
+                diagnostics += (
+                    Diagnostic(
+                        code="message.name-mismatch",
+                        message=f"{event.type} for {message_id!r} says name {name!r};"
+                        f" the message keeps {established!r}",
+                        subject=message_id,
+                    ),
+                )
         if not commit:
             return Change(diagnostics=diagnostics)
-        name = getattr(event, "name", None)
         created = entry is None
         if entry is None:
             entry = _Entry(message_id, role)
@@ -100,7 +110,7 @@ class _ItemRules(_Store):
             if event.subagent_run_id is not None:
                 entry.fields["subagentRunId"] = event.subagent_run_id
             self._append(entry)
-        elif name is not None:
+        elif name is not None and "name" not in entry.fields:  # established values stand
             entry.fields["name"] = name
         self._open_text.add(message_id)
         if event.metadata:
@@ -166,11 +176,21 @@ class _ItemRules(_Store):
 
     # -- tool calls
 
-    def _is_streaming(self, entry: _Entry) -> bool:
-        if entry.id in self._open_text:
-            return True
-        open_calls = self._open_calls
-        return bool(entry.calls) and any(call.id in open_calls for call in entry.calls or ())
+    def _streaming_assistant(self, owner: str | None) -> _Entry | None:
+        """The latest assistant message of ``owner`` still being streamed (an open text
+        message, or one with an open tool call), or ``None``. Only open items are
+        looked at, never the whole conversation."""
+        by_id, calls = self._by_id, self._calls
+        found: dict[int, _Entry] = {}
+        for entry in (
+            *(by_id[i] for i in self._open_text if i in by_id),
+            *(calls[c].parent for c in self._open_calls if c in calls),
+        ):
+            if entry.role == ASSISTANT and entry.fields.get("subagentRunId") == owner:
+                found[id(entry)] = entry
+        if len(found) <= 1:
+            return next(iter(found.values()), None)
+        return next(e for e in reversed(self._entries) if id(e) in found)
 
     def _tool_parent(
         self, event: g.ToolCallStartEvent, diagnostics: list[Diagnostic]
@@ -193,10 +213,12 @@ class _ItemRules(_Store):
                     subject=parent_id,
                 )
             )
-        elif self._entries:
-            last = self._entries[-1]
-            if last.role == ASSISTANT and self._is_streaming(last):
-                return last
+        else:
+            # a call without a parent joins its own owner's streaming assistant message,
+            # never another owner's (a tool call inherits its message's attribution)
+            streaming = self._streaming_assistant(event.subagent_run_id)
+            if streaming is not None:
+                return streaming
         own = self._by_id.get(event.tool_call_id)
         if own is None:
             return event.tool_call_id

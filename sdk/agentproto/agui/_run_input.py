@@ -18,13 +18,14 @@ Two steps, kept apart so that a caller may adjust the typed input in between:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any, Final
 
-from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
-from agentproto.agui._compat import flatten_for_peer
+from agentproto.agui._compat import check_declarable, flatten_for_peer
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._generated import Context, ResumeEntry, RunAgentInput, Tool
 from agentproto.agui._kinds import ACTIVITY
@@ -36,6 +37,13 @@ PROTOCOL_VERSION: Final = "1.0"
 """The protocol version this SDK speaks (the draft describes 1.0 behaviour)."""
 
 _ACTIVITY: Final = frozenset({ACTIVITY})
+_logger = logging.getLogger("agentproto.agui")
+_NULL_STATE: Final = Diagnostic(
+    code="run-input.null-state",
+    message="the state is null, which a RunAgentInput cannot carry; it is left out"
+    " (an absent state means {})",
+    path="/state",
+)
 
 
 def next_run_input(
@@ -65,8 +73,8 @@ def next_run_input(
             omitted means the input carries none.
         resume: answers to the interrupts that ended the previous run.
         parent_run_id: the run that spawned this one, if any.
-        protocol_version: the version this client declares; ``None`` leaves it
-            out (for a peer that predates the field).
+        protocol_version: the version this client declares, ``MAJOR.MINOR``;
+            ``None`` leaves it out (for a peer that predates the field).
         state: overrides the conversation's state when given (copied).
         diagnostics: where to report a ``null`` state, which the schema does not
             let a request carry: it is then left out (an agent reads an absent
@@ -75,17 +83,15 @@ def next_run_input(
     Returns:
         a new typed input; nothing in it is shared with ``conversation`` or
         with the arguments' JSON values.
+
+    Raises:
+        UsageError: ``version.not-declarable``: ``protocol_version`` is not
+            ``MAJOR.MINOR`` (``"draft"`` is never declared).
     """
+    check_declarable(protocol_version, "next_run_input()")
     snapshot = conversation.state_json() if state is UNSET else thaw(state)
     if snapshot is None and diagnostics is not None:
-        diagnostics.append(
-            Diagnostic(
-                code="run-input.null-state",
-                message="the state is null, which a RunAgentInput cannot carry; it is left out"
-                " (an absent state means {})",
-                path="/state",
-            )
-        )
+        diagnostics.append(_NULL_STATE)
     return RunAgentInput(
         thread_id=thread_id,
         run_id=run_id,
@@ -116,8 +122,11 @@ def dump_run_input(
         run_input: the typed input.
         peer_version: the newest version an old peer speaks, when pinned to one:
             the input is then down-translated for it (no ``protocolVersion`` before
-            1.0, text-only content at or before 0.0.39, with a diagnostic per
-            message whose non-text parts are dropped).
+            1.0, text-only content at or before 0.0.39, with a
+            ``compat.content-flattened`` warning per message whose non-text parts
+            are dropped). A lossy downgrade always warns: into ``diagnostics``
+            when given, else on the ``agentproto.agui`` logger at WARNING level
+            (silence it there, through :mod:`logging`, if you must).
         diagnostics: ``None`` (default) for strict checking: anything the schema
             does not define is fatal. A list for tolerant checking: unknown
             enumeration values and union members are stripped (an optional field
@@ -131,30 +140,39 @@ def dump_run_input(
         SchemaError: a known field holds a value the schema rejects (wrong type,
             missing required member, ...), or, in strict mode, something
             unknown; ``keyword`` and ``location`` say what and where.
+        UsageError: ``version.not-declarable``: the input declares a
+            ``protocolVersion`` that is not ``MAJOR.MINOR`` (such as ``"draft"``).
     """
+    check_declarable(run_input.protocol_version, "a run input")
     wire: dict[str, Any] = thaw(_converter.dump(run_input))
     messages = wire.get("messages")
     if isinstance(messages, list):
-        kept = []
-        for index, message in enumerate(messages):
-            if isinstance(message, dict) and message.get("role") == ACTIVITY:
-                if diagnostics is not None:
-                    diagnostics.append(
-                        Diagnostic(
-                            code="run-input.activity-stripped",
-                            message="activity messages are not sent in run input; stripped",
-                            path=f"/messages/{index}",
-                            subject=message.get("id")
-                            if isinstance(message.get("id"), str)
-                            else None,
-                        )
-                    )
-                continue
-            kept.append(message)
-        wire["messages"] = kept
+        wire["messages"] = _without_activities(messages, diagnostics)
     if diagnostics is None:
         _converter.load(wire, RunAgentInput)
-        return flatten_for_peer(wire, peer_version, [])
+        lossy: list[Diagnostic] = []
+        flat = flatten_for_peer(wire, peer_version, lossy)
+        log_diagnostics(lossy, _logger)  # a lossy downgrade is never silent
+        return flat
     loaded = _converter.load(wire, RunAgentInput, diagnostics=diagnostics)
     result: dict[str, Any] = _converter.dump(loaded)
     return flatten_for_peer(result, peer_version, diagnostics)
+
+
+def _without_activities(messages: list[Any], diagnostics: list[Diagnostic] | None) -> list[Any]:
+    """The messages but the activity messages, each one left out reported (with a list)."""
+    kept = []
+    for index, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("role") == ACTIVITY:
+            if diagnostics is not None:
+                diagnostics.append(
+                    Diagnostic(
+                        code="run-input.activity-stripped",
+                        message="activity messages are not sent in run input; stripped",
+                        path=f"/messages/{index}",
+                        subject=message.get("id") if isinstance(message.get("id"), str) else None,
+                    )
+                )
+            continue
+        kept.append(message)
+    return kept

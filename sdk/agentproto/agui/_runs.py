@@ -154,7 +154,9 @@ class _RunScope:
 
     __slots__ = (
         "announced",
+        "answered",
         "attributed",
+        "calls",
         "reasoning",
         "spans",
         "steps",
@@ -172,3 +174,9 @@ class _RunScope:
         self.subagents: dict[str, None] = {}  # active invocations, in order
         self.announced: set[str] = set()  # every invocation announced in the run
         self.attributed: set[str] = set()  # every subagentRunId events were attributed to
+        self.calls: dict[str, None] = {}  # tool calls a TOOL_CALL_START made, in order
+        self.answered: set[str] = set()  # toolCallIds a TOOL_CALL_RESULT answered
+
+    def unanswered(self) -> list[str]:
+        """The run's tool calls left without a TOOL_CALL_RESULT, in the order made."""
+        return [call for call in self.calls if call not in self.answered]

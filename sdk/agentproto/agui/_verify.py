@@ -58,7 +58,10 @@ Inside a run, entity tracking is run-scoped (it starts empty at every ``RUN_STAR
 * ``RUN_ERROR`` abandons whatever is open (items, steps, invocations).
 * **Tolerated**: a ``REASONING_ENCRYPTED_VALUE`` naming a message or tool call this
   consumer does not know yields an ``encrypted-value.unknown-entity`` diagnostic.
-  Interrupt outcomes need at least one interrupt, with ids unique in the run. Tool
+  Interrupt outcomes need at least one interrupt, with ids unique in the run. A
+  success outcome's ``pendingToolCallIds``, when sent and not empty, is the list of
+  the run's unanswered tool calls (the schema: "it agrees with the stream"); a list
+  that disagrees is a known field carrying a wrong value, hence fatal. Tool
   arguments are not validated. An event class the verifier has no rule for (one a
   newer schema added) is passed unchecked with an ``event.no-rule`` diagnostic, in a
   run or between runs, as an unknown event type would be.
@@ -109,6 +112,10 @@ code                               raised when
                                    message; a STEP_FINISHED whose step is open only under another
                                    owner
 ``interrupt.empty``                an interrupt outcome carrying no interrupt
+``toolcall.pending-mismatch``      a success outcome whose ``pendingToolCallIds`` (sent and not
+                                   empty) is not the run's unanswered tool calls: those a
+                                   TOOL_CALL_START made in the run and no TOOL_CALL_RESULT
+                                   answered, in the order made
 ``interrupt.duplicate-id``         two interrupts of a run sharing an id
 ``chunk.missing-id``               the first chunk of an item has no messageId/toolCallId
 ``chunk.missing-name``             the first TOOL_CALL_CHUNK has no toolCallName
@@ -143,6 +150,7 @@ from agentproto.agui._generated import (
     RunErrorEvent,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
     RunStartedEvent,
 )
 from agentproto.agui._kinds import ATTRIBUTED, CHUNK_TYPES, dispatch_table, kinds, unlisted
@@ -407,6 +415,8 @@ class Verifier(_EntityRules):
         outcome = event.outcome
         if isinstance(outcome, RunFinishedInterruptOutcome):
             self._check_interrupts(outcome)
+        elif isinstance(outcome, RunFinishedSuccessOutcome) and outcome.pending_tool_call_ids:
+            _check_pending(outcome.pending_tool_call_ids, scope)
         self.runs[-1] = attrs.evolve(run, status=_finish_status(outcome), finished=event)
         self._phase = "finished"
         return []
@@ -435,6 +445,32 @@ class Verifier(_EntityRules):
         self.runs[-1] = attrs.evolve(self.runs[-1], status="failed", error=event)
         self._phase = "errored"
         return []
+
+
+def _check_pending(listed: list[str], scope: _RunScope) -> None:
+    """A non-empty ``pendingToolCallIds`` is the list of the run's unanswered calls."""
+    expected = scope.unanswered()
+    if listed == expected:
+        return
+    never = [i for i in listed if i not in scope.calls]
+    answered = [i for i in listed if i in scope.answered]
+    missing = [i for i in expected if i not in listed]
+    why = "; ".join(
+        f"{what}: {_quoted(ids)}"
+        for what, ids in (
+            ("never started in this run", never),
+            ("answered by a TOOL_CALL_RESULT", answered),
+            ("left unanswered but not listed", missing),
+        )
+        if ids
+    ) or ("listed more than once or out of the order the calls were made")
+    raise ProtocolError(
+        "toolcall.pending-mismatch",
+        f"RUN_FINISHED lists pendingToolCallIds [{_quoted(listed)}], but the run leaves "
+        f"[{_quoted(expected)}] unanswered ({why}): when sent, the list agrees with the "
+        f"stream",
+        subject=next(iter(never or answered or missing or listed)),
+    )
 
 
 _Rule = Callable[[Verifier, Any], list[Diagnostic]]

@@ -86,6 +86,7 @@ class _EntityRules:
                     subject=event.tool_call_id,
                 )
         scope.tools.start(event.tool_call_id, tag, inherited)
+        scope.calls[event.tool_call_id] = None
         self._known_tool_calls.add(event.tool_call_id)
         return []
 
@@ -99,6 +100,7 @@ class _EntityRules:
 
     def _tool_result(self, event: ToolCallResultEvent) -> list[Diagnostic]:
         self._known_messages.add(event.message_id)
+        self._scope.answered.add(event.tool_call_id)
         return []
 
     def _reasoning_start(self, event: ReasoningMessageStartEvent) -> list[Diagnostic]:
