@@ -42,12 +42,12 @@ def test_huge_values_cost_only_what_is_shown() -> None:
     """A 10 MB string or a list of a million items previews in far less than a full dump."""
     big = "z" * 10_000_000
     many = list(range(1_000_000))
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other work on the machine does not count
     for _ in range(100):
         assert len(preview(big, 50)) == 50
         assert len(preview([big], 50)) == 50
         assert len(preview(many, 50)) == 50
-    assert time.perf_counter() - start < 1.0  # one json.dumps of `many` alone takes ~0.1 s
+    assert time.process_time() - start < 1.0  # one json.dumps of `many` alone takes ~0.1 s
 
 
 def test_clip_takes_pieces_only_as_far_as_needed() -> None:

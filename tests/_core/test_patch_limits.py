@@ -72,9 +72,9 @@ def test_copy_bomb_is_refused(apply: Applier) -> None:
     quickly and leaving the document as it was."""
     doc = {"b": [0]}
     ops = [{"op": "copy", "from": "/b", "path": "/b/-"} for _ in range(26)]
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other work on the machine does not count
     err = refused(apply, doc, ops)
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
     assert err.limit == "max_added_nodes"
     assert "PatchLimits.max_added_nodes" in str(err)
     # the same growth under the limit applies
