@@ -292,6 +292,7 @@ async def test_a_client_that_stops_reading_holds_the_handler(
     made = handler.made
     await settle(handler)
     assert handler.made == made, "the handler is still producing"
+    assert handler.made >= LIMIT, "the handler never ran up to the limit"
     # made: the ticks; +1: RUN_STARTED; each body message sent (or being sent) is one event
     assert handler.made + 1 <= client.bodies + LIMIT
     assert not handler.stopped
@@ -301,6 +302,34 @@ async def test_a_client_that_stops_reading_holds_the_handler(
     assert asyncio.all_tasks() == {asyncio.current_task()}
     assert [(r.name, r.levelno) for r in caplog.records] == [("agentproto.agui", logging.INFO)]
     assert "disconnected" in caplog.records[0].getMessage()
+
+
+async def test_a_handler_timeout_while_held_does_not_end_the_hold() -> None:
+    """A handler's own ``asyncio.timeout`` firing while it is held reaches it at once,
+    and the handler is held again at its next ``await``."""
+    client = StalledClient()
+    made, timeouts = [0], [0]
+
+    async def handler(run_input: Any, producer: RunProducer) -> None:
+        producer.run_started()
+        while True:
+            try:
+                async with asyncio.timeout(0.01):
+                    while True:
+                        producer.custom("tick", made[0])
+                        made[0] += 1
+                        await asyncio.sleep(0)
+            except TimeoutError:
+                timeouts[0] += 1
+
+    app = agent_app(handler, max_buffered_events=LIMIT)
+    serving = asyncio.ensure_future(app(http_scope(), client.receive, client.send))
+    await asyncio.sleep(0.2)
+    assert timeouts[0] >= 3
+    # each timeout lets the handler run to its next await: one more event each time
+    assert made[0] + 1 <= client.bodies + LIMIT + timeouts[0]
+    client.leave()
+    await asyncio.wait_for(serving, 2)
 
 
 async def test_a_failing_send_cancels_the_handler(caplog: pytest.LogCaptureFixture) -> None:
@@ -459,6 +488,7 @@ def test_served_client_that_stops_reading_holds_then_stops_the_handler() -> None
             sock.sendall(request_head(len(BODY)) + BODY)
             samples = wait_until_stable(lambda: made[0])
             assert samples[-1] == samples[-2], f"still producing: {samples}"
+            assert samples[-1] > LIMIT, f"never produced: {samples}"
             # about 540 events (5 MB) sit in the kernel's socket buffers on this machine
             assert samples[-1] < 1_500
             assert not stopped.is_set()
@@ -466,9 +496,10 @@ def test_served_client_that_stops_reading_holds_then_stops_the_handler() -> None
 
 
 def wait_until_stable(count: Callable[[], int], step: float = 0.3, most: int = 8) -> list[int]:
-    """Sample ``count`` every ``step`` seconds until two samples agree (or ``most`` taken)."""
+    """Sample ``count`` every ``step`` seconds until two non-zero samples agree (or
+    ``most`` are taken)."""
     samples = [count()]
-    while len(samples) < most and (len(samples) < 2 or samples[-1] != samples[-2]):
+    while len(samples) < most and (len(samples) < 2 or not samples[-1] == samples[-2] > 0):
         time.sleep(step)
         samples.append(count())
     return samples

@@ -16,8 +16,9 @@ it is at most ``limit`` events plus the server's own write buffer.
 Emitting stays a plain synchronous call, which cannot be paused halfway: between
 two of its suspensions a handler may take the outbox past the limit by what it emits
 in that stretch. A handler that never awaits (a plain function) is never held.
-Cancelling the task (the client went away) cancels the handler wherever it is; from
-then on it is never held, so its cleanup can await what it needs.
+When the response stops (the client went away) the outbox is closed, which
+releases a held handler for good, and the task is cancelled: the handler gets the
+cancellation wherever it is, and its cleanup can await what it needs.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class Outbox:
         limit: how many pending events make the outbox full (at least 1).
     """
 
-    __slots__ = ("_prune_at", "_recent", "limit", "pending", "ready", "room")
+    __slots__ = ("_prune_at", "_recent", "closed", "limit", "pending", "ready", "room")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -54,6 +55,7 @@ class Outbox:
         self.ready = asyncio.Event()  # something was put since the last wait
         self.room = asyncio.Event()  # set while the outbox is not full
         self.room.set()
+        self.closed = False
         # what was put since the last forget(), by identity, weakly (so that a long
         # stretch keeps only the entries of events still alive); None: not tracked
         self._recent: dict[int, ref[Event]] | None = None
@@ -61,6 +63,8 @@ class Outbox:
 
     def put(self, event: Event) -> None:
         """The producer's sink."""
+        if self.closed:
+            return  # nobody will take it
         self.pending.append(event)
         if len(self.pending) >= self.limit:
             self.room.clear()
@@ -81,6 +85,12 @@ class Outbox:
                 self.room.set()
             yield event
 
+    def close(self) -> None:
+        """Nobody takes events any more: drop them, and hold the handler no longer."""
+        self.closed = True
+        self.pending.clear()
+        self.room.set()
+
     def forget(self) -> None:
         """Start tracking what is put anew (for :meth:`was_put`)."""
         self._recent = {}
@@ -92,8 +102,11 @@ class Outbox:
 
 
 class _Held(Generic[T]):
-    """Awaits ``coroutine``, holding it before each resumption while ``room`` is clear,
-    until an exception (a cancellation) has been thrown into it."""
+    """Awaits ``coroutine``, holding it before each resumption while ``room`` is clear.
+
+    A cancellation of the task (while held or not) is passed on to the coroutine at
+    once, as the task itself would; holding goes on afterwards (a handler's own
+    ``asyncio.timeout`` does not end the backpressure)."""
 
     __slots__ = ("_coroutine", "_room")
 
@@ -103,7 +116,6 @@ class _Held(Generic[T]):
 
     def __await__(self) -> Generator[Any, Any, T]:
         coroutine, room = self._coroutine, self._room
-        holding = True
         value: Any = None
         error: BaseException | None = None
         while True:
@@ -115,14 +127,13 @@ class _Held(Generic[T]):
             value = error = None
             try:
                 value = yield suspended  # what the coroutine waits for, to the task
-                if holding and not room.is_set():
+                if not room.is_set():
                     yield from room.wait().__await__()
             except GeneratorExit:
                 coroutine.close()
                 raise
             except BaseException as exc:  # thrown into the task: pass it on
                 error = exc
-                holding = False
 
 
 async def _held(coroutine: Coroutine[Any, Any, T], room: asyncio.Event) -> T:
@@ -192,6 +203,7 @@ async def stream_outbox(task: asyncio.Task[Any], outbox: Outbox) -> AsyncGenerat
         task.result()
     finally:
         if not task.done():
+            outbox.close()  # first: a held handler's cleanup must not wait for room
             task.cancel()
             await asyncio.wait((task,))
             if not task.cancelled() and task.exception() is not None:
