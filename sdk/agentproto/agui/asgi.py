@@ -12,8 +12,9 @@ Two layers, each usable alone, on top of the sans-I/O encoders of
   ``x-accel-buffering: no`` so that proxies do not buffer). While it streams it
   listens for ``http.disconnect``: when the client goes away it stops iterating and
   closes the event source (``aclose()`` for an async generator, ``close()`` for a
-  sync one), so the agent's ``finally`` blocks run, and returns normally instead of
-  raising into the server. It needs no framework, only asyncio (it runs under
+  sync one), so the agent's ``finally`` blocks run, logs one INFO line and returns
+  normally instead of raising into the server (a ``send`` raising ``OSError`` is
+  taken the same way). It needs no framework, only asyncio (it runs under
   uvicorn, hypercorn's asyncio worker, and as a Starlette endpoint's response). A
   sync iterable that is not a list or tuple is iterated in a worker thread, one
   event at a time, so that a blocking agent does not stall the event loop.
