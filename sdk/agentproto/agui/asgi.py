@@ -12,8 +12,9 @@ Two layers, each usable alone, on top of the sans-I/O encoders of
   ``x-accel-buffering: no`` so that proxies do not buffer). While it streams it
   listens for ``http.disconnect``: when the client goes away it stops iterating and
   closes the event source (``aclose()`` for an async generator, ``close()`` for a
-  sync one), so the agent's ``finally`` blocks run, and returns normally instead of
-  raising into the server. It needs no framework, only asyncio (it runs under
+  sync one), so the agent's ``finally`` blocks run, logs one INFO line and returns
+  normally instead of raising into the server (a ``send`` raising ``OSError`` is
+  taken the same way). It needs no framework, only asyncio (it runs under
   uvicorn, hypercorn's asyncio worker, and as a Starlette endpoint's response). A
   sync iterable that is not a list or tuple is iterated in a worker thread, one
   event at a time, so that a blocking agent does not stall the event loop.
@@ -25,15 +26,16 @@ Two layers, each usable alone, on top of the sans-I/O encoders of
   the request's ``Accept`` asks for (``application/jsonl``: JSON Lines; anything
   else: SSE). When the handler raises, or returns with the run still open, the
   client gets a RUN_ERROR (the exception itself is logged on the server, never sent).
+  It is built for clients it does not trust: the body is read within a size and a
+  time limit, the handler runs at most ``max_buffered_events`` ahead of the client
+  (:mod:`agentproto.agui._outbox`), and it is cancelled when the client goes away.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import inspect
 import logging
-from collections import deque
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -41,13 +43,13 @@ from collections.abc import (
     Awaitable,
     Callable,
     Iterable,
-    Iterator,
     Mapping,
     MutableMapping,
 )
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, TypeAlias
 
+from agentproto._core.describe import describe
 from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
 from agentproto._core.jsonutil import dumps, loads
 from agentproto.agui._compat import upgrade_input
@@ -60,6 +62,7 @@ from agentproto.agui._encoding import (
     stream_headers,
 )
 from agentproto.agui._generated import Event, RunAgentInput
+from agentproto.agui._outbox import Outbox, start_handler, stream_outbox
 from agentproto.agui._producer import RunProducer
 from agentproto.agui._wire import _converter
 
@@ -79,6 +82,10 @@ __all__ = [
 
 DEFAULT_MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 """Largest request body :func:`agent_app` reads."""
+_DEFAULT_BODY_TIMEOUT: Final = 30.0
+"""Seconds :func:`agent_app` waits for a whole request body."""
+_DEFAULT_MAX_BUFFERED_EVENTS: Final = 256
+"""Events a handler may emit ahead of a slow client before it is held."""
 
 Scope: TypeAlias = MutableMapping[str, Any]
 """An ASGI connection scope."""
@@ -206,6 +213,8 @@ class EventStreamResponse:
         watching = asyncio.ensure_future(_wait_for_disconnect(receive))
         try:
             await asyncio.wait((streaming, watching), return_when=asyncio.FIRST_COMPLETED)
+            if not streaming.done():
+                _logger.info("the client disconnected; the event stream is stopped")
         finally:
             for task in (streaming, watching):
                 task.cancel()
@@ -227,8 +236,8 @@ class EventStreamResponse:
             async for chunk in body:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except OSError:
-            pass  # the client went away (servers of ASGI spec 2.4 raise on send)
+        except OSError as exc:  # the client went away (servers of ASGI spec 2.4 raise)
+            _logger.info("sending to the client failed (%s); the event stream is stopped", exc)
         finally:
             await body.aclose()
 
@@ -251,22 +260,76 @@ async def _send_json(
     await send({"type": "http.response.body", "body": payload, "more_body": False})
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request body; ``None`` when the client disconnected first; raises
-    :class:`OverflowError` past ``limit`` bytes."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise OverflowError(size)
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+class _Refusal(Exception):
+    """A request refused for reaching a limit of :func:`agent_app` (never raised out
+    of the app: :meth:`answer` sends it)."""
+
+    def __init__(self, status: int, error: str, limit: str, value: float, what: str) -> None:
+        super().__init__(what)
+        self.status = status
+        self.body = {
+            "error": error,
+            "limit": limit,
+            "value": value,
+            "detail": f"{what} (limit {limit}={value}; raise it with agent_app({limit}=...))",
+        }
+
+    async def answer(self, send: Send) -> None:
+        """Send the refusal; the connection closes (the rest of the body is unread)."""
+        await _send_json(send, self.status, self.body, {"connection": "close"})
+
+
+def _declared_size(scope: Scope) -> int:
+    """The request's ``content-length`` (a long one counts as huge); 0 without one."""
+    declared = (_header(scope, b"content-length") or "").strip().lstrip("0")
+    if not (declared.isascii() and declared.isdigit()):
+        return 0
+    return int(declared) if len(declared) <= 18 else 10**18
+
+
+class _BodyLimits:
+    """How much of a request body is read, and for how long."""
+
+    __slots__ = ("max_bytes", "timeout")
+
+    def __init__(self, max_bytes: int, timeout: float | None) -> None:
+        self.max_bytes = max_bytes
+        self.timeout = timeout
+
+    async def read(self, scope: Scope, receive: Receive) -> bytes | None:
+        """The request body; ``None`` when the client disconnected first.
+
+        Raises:
+            _Refusal: the body is (or is declared) over ``max_bytes``, or did not
+                arrive whole within ``timeout`` seconds.
+        """
+        if _declared_size(scope) > self.max_bytes:
+            raise self._too_large()
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await self._read(receive)
+        except TimeoutError:
+            what = f"the request body did not arrive within {self.timeout} s"
+            raise _Refusal(408, "body-timeout", "body_timeout", self.timeout or 0, what) from None
+
+    async def _read(self, receive: Receive) -> bytes | None:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                raise self._too_large()
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    def _too_large(self) -> _Refusal:
+        what = f"the request body is over {self.max_bytes} bytes"
+        return _Refusal(413, "body-too-large", "max_body_bytes", self.max_bytes, what)
 
 
 def _load_run_input(body: bytes) -> RunAgentInput:
@@ -300,101 +363,50 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-class _Outbox:
-    """What the producer emitted and the response has not streamed yet."""
-
-    __slots__ = ("pending", "recent", "wake")
-
-    def __init__(self) -> None:
-        self.pending: deque[Event] = deque()
-        self.recent: list[Event] = []  # emitted since the generator's last item
-        self.wake = asyncio.Event()
-
-    def put(self, event: Event) -> None:
-        """The producer's sink."""
-        self.pending.append(event)
-        self.recent.append(event)
-        self.wake.set()
-
-    def take(self) -> Iterator[Event]:
-        """The pending events, oldest first, each handed out once."""
-        while self.pending:
-            yield self.pending.popleft()
-
-
-async def _from_generator(
-    result: Any, producer: RunProducer, outbox: _Outbox
-) -> AsyncGenerator[Event, None]:
-    """Run an async generator handler: emit what it yields, stream what is emitted."""
-    try:
-        async for item in result:
-            # an event the producer already emitted (a helper's return value) is not
-            # emitted twice
-            if item is not None and not any(item is seen for seen in outbox.recent):
-                producer.emit(item)
-            outbox.recent.clear()
-            for event in outbox.take():
-                yield event
-    finally:
-        await result.aclose()
-
-
-async def _while_awaiting(result: Awaitable[Any], outbox: _Outbox) -> AsyncGenerator[Event, None]:
-    """Run a coroutine handler as a task, streaming what it emits while it runs."""
-    task = asyncio.ensure_future(result)
-    try:
-        while True:
-            outbox.recent.clear()  # only the generator path compares with it
-            for event in outbox.take():
-                yield event
-            if task.done():
-                break
-            outbox.wake.clear()
-            waiter = asyncio.ensure_future(outbox.wake.wait())
-            try:
-                await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                waiter.cancel()
-        task.result()
-    finally:
-        if not task.done():
-            task.cancel()
-            await asyncio.wait((task,))
-
-
-def _drive(
-    result: Any, producer: RunProducer, outbox: _Outbox
-) -> AsyncGenerator[Event, None] | None:
-    """How a handler's return value runs: ``None`` when the handler has already run."""
-    if hasattr(result, "__anext__"):
-        return _from_generator(result, producer, outbox)
-    if inspect.isawaitable(result):
-        return _while_awaiting(result, outbox)
-    if result is not None:
-        raise UsageError(
-            "serve.handler",
-            f"an agent handler returns None, a coroutine or an async generator, not "
-            f"{type(result).__name__}",
-        )
-    return None
-
-
-async def run_events(handler: AgentHandler, run_input: RunAgentInput) -> AsyncIterator[Event]:
+def run_events(
+    handler: AgentHandler,
+    run_input: RunAgentInput,
+    *,
+    max_buffered_events: int = _DEFAULT_MAX_BUFFERED_EVENTS,
+) -> AsyncIterator[Event]:
     """Run ``handler`` with a producer for ``run_input``; yields what it emits, in order.
 
     This is the event source :func:`agent_app` streams; it is public so that a
-    framework route can stream it itself. The stream always ends with a terminal
-    event: when the handler raises (the exception is logged, not sent) or returns
-    with the run still open, a RUN_ERROR (code ``agent.exception`` or
-    ``agent.unfinished``) ends the run. Closing this generator (the client went away)
-    cancels the handler.
+    framework route can stream it itself. The handler runs as a task of its own
+    once iteration starts; while ``max_buffered_events`` of its events wait to be
+    taken from this iterator, the handler is held (backpressure: see
+    :func:`agent_app`). The stream always ends with a terminal event: when the
+    handler raises (the exception is logged, not sent) or returns with the run still
+    open, a RUN_ERROR (code ``agent.exception`` or ``agent.unfinished``) ends the run.
+    Closing this generator (the client went away) cancels the handler and waits for
+    its cleanup.
+
+    Args:
+        handler: the agent handler (see :func:`agent_app`).
+        run_input: the checked run input.
+        max_buffered_events: how many emitted events may wait before the handler
+            is held (at least 1; default 256).
+
+    Returns:
+        An async generator of the events.
+
+    Raises:
+        UsageError: ``max_buffered_events`` is not a positive integer.
     """
-    outbox = _Outbox()
+    _check_limit("max_buffered_events", max_buffered_events, integer=True)
+    return _run_events(handler, run_input, max_buffered_events)
+
+
+async def _run_events(
+    handler: AgentHandler, run_input: RunAgentInput, max_buffered_events: int
+) -> AsyncGenerator[Event, None]:
+    outbox = Outbox(max_buffered_events)
     producer = RunProducer(run_input, sink=outbox.put)
     error: Exception | None = None
     try:
-        source = _drive(handler(run_input, producer), producer, outbox)
-        if source is not None:
+        task = start_handler(handler(run_input, producer), producer, outbox)
+        if task is not None:
+            source = stream_outbox(task, outbox)
             try:
                 async for event in source:
                     yield event
@@ -407,6 +419,14 @@ async def run_events(handler: AgentHandler, run_input: RunAgentInput) -> AsyncIt
         yield event
     for event in _ending(producer, error):
         yield event
+
+
+def _check_limit(name: str, value: Any, *, integer: bool) -> None:
+    """Refuse a limit that is not a positive integer (or number, unless ``integer``)."""
+    number = None if isinstance(value, bool) or not isinstance(value, int | float) else value
+    if number is None or (integer and not isinstance(number, int)) or not number > 0:
+        what = "a positive integer" if integer else "a positive number of seconds or None"
+        raise UsageError("serve.limit", f"{name} must be {what}, not {describe(value)}")
 
 
 def _ending(producer: RunProducer, error: Exception | None) -> list[Event]:
@@ -429,49 +449,73 @@ def _ending(producer: RunProducer, error: Exception | None) -> list[Event]:
     return []
 
 
-def agent_app(handler: AgentHandler, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> ASGIApp:
+def agent_app(
+    handler: AgentHandler,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float | None = _DEFAULT_BODY_TIMEOUT,
+    max_buffered_events: int = _DEFAULT_MAX_BUFFERED_EVENTS,
+) -> ASGIApp:
     """An ASGI application serving one agent: POST a ``RunAgentInput``, get its events.
 
     The handler is called as ``handler(run_input, producer)`` with the checked input
-    and a :class:`~agentproto.agui.RunProducer` for it, and may be:
+    and a :class:`~agentproto.agui.RunProducer` for it, and returns ``None``. It may
+    be a coroutine function (what it emits streams while it runs: ``await`` to let a
+    burst go out), an async generator function (each event it yields is emitted
+    through the producer, unless the producer already emitted that very object), or
+    a plain function (it runs on the event loop: keep it quick).
 
-    * a coroutine function returning ``None``: whatever it emits through the producer
-      streams while it runs (``await`` something, e.g. ``asyncio.sleep(0)``, to let a
-      burst of events go out);
-    * an async generator function: each event it yields is emitted through the
-      producer (so every producer duty is checked) unless the producer already
-      emitted that very object, and events its producer calls emit stream too;
-    * a plain function returning ``None`` (it runs on the event loop: keep it quick).
-
-    Responses: 405 for a method other than POST, 413 for a body over
-    ``max_body_bytes``, 400 with ``{"error": "invalid-json", "detail": ...}`` or
-    ``{"error": "invalid-run-input", "keyword": ..., "location": ..., "detail": ...}``
-    for a body that is not a ``RunAgentInput``; otherwise 200 and the event stream
-    (see :func:`run_events`), JSON Lines when ``Accept`` asks for
-    ``application/jsonl``, else SSE. Every path answers; the lifespan protocol is
-    acknowledged. For browsers on another origin, wrap the app in a CORS middleware
+    Responses: 405 for a method other than POST; 413 or 408 for a body over a limit;
+    400 with ``{"error": "invalid-json"|"invalid-run-input", "detail": ...}`` (and
+    the JSON Schema ``keyword`` and ``location``) for a body that is not a
+    ``RunAgentInput``; else 200 and the event stream (:func:`run_events`), JSON Lines
+    when ``Accept`` asks for ``application/jsonl``, else SSE. Lifespan is
+    acknowledged; for browsers on another origin, wrap the app in a CORS middleware
     (for example Starlette's ``CORSMiddleware``), which answers the preflight.
 
-    Example::
+    Limits, for clients the server does not trust: a refusal's JSON body names the
+    ``limit``, its ``value`` and how to raise it, and the connection closes. The
+    stream goes at the client's pace (the server's ``send`` waits while its write
+    buffer is full); once ``max_buffered_events`` events wait, the handler is held at
+    its next ``await`` (or yield) until the client reads on, so a client that stops
+    reading stops the handler. A client that disconnects (or a failing ``send``)
+    cancels the handler: its ``finally`` blocks run, one INFO line is logged.
 
-        async def handler(run_input, producer):
-            producer.run_started()
-            producer.text("Hello!")
-            producer.run_finished()
+    Args:
+        handler: the agent handler.
+        max_body_bytes: the largest body read, in bytes (default 16 MiB); over it
+            (or a ``content-length`` over it): 413 ``body-too-large``.
+        body_timeout: seconds for the whole body to arrive, timed for the whole body
+            and not per chunk, so that a trickle cannot hold the connection (default
+            30); then 408 ``body-timeout``. ``None``: as long as the client takes.
+        max_buffered_events: emitted events that may wait for the client before the
+            handler is held (default 256).
 
-        app = agent_app(handler)  # uvicorn module:app
+    Returns:
+        The ASGI 3 application; for example ``app = agent_app(handler)``, served with
+        ``uvicorn module:app``.
+
+    Raises:
+        UsageError: a limit is not a positive number.
     """
+    _check_limit("max_body_bytes", max_body_bytes, integer=True)
+    if body_timeout is not None:
+        _check_limit("body_timeout", body_timeout, integer=False)
+    _check_limit("max_buffered_events", max_buffered_events, integer=True)
+    return _serving(handler, _BodyLimits(max_body_bytes, body_timeout), max_buffered_events)
 
+
+def _serving(handler: AgentHandler, reading: _BodyLimits, max_buffered_events: int) -> ASGIApp:
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await _not_http(scope, receive, send)
             return
-        run_input = await _request_input(scope, receive, send, max_body_bytes)
+        run_input = await _request_input(scope, receive, send, reading)
         if run_input is None:
             return  # answered with an error, or the client left before its request
         transport = negotiate_transport(_header(scope, b"accept"))
-        response = EventStreamResponse(run_events(handler, run_input), transport=transport)
-        await response(scope, receive, send)
+        events = run_events(handler, run_input, max_buffered_events=max_buffered_events)
+        await EventStreamResponse(events, transport=transport)(scope, receive, send)
 
     return app
 
@@ -488,7 +532,7 @@ async def _not_http(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 async def _request_input(
-    scope: Scope, receive: Receive, send: Send, max_body_bytes: int
+    scope: Scope, receive: Receive, send: Send, reading: _BodyLimits
 ) -> RunAgentInput | None:
     """The request's checked run input; ``None`` once an error response is sent, or
     when the client left before sending its request."""
@@ -501,10 +545,9 @@ async def _request_input(
         )
         return None
     try:
-        body = await _read_body(receive, max_body_bytes)
-    except OverflowError:
-        detail = f"the limit is {max_body_bytes} bytes"
-        await _send_json(send, 413, {"error": "body-too-large", "detail": detail})
+        body = await reading.read(scope, receive)
+    except _Refusal as refusal:
+        await refusal.answer(send)
         return None
     if body is None:
         return None
