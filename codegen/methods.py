@@ -105,6 +105,9 @@ def method_entries(schema: JSON, where: str) -> tuple[dict[Key, dict[str, Any]],
             continue
         method, side = definition["x-method"], definition.get("x-side")
         pointer = f"{where}#/$defs/{name}"
+        if not isinstance(method, str):
+            problems.append(f"{pointer}: x-method {method!r} is not a string")
+            continue
         found = roles.get(name, set())
         if len(found) != 1:
             shown = " and ".join(sorted(found)) or "no JSON-RPC envelope"

@@ -73,11 +73,12 @@ def test_roles_come_from_the_envelopes_not_the_names() -> None:
             "FooResponse: x-side 'client' disagrees",
         ),
         ({"PingNote": {"x-method": "ping"}}, "PingNote: x-side None"),
+        ({"PingNote": {"x-method": 3, "x-side": "client"}}, "PingNote: x-method 3 is not"),
     ],
 )
 def test_method_problems_name_the_definition(edit: dict[str, Any], expected: str) -> None:
-    """A definition no envelope uses, or with a missing or disagreeing side, is a problem
-    naming the schema file and the definition."""
+    """A definition no envelope uses, with a missing or disagreeing side or a method that is
+    no string, is a problem naming the schema file and the definition."""
     _, problems = method_entries(_schema(**edit), "s.json")
     assert any(p.startswith("s.json#/$defs/") and expected in p for p in problems), problems
 
