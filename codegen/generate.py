@@ -7,17 +7,29 @@ import json
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codegen.imports import drop_unused_imports
+from codegen.methods import (
+    ERROR_CODE_CLASS,
+    ERROR_CODE_DEF,
+    Key,
+    error_codes,
+    error_codes_text,
+    method_entries,
+    methods_text,
+)
 from codegen.normalize import NormalizeError, normalize
 from codegen.overlay import check_overlay, load_overlay, mark_patch_fields
 from codegen.sources import ROOT, Source, SourceError, read_source
 
 TEMPLATES = ROOT / "codegen" / "templates"
 OVERLAYS = ROOT / "schema" / "overlays"
-RUNTIME_IMPORTS = "attrs,typing.ClassVar,agentproto._core.unset.UNSET,agentproto._core.unset.Unset"
+RUNTIME_IMPORTS = (
+    "attrs,enum,typing.ClassVar,agentproto._core.unset.UNSET,agentproto._core.unset.Unset"
+)
 # datamodel-code-generator options that never change (the paths and names are added per run)
 GENERATOR_OPTIONS = (
     "--input-file-type",
@@ -61,6 +73,13 @@ def header(source: Source) -> str:
     )
 
 
+def _schema(source: Source) -> Any:
+    try:
+        return json.loads(read_source(source))
+    except ValueError as exc:
+        raise SourceError(f"{source.name}: not a JSON document: {exc}") from exc
+
+
 def prepared_schema(source: Source) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """The source schema with its overlay applied, normalised for the generator.
 
@@ -68,10 +87,7 @@ def prepared_schema(source: Source) -> tuple[dict[str, Any], dict[str, dict[str,
         GenerationError: every problem of the overlay and of naming, at once.
         SourceError: the schema cannot be read or does not match its pin.
     """
-    try:
-        schema = json.loads(read_source(source))
-    except ValueError as exc:
-        raise SourceError(f"{source.name}: not a JSON document: {exc}") from exc
+    schema = _schema(source)
     overlay, problems = load_overlay(source)
     problems += check_overlay(overlay, schema)
     schema = mark_patch_fields(overlay, schema)
@@ -89,6 +105,56 @@ def prepared_schema(source: Source) -> tuple[dict[str, Any], dict[str, dict[str,
     return prepared
 
 
+@dataclass(frozen=True)
+class Tables:
+    """The tables appended to an ACP module: their text and the names they refer to."""
+
+    text: str
+    names: frozenset[str]
+
+
+def schema_tables(source: Source) -> tuple[Tables, list[str]]:
+    """The ``METHODS`` table and error codes of an ACP source, and every problem.
+
+    AG-UI sources get no tables. The stable counterpart, when the source names one,
+    is read only for the stable marks.
+
+    Raises:
+        SourceError: the schema or its stable counterpart cannot be read or does
+            not match its pin.
+    """
+    if source.protocol != "acp":
+        return Tables("", frozenset()), []
+    where = Path(source.mirror).name
+    schema = _schema(source)
+    entries, problems = method_entries(schema, where)
+    stable: set[Key] | None = None
+    if source.stable is not None:
+        stable_schema = _schema(source.stable)
+        stable_entries, stable_problems = method_entries(stable_schema, source.stable.mirror)
+        stable = set(stable_entries)
+        problems += stable_problems
+    codes, code_problems = error_codes(schema, where)
+    problems += code_problems
+    stable_name = source.stable.name if source.stable is not None else None
+    text = methods_text(entries, stable, stable_name)
+    text += error_codes_text(codes, f"{where}#{ERROR_CODE_DEF}")
+    names = {name for e in entries.values() for name in (e["params"], e["result"]) if name}
+    return Tables(text, frozenset(names)), problems
+
+
+def _check_table_names(source: Source, tables: Tables, produced: set[str]) -> None:
+    """The tables name only generated types, and take no generated name."""
+    problems = [
+        f"{source.name}: METHODS names {name!r}, which the generated module lacks"
+        for name in sorted(tables.names - produced)
+    ]
+    if ERROR_CODE_CLASS in produced:
+        problems.append(f"{source.name}: a definition takes the name {ERROR_CODE_CLASS!r}")
+    if problems:
+        raise GenerationError(problems)
+
+
 def generate(source: Source, out: Path) -> None:
     """Write the sealed module for ``source`` to ``out``.
 
@@ -100,7 +166,13 @@ def generate(source: Source, out: Path) -> None:
         GenerationError: the overlay, the naming or the generator failed.
         SourceError: the schema cannot be read or does not match its pin.
     """
-    schema, info = prepared_schema(source)
+    tables, table_problems = schema_tables(source)
+    try:
+        schema, info = prepared_schema(source)
+    except GenerationError as exc:
+        raise GenerationError(exc.problems + table_problems) from None
+    if table_problems:
+        raise GenerationError(table_problems)
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp) / "module.py"
         schema_path = Path(tmp) / "schema.json"
@@ -128,8 +200,10 @@ def generate(source: Source, out: Path) -> None:
             raise GenerationError(
                 [f"{source.name}: datamodel-code-generator failed:", *result.stderr.splitlines()]
             )
-        _verify(scratch, set(schema["$defs"]))
+        produced = _verify(scratch, set(schema["$defs"]))
+        _check_table_names(source, tables, produced)
         text = scratch.read_text(encoding="utf-8").rstrip("\n") + "\n" + enum_table(info)
+        text += tables.text
         out.write_text(drop_unused_imports(text), encoding="utf-8")
 
 
@@ -149,8 +223,12 @@ def enum_table(info: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _verify(module: Path, expected: set[str]) -> None:
-    """Every top-level name must be one the normaliser chose (no ``Model1``)."""
+def _verify(module: Path, expected: set[str]) -> set[str]:
+    """Every top-level name must be one the normaliser chose (no ``Model1``).
+
+    Returns:
+        The module's top-level names.
+    """
     tree = ast.parse(module.read_text(encoding="utf-8"))
     produced: set[str] = set()
     for node in tree.body:
@@ -166,3 +244,4 @@ def _verify(module: Path, expected: set[str]) -> None:
                 "members names under [names] in the source's overlay"
             ]
         )
+    return produced

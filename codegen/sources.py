@@ -46,6 +46,8 @@ class Source:
     """The overlay file bound to this source, if any (absolute)."""
     file: Path | None = None
     """A schema file at hand read instead of the pinned one (``file_source``)."""
+    stable: Source | None = None
+    """The stable schema whose methods are the stable ones, if the source names one."""
 
 
 @dataclass(frozen=True)
@@ -63,18 +65,29 @@ def load_sources(path: Path = SOURCES_TOML) -> tuple[dict[str, Source], dict[str
     Raises:
         SourceError: every binding problem at once, one per line (a target naming an
             unknown source, a source naming a missing overlay, an overlay file in
-            ``overlays/`` that no source names).
+            ``overlays/`` that no source names, a ``stable`` naming no other source).
     """
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     targets_raw = data.pop("targets", {})
     problems: list[str] = []
     sources: dict[str, Source] = {}
+    stable_names: dict[str, str] = {}
     for name, entry in data.items():
+        if "stable" in entry:
+            stable_names[name] = str(entry.pop("stable"))
         overlay = entry.pop("overlay", None)
         overlay_path = (path.parent / overlay).resolve() if overlay else None
         if overlay_path is not None and not overlay_path.is_file():
             problems.append(f"{shown(path)}: [{name}] overlay = {overlay!r}: no such file")
         sources[name] = Source(name=name, overlay=overlay_path, **entry)
+    for name, source in list(sources.items()):
+        counterpart = stable_names.get(name)
+        if counterpart is None:
+            continue
+        if counterpart not in sources or counterpart == name:
+            problems.append(f"{shown(path)}: [{name}] stable = {counterpart!r}: no such source")
+            continue
+        sources[name] = replace(source, stable=sources[counterpart])
     targets = {name: Target(name=name, **entry) for name, entry in targets_raw.items()}
     for target in targets.values():
         if target.source not in sources:

@@ -221,7 +221,7 @@ async def test_handler_errors_are_answered() -> None:
 
     async def on_new(params: NewSessionRequest) -> NewSessionResponse:
         if params.cwd == "/auth":
-            raise RpcError(RpcErrorCode.AUTH_REQUIRED, "log in first", {"hint": 1})
+            raise RpcError(RpcErrorCode.AUTHENTICATION_REQUIRED, "log in first", {"hint": 1})
         raise ValueError("boom")
 
     agent.handle(NewSessionRequest, on_new)
@@ -230,7 +230,7 @@ async def test_handler_errors_are_answered() -> None:
             await client.request(NewSessionRequest(cwd="/auth"))
         with pytest.raises(RpcError) as internal:
             await client.request(NewSessionRequest(cwd="/x"))
-    assert (auth.value.code, auth.value.data) == (RpcErrorCode.AUTH_REQUIRED, {"hint": 1})
+    assert (auth.value.code, auth.value.data) == (RpcErrorCode.AUTHENTICATION_REQUIRED, {"hint": 1})
     assert internal.value.code == RpcErrorCode.INTERNAL_ERROR
     assert internal.value.method == "session/new"
 

@@ -189,7 +189,7 @@ def test_error_response_fails_the_request() -> None:
     client.send_request(NewSessionRequest(cwd="/"))
     (event,) = client.feed(wire({"id": 0, "error": {"code": -32000, "message": "log in"}}))
     assert isinstance(event, RequestFailed) and isinstance(event.error, RpcError)
-    assert event.error.code is RpcErrorCode.AUTH_REQUIRED
+    assert event.error.code is RpcErrorCode.AUTHENTICATION_REQUIRED
 
 
 def test_result_the_schema_rejects_is_a_peer_error() -> None:

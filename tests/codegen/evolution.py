@@ -133,13 +133,17 @@ def regenerate(source_name: str, schema: dict[str, Any], workdir: Path) -> Regen
     The edited schema is written where the pinned one lives in a spec mirror (same
     relative path, so anchors keep their file name), inside ``workdir/mirror``; the
     module is written to ``workdir/out/<module name>``. The repository's overlay and
-    names file for the source apply, as they would after an upstream release.
+    names file for the source apply, as they would after an upstream release; its pinned
+    stable counterpart (if any) is copied beside it unedited.
     """
     pinned = SOURCES[source_name]
     data = json.dumps(schema, indent=2).encode()
     mirror = workdir / "mirror"
     (mirror / pinned.mirror).parent.mkdir(parents=True, exist_ok=True)
     (mirror / pinned.mirror).write_bytes(data)
+    if pinned.stable is not None:  # read for the stable marks of METHODS, unedited
+        (mirror / pinned.stable.mirror).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / pinned.stable.mirror).write_bytes(read_source(pinned.stable))
     source = dataclasses.replace(pinned, sha256=hashlib.sha256(data).hexdigest())
     out = workdir / "out" / Path(target_of(source_name)).name
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 import attrs
@@ -7148,3 +7149,61 @@ ENUM_VALUES: dict[str, tuple[Any, ...]] = {
     'ToolKind': ('read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'),
 }
 OPEN_ENUMS: frozenset[str] = frozenset(['AuthState', 'CompactionStatus', 'ErrorCode', 'LlmProtocol', 'NoticeSeverity', 'SessionArchiveFilter', 'SessionConfigOptionCategory', 'SessionStatus', 'SystemPromptMode'])
+
+
+# (method, kind) -> side, params and result names, stable: whether acp-v1 has it too
+METHODS: dict[tuple[str, str], dict[str, Any]] = {
+    ('$/cancel_request', 'notification'): {'side': 'protocol', 'params': 'CancelRequestNotification', 'result': None, 'stable': True},
+    ('auth/status', 'request'): {'side': 'agent', 'params': 'AuthStatusRequest', 'result': 'AuthStatusResponse', 'stable': False},
+    ('auth/status_update', 'notification'): {'side': 'client', 'params': 'AuthStatusUpdateNotification', 'result': None, 'stable': False},
+    ('authenticate', 'request'): {'side': 'agent', 'params': 'AuthenticateRequest', 'result': 'AuthenticateResponse', 'stable': True},
+    ('elicitation/complete', 'notification'): {'side': 'client', 'params': 'CompleteElicitationNotification', 'result': None, 'stable': True},
+    ('elicitation/create', 'request'): {'side': 'client', 'params': 'CreateElicitationRequest', 'result': 'CreateElicitationResponse', 'stable': True},
+    ('fs/read_text_file', 'request'): {'side': 'client', 'params': 'ReadTextFileRequest', 'result': 'ReadTextFileResponse', 'stable': True},
+    ('fs/write_text_file', 'request'): {'side': 'client', 'params': 'WriteTextFileRequest', 'result': 'WriteTextFileResponse', 'stable': True},
+    ('initialize', 'request'): {'side': 'agent', 'params': 'InitializeRequest', 'result': 'InitializeResponse', 'stable': True},
+    ('logout', 'request'): {'side': 'agent', 'params': 'LogoutRequest', 'result': 'LogoutResponse', 'stable': True},
+    ('mcp/message', 'notification'): {'side': 'agent', 'params': 'MessageMcpNotification', 'result': None, 'stable': False},
+    ('mcp/message', 'request'): {'side': 'client', 'params': 'MessageMcpRequest', 'result': 'MessageMcpResponse', 'stable': False},
+    ('providers/disable', 'request'): {'side': 'agent', 'params': 'DisableProviderRequest', 'result': 'DisableProviderResponse', 'stable': False},
+    ('providers/list', 'request'): {'side': 'agent', 'params': 'ListProvidersRequest', 'result': 'ListProvidersResponse', 'stable': False},
+    ('providers/set', 'request'): {'side': 'agent', 'params': 'SetProviderRequest', 'result': 'SetProviderResponse', 'stable': False},
+    ('proxy/initialize', 'request'): {'side': 'proxy', 'params': 'InitializeProxyRequest', 'result': 'InitializeProxyResponse', 'stable': False},
+    ('proxy/successor', 'notification'): {'side': 'proxy', 'params': 'ProxySuccessorNotification', 'result': None, 'stable': False},
+    ('proxy/successor', 'request'): {'side': 'proxy', 'params': 'ProxySuccessorRequest', 'result': 'ProxySuccessorResponse', 'stable': False},
+    ('session/archive', 'request'): {'side': 'agent', 'params': 'ArchiveSessionRequest', 'result': 'ArchiveSessionResponse', 'stable': False},
+    ('session/cancel', 'notification'): {'side': 'agent', 'params': 'CancelNotification', 'result': None, 'stable': True},
+    ('session/close', 'request'): {'side': 'agent', 'params': 'CloseSessionRequest', 'result': 'CloseSessionResponse', 'stable': True},
+    ('session/delete', 'request'): {'side': 'agent', 'params': 'DeleteSessionRequest', 'result': 'DeleteSessionResponse', 'stable': True},
+    ('session/fork', 'request'): {'side': 'agent', 'params': 'ForkSessionRequest', 'result': 'ForkSessionResponse', 'stable': False},
+    ('session/list', 'request'): {'side': 'agent', 'params': 'ListSessionsRequest', 'result': 'ListSessionsResponse', 'stable': True},
+    ('session/load', 'request'): {'side': 'agent', 'params': 'LoadSessionRequest', 'result': 'LoadSessionResponse', 'stable': True},
+    ('session/new', 'request'): {'side': 'agent', 'params': 'NewSessionRequest', 'result': 'NewSessionResponse', 'stable': True},
+    ('session/prompt', 'request'): {'side': 'agent', 'params': 'PromptRequest', 'result': 'PromptResponse', 'stable': True},
+    ('session/request_permission', 'request'): {'side': 'client', 'params': 'RequestPermissionRequest', 'result': 'RequestPermissionResponse', 'stable': True},
+    ('session/resume', 'request'): {'side': 'agent', 'params': 'ResumeSessionRequest', 'result': 'ResumeSessionResponse', 'stable': True},
+    ('session/set_config_option', 'request'): {'side': 'agent', 'params': 'SetSessionConfigOptionRequest', 'result': 'SetSessionConfigOptionResponse', 'stable': True},
+    ('session/set_mode', 'request'): {'side': 'agent', 'params': 'SetSessionModeRequest', 'result': 'SetSessionModeResponse', 'stable': True},
+    ('session/set_title', 'request'): {'side': 'agent', 'params': 'SetSessionTitleRequest', 'result': 'SetSessionTitleResponse', 'stable': False},
+    ('session/status', 'request'): {'side': 'agent', 'params': 'SessionStatusRequest', 'result': 'SessionStatusResponse', 'stable': False},
+    ('session/unarchive', 'request'): {'side': 'agent', 'params': 'UnarchiveSessionRequest', 'result': 'UnarchiveSessionResponse', 'stable': False},
+    ('session/update', 'notification'): {'side': 'client', 'params': 'SessionNotification', 'result': None, 'stable': True},
+    ('terminal/create', 'request'): {'side': 'client', 'params': 'CreateTerminalRequest', 'result': 'CreateTerminalResponse', 'stable': True},
+    ('terminal/kill', 'request'): {'side': 'client', 'params': 'KillTerminalRequest', 'result': 'KillTerminalResponse', 'stable': True},
+    ('terminal/output', 'request'): {'side': 'client', 'params': 'TerminalOutputRequest', 'result': 'TerminalOutputResponse', 'stable': True},
+    ('terminal/release', 'request'): {'side': 'client', 'params': 'ReleaseTerminalRequest', 'result': 'ReleaseTerminalResponse', 'stable': True},
+    ('terminal/wait_for_exit', 'request'): {'side': 'client', 'params': 'WaitForTerminalExitRequest', 'result': 'WaitForTerminalExitResponse', 'stable': True},
+}
+
+
+class KnownErrorCode(enum.IntEnum):
+    """schema.unstable.json#ErrorCode"""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    REQUEST_CANCELLED = -32800
+    AUTHENTICATION_REQUIRED = -32000
+    RESOURCE_NOT_FOUND = -32002

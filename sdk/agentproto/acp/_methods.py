@@ -1,33 +1,32 @@
-"""ACP method tables, read off the generated classes.
+"""ACP method tables, read off the generated ``METHODS`` table.
 
 Theory of operation
 -------------------
-The code generator stamps every request, response and notification params class
-with ``__agentproto_method__`` (the JSON-RPC method) and ``__agentproto_side__``
-(who handles the method: ``"agent"``, ``"client"``, ``"protocol"`` or
-``"proxy"``). This module turns those stamps into one :class:`MethodTable` per
-protocol version; nothing here names a method by hand.
+The code generator appends to each generated ACP module a ``METHODS`` table: for
+every (method, kind) the schema marks with ``x-method``, who handles it
+(``"agent"``, ``"client"``, ``"protocol"`` or ``"proxy"``, from ``x-side``), the
+names of its params and result types and whether the stable schema has it too.
+This module resolves those names in the module into one :class:`MethodTable` per
+protocol version; nothing here names a method by hand or guesses from class
+names.
 
-A stamped class is classified by its name: ``…Request`` is a request's params,
-``…Response`` its result, ``…Notification`` a notification's params. A request
-and its result are paired by method; when only one of the pair is stamped (the
-generator cannot stamp a union alias such as ``SetSessionConfigOptionRequest``),
-the other is looked up in the module by the counterpart name, and ``None`` is
-recorded when there is none (the connection then passes that side untyped).
-A stamped class that fits none of the rules fails the table loudly, so a
-regeneration that breaks the convention cannot go unnoticed.
-
-Stability: the generated modules are built from the *unstable* schemas only and
-carry no mark of which methods the stable schema also has. The hook is the class
-attribute ``__agentproto_stable__`` (``True``/``False``): when the generator
-emits it, :attr:`MethodSpec.stable` reports it; until then it is ``None``
-("not known").
+A params or result type is a generated class or a union alias
+(``SetSessionConfigOptionRequest`` is one of ``IdSetSessionConfigOptionRequest``,
+``BooleanSetSessionConfigOptionRequest`` and a catch-all); the converter loads
+either. Finding the method of a typed object (:meth:`MethodTable.for_params`)
+looks at its class: the class named as a method's params comes first; a member
+of a union alias then belongs to that alias's method when no other alias has it
+too. An alias that only renames another method's class (``InitializeProxyRequest``
+is ``InitializeRequest``) leaves the class to the method it is named for.
+A table entry naming a type the module lacks fails the table loudly, so a
+regeneration that breaks the table cannot go unnoticed.
 """
 
 from __future__ import annotations
 
 import functools
 import types
+import typing
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -41,18 +40,17 @@ __all__ = [
     "MethodTable",
     "MethodTableError",
     "build_method_table",
+    "classes_of",
     "method_table",
 ]
 
 Kind = Literal["request", "notification"]
 
-_SUFFIXES = ("Request", "Response", "Notification")
-_STABLE_HOOK = "__agentproto_stable__"
 _MODULES: dict[int, types.ModuleType] = {1: _generated_v1, 2: _generated_v2}
 
 
 class MethodTableError(AgentProtoError, RuntimeError):
-    """The generated module's stamps do not make a consistent method table."""
+    """The generated module's ``METHODS`` table is missing or inconsistent."""
 
 
 @attrs.frozen(kw_only=True)
@@ -68,8 +66,9 @@ class MethodSpec:
             when the generated code has none (params stay plain JSON).
         result: a request's result type, ``None`` for a notification or when the
             generated code has none (the result stays plain JSON).
-        stable: whether the stable schema has the method; ``None`` while the
-            generated code does not say (see the module documentation).
+        stable: whether the stable schema has the method (the same method and
+            kind); ``None`` when the module was generated without a stable
+            schema to compare with.
     """
 
     method: str
@@ -94,15 +93,20 @@ class MethodTable:
     protocol: int
     requests: Mapping[str, MethodSpec]
     notifications: Mapping[str, MethodSpec]
-    _by_params: Mapping[type, MethodSpec] = attrs.field(alias="by_params")
-    _by_result: Mapping[type, MethodSpec] = attrs.field(alias="by_result")
+    _by_params: Mapping[Any, MethodSpec] = attrs.field(alias="by_params")
+    _by_result: Mapping[Any, MethodSpec] = attrs.field(alias="by_result")
 
-    def for_params(self, cls: type) -> MethodSpec | None:
-        """The method whose params class is ``cls`` (exactly), if any."""
+    def for_params(self, cls: type | types.UnionType) -> MethodSpec | None:
+        """The method whose params are ``cls``, if any.
+
+        Args:
+            cls: the class of a params object (a method's params class, or a
+                member of a method's union alias), or the union alias itself.
+        """
         return self._by_params.get(cls)
 
-    def for_result(self, cls: type) -> MethodSpec | None:
-        """The request method whose result class is ``cls`` (exactly), if any."""
+    def for_result(self, cls: type | types.UnionType) -> MethodSpec | None:
+        """The request method whose result is ``cls`` (as for :meth:`for_params`), if any."""
         return self._by_result.get(cls)
 
     def handled_by(self, side: str) -> list[MethodSpec]:
@@ -111,104 +115,96 @@ class MethodTable:
         return [spec for spec in specs if spec.side == side]
 
 
-def _stamped(module: types.ModuleType) -> list[type]:
-    """The classes of ``module`` that carry a method stamp, in name order."""
-    found = [
-        value
-        for name, value in vars(module).items()
-        if isinstance(value, type)
-        and value.__name__ == name
-        and "__agentproto_method__" in value.__dict__
-    ]
-    return sorted(found, key=lambda cls: cls.__name__)
+def _entry_type(module: types.ModuleType, key: tuple[str, str], name: Any) -> Any:
+    """The generated type a table entry names (``None`` for none)."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not hasattr(module, name):
+        raise MethodTableError(
+            f"{module.__name__}.METHODS{key!r} names {name!r}, which the module lacks"
+        )
+    return getattr(module, name)
 
 
-def _suffix(cls: type) -> str:
-    for suffix in _SUFFIXES:
-        if cls.__name__.endswith(suffix) and cls.__name__ != suffix:
-            return suffix
-    raise MethodTableError(
-        f"{cls.__module__}.{cls.__name__} carries a method stamp but its name ends in none "
-        f"of {', '.join(_SUFFIXES)}"
-    )
-
-
-def _stability(*types_: Any) -> bool | None:
-    marks = {getattr(tp, _STABLE_HOOK) for tp in types_ if hasattr(tp, _STABLE_HOOK)}
-    if len(marks) > 1:
-        raise MethodTableError(f"{types_!r} disagree on {_STABLE_HOOK}")
-    return marks.pop() if marks else None
-
-
-def _counterpart(module: types.ModuleType, cls: type, suffix: str, other: str) -> Any:
-    """The type named like ``cls`` with ``other`` for ``suffix``, or ``None``."""
-    return getattr(module, cls.__name__[: -len(suffix)] + other, None)
-
-
-def _request_spec(
-    module: types.ModuleType, method: str, request: type | None, response: type | None
-) -> MethodSpec:
-    present = [cls for cls in (request, response) if cls is not None]
-    sides = {cls.__dict__["__agentproto_side__"] for cls in present}
-    if len(sides) != 1:
-        raise MethodTableError(f"{method!r}: request and response name different sides {sides}")
-    params: Any = request
-    result: Any = response
-    if request is None and response is not None:
-        params = _counterpart(module, response, "Response", "Request")
-    if response is None and request is not None:
-        result = _counterpart(module, request, "Request", "Response")
+def _spec(module: types.ModuleType, key: Any, entry: Any) -> MethodSpec:
+    if not (isinstance(key, tuple) and len(key) == 2 and isinstance(entry, Mapping)):
+        raise MethodTableError(f"{module.__name__}.METHODS: malformed entry {key!r}")
+    method, kind = key
+    if not isinstance(method, str) or kind not in ("request", "notification"):
+        raise MethodTableError(f"{module.__name__}.METHODS{key!r}: not a (method, kind)")
+    if not isinstance(entry.get("side"), str):
+        raise MethodTableError(f"{module.__name__}.METHODS{key!r}: no side")
+    stable = entry.get("stable")
     return MethodSpec(
         method=method,
-        kind="request",
-        side=sides.pop(),
-        params=params,
-        result=result,
-        stable=_stability(*present),
+        kind=kind,
+        side=entry["side"],
+        params=_entry_type(module, key, entry.get("params")),
+        result=_entry_type(module, key, entry.get("result")),
+        stable=stable if isinstance(stable, bool) else None,
     )
+
+
+def classes_of(tp: Any) -> tuple[type, ...] | None:
+    """The classes an instance of ``tp`` may have: ``tp`` itself, or a union's members.
+
+    ``None`` when ``tp`` is not made of classes only (``Any``, a plain JSON type).
+    """
+    if isinstance(tp, type) and attrs.has(tp):
+        return (tp,)
+    members = typing.get_args(tp) if isinstance(tp, types.UnionType) else ()
+    if members and all(isinstance(m, type) and attrs.has(m) for m in members):
+        return members
+    return None
+
+
+def _reverse(specs: list[tuple[Any, Any, MethodSpec]], what: str) -> dict[Any, MethodSpec]:
+    """Types → the spec they belong to (see the module docstring for the rule).
+
+    Args:
+        specs: (type, the name the table gives it, spec) of each entry.
+        what: ``"params"`` or ``"result"``, for the error message.
+    """
+    own: dict[Any, MethodSpec] = {}
+    for tp, name, spec in specs:
+        if isinstance(tp, type) and tp.__name__ == name:
+            if tp in own:
+                raise MethodTableError(f"{name} is the {what} of two methods")
+            own[tp] = spec
+    shared: dict[Any, list[MethodSpec]] = {}
+    for tp, _, spec in specs:
+        if isinstance(tp, types.UnionType):
+            own.setdefault(tp, spec)
+            for member in classes_of(tp) or ():
+                shared.setdefault(member, []).append(spec)
+    for member, claims in shared.items():
+        if member not in own and len(claims) == 1:
+            own[member] = claims[0]
+    return own
 
 
 def build_method_table(module: types.ModuleType, protocol: int) -> MethodTable:
-    """Build the method table of a generated module.
+    """Build the method table of a generated module from its ``METHODS``.
 
     Args:
         module: a generated ``_generated_v*`` module.
         protocol: its ACP major version, recorded on the table.
 
     Raises:
-        MethodTableError: a stamped class has a name the rules do not know, or
-            two classes claim the same method and kind.
+        MethodTableError: the module has no ``METHODS`` table, an entry is
+            malformed or names a type the module lacks, or a class is named as
+            the params (or result) of two methods.
     """
-    pairs: dict[str, dict[str, type]] = {}
+    table = getattr(module, "METHODS", None)
+    if not isinstance(table, Mapping):
+        raise MethodTableError(f"{module.__name__} has no METHODS table; regenerate it")
+    requests: dict[str, MethodSpec] = {}
     notifications: dict[str, MethodSpec] = {}
-    for cls in _stamped(module):
-        method = cls.__dict__["__agentproto_method__"]
-        suffix = _suffix(cls)
-        if suffix == "Notification":
-            if method in notifications:
-                raise MethodTableError(f"{method!r}: two notification params classes")
-            notifications[method] = MethodSpec(
-                method=method,
-                kind="notification",
-                side=cls.__dict__["__agentproto_side__"],
-                params=cls,
-                stable=_stability(cls),
-            )
-            continue
-        pair = pairs.setdefault(method, {})
-        if suffix in pair:
-            raise MethodTableError(f"{method!r}: two {suffix} classes")
-        pair[suffix] = cls
-    requests = {
-        method: _request_spec(module, method, pair.get("Request"), pair.get("Response"))
-        for method, pair in pairs.items()
-    }
-    by_params = {
-        spec.params: spec
-        for spec in [*requests.values(), *notifications.values()]
-        if isinstance(spec.params, type)
-    }
-    by_result = {spec.result: spec for spec in requests.values() if isinstance(spec.result, type)}
+    entries = [(_spec(module, key, entry), entry) for key, entry in table.items()]
+    for spec, _ in entries:
+        (requests if spec.kind == "request" else notifications)[spec.method] = spec
+    by_params = _reverse([(s.params, e.get("params"), s) for s, e in entries], "params")
+    by_result = _reverse([(s.result, e.get("result"), s) for s, e in entries], "result")
     return MethodTable(
         protocol=protocol,
         requests=types.MappingProxyType(requests),

@@ -50,7 +50,7 @@ from agentproto.acp._jsonrpc import (
     Response,
     encode_message,
 )
-from agentproto.acp._methods import MethodSpec, MethodTable, method_table
+from agentproto.acp._methods import MethodSpec, MethodTable, classes_of, method_table
 from agentproto.acp._rpcerrors import (
     ConnectionClosedError,
     PeerProtocolError,
@@ -442,9 +442,11 @@ class Endpoint:
             return value
         if isinstance(value, dict):
             return self._converter.dump(self._converter.load(value, tp))
-        if isinstance(tp, type) and not isinstance(value, tp):
+        allowed = classes_of(tp)
+        if allowed is not None and not isinstance(value, allowed):
+            names = " | ".join(cls.__name__ for cls in allowed)
             raise UsageError(
-                "rpc.wrong-type", f"{method}: expected {tp.__name__}, not {type(value).__name__}"
+                "rpc.wrong-type", f"{method}: expected {names}, not {type(value).__name__}"
             )
         if not attrs.has(type(value)):
             raise UsageError(

@@ -1,17 +1,17 @@
 """Errors of ACP connections: error codes, error responses, and who broke what.
 
-The names of the codes are ours; their values are checked against the codes the
-generated modules list for the schema's ``ErrorCode`` when this module is
-imported, so a regeneration that drops or renumbers one fails loudly.
+The error codes and their names are the schema's: :data:`RpcErrorCode` is the
+enumeration the code generator emits for the v2 schema's ``ErrorCode`` (each
+titled code, named by its title: ``Method not found`` is ``METHOD_NOT_FOUND``).
+A code the schema does not name stays a plain ``int``.
 """
 
 from __future__ import annotations
 
-import enum
 from typing import Any
 
 from agentproto._core.errors import AgentProtoError, ProtocolError
-from agentproto.acp import _generated_v1, _generated_v2
+from agentproto.acp._generated_v2 import KnownErrorCode
 
 __all__ = [
     "ConnectionClosedError",
@@ -21,36 +21,8 @@ __all__ = [
     "RpcErrorCode",
 ]
 
-
-class RpcErrorCode(enum.IntEnum):
-    """The error codes the ACP schema defines (``ErrorCode``)."""
-
-    PARSE_ERROR = -32700
-    INVALID_REQUEST = -32600
-    METHOD_NOT_FOUND = -32601
-    INVALID_PARAMS = -32602
-    INTERNAL_ERROR = -32603
-    REQUEST_CANCELLED = -32800
-    AUTH_REQUIRED = -32000
-    RESOURCE_NOT_FOUND = -32002
-    UNSUPPORTED_PROTOCOL_VERSION = -32022
-
-
-def _check_codes() -> None:
-    """Fail the import when the generated code no longer lists one of our codes."""
-    v2 = set(_generated_v2.ENUM_VALUES["ErrorCode"])
-    v1 = set(_generated_v1.ENUM_VALUES["ErrorCode"])
-    missing = [code.name for code in RpcErrorCode if code not in v2]
-    missing += [
-        f"{code.name} (v1)"
-        for code in RpcErrorCode
-        if code not in v1 and code is not RpcErrorCode.UNSUPPORTED_PROTOCOL_VERSION
-    ]
-    if missing:
-        raise ImportError(f"ErrorCode values not in the generated schema: {', '.join(missing)}")
-
-
-_check_codes()
+RpcErrorCode = KnownErrorCode
+"""The error codes the ACP v2 schema names (an ``enum.IntEnum``, generated)."""
 
 
 class RpcError(AgentProtoError):
