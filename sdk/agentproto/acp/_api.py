@@ -11,11 +11,9 @@ client-side callback for a client method. A method of the table with no entry
 here has no typed API yet, and ``tests/acp/test_lifecycle_methods.py`` fails
 until it has one.
 
-Stability: each entry records whether the API treats its method as stable
-(on the plain API) or unstable (behind ``unstable=True``). The generated code
-does not say yet (:attr:`~agentproto.acp._methods.MethodSpec.stable` is
-``None``); when it does, :func:`is_unstable` follows the generated mark and the
-test checks that both agree with the published stable schema.
+Stability is the generated table's (:attr:`~agentproto.acp._methods.MethodSpec.stable`,
+read off the published stable schema): a method it does not mark stable is on
+the API only behind ``unstable=True`` (:func:`is_unstable`).
 """
 
 from __future__ import annotations
@@ -37,15 +35,9 @@ class ApiEntry:
         name: the Python name (an :class:`~agentproto.acp.Agent` method or an
             :class:`~agentproto.acp.AcpClient` call for agent methods; a
             client callback for client methods).
-        stable: whether the API offers it without the unstable opt-in.
     """
 
     name: str
-    stable: bool = True
-
-
-def _unstable(name: str) -> ApiEntry:
-    return ApiEntry(name, stable=False)
 
 
 AGENT_METHODS: Final[dict[str, ApiEntry]] = {
@@ -62,16 +54,16 @@ AGENT_METHODS: Final[dict[str, ApiEntry]] = {
     "session/cancel": ApiEntry("cancel"),
     "tool_call/cancel": ApiEntry("cancel_tool_call"),
     "terminal/cancel": ApiEntry("cancel_terminal"),
-    "auth/status": _unstable("auth_status"),
-    "session/fork": _unstable("fork_session"),
-    "session/status": _unstable("session_status"),
-    "session/archive": _unstable("archive_session"),
-    "session/unarchive": _unstable("unarchive_session"),
-    "session/set_title": _unstable("set_session_title"),
-    "providers/list": _unstable("list_providers"),
-    "providers/set": _unstable("set_provider"),
-    "providers/disable": _unstable("disable_provider"),
-    "mcp/message": _unstable("mcp_message"),
+    "auth/status": ApiEntry("auth_status"),
+    "session/fork": ApiEntry("fork_session"),
+    "session/status": ApiEntry("session_status"),
+    "session/archive": ApiEntry("archive_session"),
+    "session/unarchive": ApiEntry("unarchive_session"),
+    "session/set_title": ApiEntry("set_session_title"),
+    "providers/list": ApiEntry("list_providers"),
+    "providers/set": ApiEntry("set_provider"),
+    "providers/disable": ApiEntry("disable_provider"),
+    "mcp/message": ApiEntry("mcp_message"),
 }
 """Agent-side methods: the :class:`~agentproto.acp.Agent` method that handles each
 one, which is also the name of the :class:`~agentproto.acp.AcpClient` call (on
@@ -82,8 +74,8 @@ CLIENT_METHODS: Final[dict[str, ApiEntry]] = {
     "session/request_permission": ApiEntry("on_permission"),
     "elicitation/create": ApiEntry("on_elicitation"),
     "elicitation/complete": ApiEntry("on_elicitation_complete"),
-    "auth/status_update": _unstable("on_auth_status"),
-    "mcp/message": _unstable("on_mcp_message"),
+    "auth/status_update": ApiEntry("on_auth_status"),
+    "mcp/message": ApiEntry("on_mcp_message"),
 }
 """Client-side methods: the :class:`~agentproto.acp.ClientHandlers` callback the
 application supplies for each one (``session/update`` is folded by the client
@@ -92,8 +84,6 @@ is on :class:`~agentproto.acp.AgentSession` or
 :class:`~agentproto.acp.AgentConnection`."""
 
 
-def is_unstable(spec: MethodSpec, entry: ApiEntry) -> bool:
-    """Whether ``spec`` needs the unstable opt-in: the generated mark, else the entry's."""
-    if spec.stable is not None:
-        return not spec.stable
-    return not entry.stable
+def is_unstable(spec: MethodSpec) -> bool:
+    """Whether ``spec`` needs the unstable opt-in (the stable schema lacks its method)."""
+    return not spec.stable

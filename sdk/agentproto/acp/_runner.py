@@ -111,7 +111,7 @@ class AgentRunner:
         for method, entry in AGENT_METHODS.items():
             specs = [table.requests.get(method), table.notifications.get(method)]
             mine = [spec for spec in specs if spec is not None and spec.side == "agent"]
-            if not mine or (is_unstable(mine[0], entry) and not self.unstable):
+            if not mine or (is_unstable(mine[0]) and not self.unstable):
                 continue
             self.connection.handle(method, own.get(method) or self._forward(method, entry.name))
 

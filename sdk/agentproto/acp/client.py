@@ -170,7 +170,7 @@ class AcpClient:
         for method, entry in CLIENT_METHODS.items():
             specs = [table.requests.get(method), table.notifications.get(method)]
             mine = [spec for spec in specs if spec is not None and spec.side == "client"]
-            if not mine or (is_unstable(mine[0], entry) and not self._unstable):
+            if not mine or (is_unstable(mine[0]) and not self._unstable):
                 continue
             self.connection.handle(method, own.get(method) or self._forward(entry.name))
 
