@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentproto import UsageError
 from agentproto.acp import (
@@ -19,10 +21,12 @@ from agentproto.acp import (
     V2ToV1Adapter,
     dump_session_update,
     schema,
+    schema_v1,
 )
 from agentproto.acp._gitpatch import make_patch, read_sections, whole_texts
 from agentproto.acp._versions import V1_KINDS
 from agentproto.acp._versions_content import terminal_text
+from tests.acp.acp_updates import updates
 from tests.acp.test_convert_v1_v2 import V1, v1, v2
 
 
@@ -98,27 +102,35 @@ def test_a_v1_diff_no_longer_clears_the_tool_calls_content() -> None:
 
 @pytest.mark.parametrize(
     ("old", "new"),
-    [("a\nb\nc\n", "a\nB\nc\n"), ("x", "y"), ("", "q\n"), ("a\n", ""), ("same\n", "same\n")],
+    [
+        ("a\nb\nc\n", "a\nB\nc\n"),
+        ("x", "y"),
+        ("", "q\n"),
+        ("a\n", ""),
+        ("same\n", "same\n"),
+        ("crlf\r\nx\r\n", "crlf\r\ny\r\n"),
+        ("a\rb\x0cc\u2028d\n", "a\rB\x0cc\u2028d\n"),
+    ],
 )
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_git_applies_the_patch_a_v1_diff_becomes(tmp_path: Path, old: str, new: str) -> None:
     """Git itself applies the patch text made from a v1 diff and gets the new text."""
     target = tmp_path / "dir with space" / "f é.txt"
     target.parent.mkdir()
-    target.write_text(old)
+    target.write_bytes(old.encode())
     patch = make_patch(str(target), old, new)
     if old == new:
         assert patch is None
         return
     assert patch is not None
-    (tmp_path / "p.patch").write_text(patch)
+    (tmp_path / "p.patch").write_bytes(patch.encode())
     subprocess.run(
         ["git", "apply", "--unsafe-paths", "-p0", str(tmp_path / "p.patch")],
         cwd=tmp_path,
         check=True,
         capture_output=True,
     )
-    assert target.read_text() == new
+    assert target.read_bytes() == new.encode()
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -460,3 +472,49 @@ def test_the_official_v1_sdk_accepts_every_converted_update(stateful: bool) -> N
             sent += 1
         assert notes or len(adapter.diagnostics) > before, obj
     assert sent > 10 if stateful else sent > 5
+
+
+# ---- properties ------------------------------------------------------------------------------
+
+lines_of_text = st.lists(
+    st.sampled_from(["a", "b", "", " x", "é", "\\", '"', "\t", "\r", "c\rd", "\x0c", "\u2028"]),
+    max_size=6,
+).map(lambda parts: "\n".join(parts))
+paths = st.sampled_from(["/w/a.txt", "/w/sp ace", '/w/q"uote', "/w/é", "/w/tab\there"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(paths, st.none() | lines_of_text, lines_of_text)
+def test_a_patch_reads_back_to_the_texts_it_was_made_from(
+    path: str, old: str | None, new: str
+) -> None:
+    """Whatever the texts and path, the patch of a change reads back to the same two texts."""
+    patch = make_patch(path, old, new)
+    if patch is None:
+        assert old == new
+        return
+    (section,) = read_sections(patch) or []
+    assert (section.old_path, section.new_path) == (None if old is None else path, path)
+    assert whole_texts(section) == (old, new)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='@-+ \\\n"diff --git/devnul0123456789,', max_size=80))
+def test_reading_any_text_as_a_patch_never_raises(text: str) -> None:
+    """The patch reader takes any text: sections, or ``None`` for malformed text."""
+    sections = read_sections(text)
+    for section in sections or ():
+        whole_texts(section)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(updates, max_size=12), st.booleans())
+def test_any_v2_updates_reach_v1_as_valid_v1_updates(items: list[Any], stateful: bool) -> None:
+    """Whatever v2 updates arrive, V2ToV1Adapter raises nothing, every v1 update it sends loads
+    back as v1, and relayed through V1ToV2Adapter it applies to a v2 session."""
+    to_old, to_new, state = V2ToV1Adapter(stateful=stateful), V1ToV2Adapter(), SessionState()
+    for update in items:
+        for old in to_old.convert(update):
+            V1.load(V1.dump(old), schema_v1.SessionUpdate)
+            for new in to_new.convert(old):
+                state.apply(new)

@@ -30,10 +30,16 @@ __all__ = ["Section", "make_patch", "read_sections", "whole_texts"]
 
 _DEV_NULL = "/dev/null"
 _NO_NEWLINE = "\\ No newline at end of file\n"
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _ESCAPES = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r"}
 _ESCAPES |= {'"': '"', "\\": "\\"}
 _UNESCAPES = {value: key for key, value in _ESCAPES.items()}
+
+
+def _lines(text: str) -> list[str]:
+    """``text`` split after each ``\\n`` (Git's only line end; ``\\r`` and the like are data)."""
+    return _LINE.findall(text)
 
 
 def _quote(path: str) -> str:
@@ -96,7 +102,7 @@ def make_patch(path: str, old: str | None, new: str) -> str | None:
     """
     name = _quote(path)
     head = [f"diff --git {name} {name}\n"]
-    new_lines = new.splitlines(keepends=True)
+    new_lines = _lines(new)
     if old is None:
         head.append("new file mode 100644\n")
         if not new_lines:
@@ -105,7 +111,7 @@ def make_patch(path: str, old: str | None, new: str) -> str | None:
         return "".join(head + _body(new_lines, "+"))
     if old == new:
         return None
-    old_lines = old.splitlines(keepends=True)
+    old_lines = _lines(old)
     head += [f"--- {name}\n", f"+++ {name}\n"]
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     body: list[str] = []
@@ -190,7 +196,7 @@ def _read_hunk(lines: list[str], i: int, match: re.Match[str]) -> tuple[Hunk, in
 
 def read_sections(text: str) -> list[Section] | None:
     """The file sections of a ``git_patch`` text; ``None`` when it is malformed."""
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     sections: list[Section] = []
     i = 0
     while i < len(lines):
