@@ -28,7 +28,7 @@ v1 sender dropped, so:
 
 Which v1 updates replace ``_meta`` whole is a property of the v1 *sender*: one
 that sends complete objects in ``tool_call_update`` too (as the stateful
-:class:`V2ToV1Adapter` does) is declared with ``whole_meta``.
+:class:`~agentproto.acp.V2ToV1Adapter` does) is declared with ``whole_meta``.
 
 A v1 ``tool_call`` replaces the whole call: the stateful adapter sends ``null``
 for the fields it omits once the call is known, the stateless one always does
@@ -95,6 +95,7 @@ state per ``session_id`` (the ``session_id`` argument of
 
 from __future__ import annotations
 
+import functools
 import typing
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -166,14 +167,24 @@ _MESSAGE_CHUNK_KINDS = {
 }
 
 
+@functools.cache
+def _list_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    """The (Python name, wire name) of each field of ``cls`` that may hold a list."""
+    return tuple(
+        (f.name, f.metadata["wire"])
+        for f in attrs.fields(cls)
+        if "wire" in f.metadata and "list[" in str(f.type)
+    )
+
+
 def _convert_lists(
     update: Any, wire: dict[str, Any], convert: Callable[[list[Any], list[Any]], list[Any]]
 ) -> None:
     """Replace each list ``update`` carries, in its wire object, by what ``convert`` makes of it."""
-    for field in attrs.fields(update.__class__):
-        value, name = getattr(update, field.name), field.metadata.get("wire")
-        if isinstance(value, list) and isinstance(wire.get(name), list):
-            wire[name] = convert(value, wire[name])
+    for name, wire_name in _list_fields(update.__class__):
+        value = getattr(update, name)
+        if isinstance(value, list) and isinstance(wire.get(wire_name), list):
+            wire[wire_name] = convert(value, wire[wire_name])
 
 
 def _notifications(cls: type[_N], notification: Any, updates: list[Any]) -> list[_N]:
@@ -227,7 +238,7 @@ class V1ToV2Adapter(_Adapter):
             whole (besides ``tool_call``, always). By default those the RFD
             names (:data:`WHOLE_META_V1`); add ``tool_call_update`` and
             ``session_info_update`` when the v1 sender sends complete objects
-            there, as :class:`V2ToV1Adapter` does.
+            there, as :class:`~agentproto.acp.V2ToV1Adapter` does.
 
     Attributes:
         diagnostics: what was dropped or repaired, in order.

@@ -71,6 +71,16 @@ def _enum(name: str, value: str) -> str:
 _GIT_PATCH = _enum("DiffPatchFormat", "git_patch")
 _TEXT_FILE = _enum("DiffFileType", "text")
 _WHOLE_FILE = (v2.AddDiffChange, v2.ModifyDiffChange)
+# the item classes whose shape differs between the versions (all others pass as they are)
+_V1_SHAPES = frozenset({v1.DiffToolCallContent, v1.AvailableCommand, v1.TerminalToolCallContent})
+_V2_SHAPES = frozenset(
+    {
+        v2.DiffToolCallContent,
+        v2.CommandAvailableCommand,
+        v2.OtherAvailableCommand,
+        v2.TerminalToolCallContent,
+    }
+)
 
 # ---- v1 -> v2 ---------------------------------------------------------------------------------
 
@@ -116,6 +126,8 @@ def items_to_v2(items: list[Any], wires: list[Any], report: Report) -> list[Any]
         wires: their v1 wire objects, in the same order.
         report: where problems go.
     """
+    if all(item.__class__ not in _V1_SHAPES for item in items):
+        return wires
     out = []
     for item, wire in zip(items, wires, strict=True):
         if isinstance(item, v1.DiffToolCallContent):
@@ -216,6 +228,8 @@ def items_to_v1(
         terminals: the session's terminals (stateful), ``None`` (stateless).
         report: where problems go.
     """
+    if all(item.__class__ not in _V2_SHAPES for item in items):
+        return wires
     out: list[Any] = []
     for item, wire in zip(items, wires, strict=True):
         if isinstance(item, v2.DiffToolCallContent):
