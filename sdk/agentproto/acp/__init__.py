@@ -29,8 +29,7 @@ from agentproto.acp._records import (
 )
 from agentproto.acp._session import SessionState
 from agentproto.acp._store import SessionStore
-from agentproto.acp._to_v1 import V2ToV1Adapter
-from agentproto.acp._versions import V1ToV2Adapter
+from agentproto.acp._versions import V1ToV2Adapter, V2ToV1Adapter
 from agentproto.acp._wire import (
     dump_session_update,
     make_converter,
