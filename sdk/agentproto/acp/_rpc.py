@@ -50,14 +50,14 @@ from agentproto.acp._jsonrpc import (
     Response,
     encode_message,
 )
-from agentproto.acp._methods import MethodSpec, MethodTable, method_table
+from agentproto.acp._methods import MethodSpec
 from agentproto.acp._rpcerrors import (
     ConnectionClosedError,
     PeerProtocolError,
     RpcError,
     RpcErrorCode,
 )
-from agentproto.acp._wire import make_converter, make_v1_converter
+from agentproto.acp._v1bridge import initialize_type, wire_version
 
 __all__ = [
     "CancelRequested",
@@ -179,6 +179,7 @@ Event: TypeAlias = (
     | Diagnostic
 )
 """Anything :meth:`Endpoint.receive` returns."""
+_Loaded: TypeAlias = tuple[Any, tuple[Diagnostic, ...]]
 
 
 @attrs.frozen
@@ -214,8 +215,8 @@ class Endpoint:
             raise UsageError("rpc.side", f"side must be 'agent' or 'client', not {side!r}")
         self.side: Side = side
         self.peer_side: Side = _OTHER[side]
-        self.table: MethodTable = method_table(protocol)
-        self._converter = make_converter() if protocol == 2 else make_v1_converter()
+        self.protocol = protocol
+        self.table, self._converter = wire_version(protocol)
         self._strict = strict
         self._max_line = max_line_bytes
         self._line_bytes = 0
@@ -260,6 +261,11 @@ class Endpoint:
         data = b"".join(self._outbox)
         self._outbox.clear()
         return data
+
+    def switch_protocol(self, protocol: int) -> None:
+        """Speak ``protocol`` from now on (its table and classes): ``initialize`` negotiated it."""
+        self.protocol = protocol
+        self.table, self._converter = wire_version(protocol)
 
     # ---- incoming ----------------------------------------------------------------------------
 
@@ -323,11 +329,12 @@ class Endpoint:
             return self._receive_notification(message)
         return self._receive_response(message)
 
-    def _load(self, value: Any, tp: Any) -> tuple[Any, tuple[Diagnostic, ...]]:
+    def _load(self, value: Any, tp: Any, method: str = "", result: bool = False) -> _Loaded:
         if tp is None:
             return value, ()
+        tp, converter = initialize_type(self.protocol, method, value, result, (tp, self._converter))
         diagnostics: list[Diagnostic] | None = None if self._strict else []
-        loaded = self._converter.load(value, tp, diagnostics=diagnostics)
+        loaded = converter.load(value, tp, diagnostics=diagnostics)
         return loaded, tuple(diagnostics or ())
 
     def _receive_request(self, message: Request) -> list[Event]:
@@ -343,7 +350,7 @@ class Endpoint:
             self._reply_error(ident, RpcErrorCode.METHOD_NOT_FOUND, f"method not found: {method}")
             return [_diagnostic("rpc.method-not-found", f"request {method!r}", subject=method)]
         try:
-            params, diagnostics = self._load(_params(message.params), spec.params)
+            params, diagnostics = self._load(_params(message.params), spec.params, method)
         except SchemaError as err:
             data = {"keyword": err.keyword, "location": "/params" + err.location}
             self._reply_error(ident, RpcErrorCode.INVALID_PARAMS, err.detail, data)
@@ -396,7 +403,7 @@ class Endpoint:
             error = RpcError.from_error(message.error, method=method)
             return [RequestFailed(id=ident, method=method, error=error)]
         try:
-            result, diagnostics = self._load(message.result, pending.result)
+            result, diagnostics = self._load(message.result, pending.result, method, True)
         except SchemaError as err:
             bad = PeerProtocolError("rpc.invalid-result", f"{method}: {err}", subject=method)
             bad.__cause__ = err
@@ -532,6 +539,8 @@ class Endpoint:
             ConnectionClosedError: the endpoint is closed.
         """
         entry = self._check_in_flight(ident)
+        if isinstance(entry, MethodSpec):  # the table of the version spoken now
+            entry = self.table.requests.get(entry.method, entry)
         if isinstance(entry, MethodSpec) and entry.result is not None:
             result = self._typed(entry.method, entry.result, result)
         elif attrs.has(type(result)):
