@@ -141,29 +141,26 @@ def _v1_spec(method: str, kind: str) -> Any:
     return spec
 
 
-def client_initialize_v2(response: v1.InitializeResponse, report: Report) -> v2.InitializeResponse:
-    """A v1 agent's ``initialize`` answer, read as v2 (``agentInfo`` and capabilities renamed)."""
-    wire: dict[str, Any] = _v1_converter.dump(response)
-    info = wire.pop("agentInfo", None)
-    capabilities = wire.pop("agentCapabilities", None)
+def _initialize_v2(value: Any, tp: Any, prefix: str, report: Report) -> Any:
+    """A v1 ``initialize`` message read as v2: ``{prefix}Info`` and ``{prefix}Capabilities``."""
+    wire: dict[str, Any] = _v1_converter.dump(value)
+    info = wire.pop(f"{prefix}Info", None)
+    capabilities = wire.pop(f"{prefix}Capabilities", None)
     wire["info"] = info if info is not None else _v2_converter.dump(_UNKNOWN_PEER)
     if capabilities is not None:
         wire["capabilities"] = capabilities
-    result: v2.InitializeResponse = _convert(
-        wire, v2.InitializeResponse, to_v1=False, report=report
-    )
+    return _convert(wire, tp, to_v1=False, report=report)
+
+
+def client_initialize_v2(response: v1.InitializeResponse, report: Report) -> v2.InitializeResponse:
+    """A v1 agent's ``initialize`` answer, read as v2 (``agentInfo`` and capabilities renamed)."""
+    result: v2.InitializeResponse = _initialize_v2(response, v2.InitializeResponse, "agent", report)
     return result
 
 
 def agent_initialize_v1(request: v1.InitializeRequest, report: Report) -> v2.InitializeRequest:
     """A v1 client's ``initialize`` request, read as v2 (``clientInfo`` and the capabilities)."""
-    wire: dict[str, Any] = _v1_converter.dump(request)
-    info = wire.pop("clientInfo", None)
-    capabilities = wire.pop("clientCapabilities", None)
-    wire["info"] = info if info is not None else _v2_converter.dump(_UNKNOWN_PEER)
-    if capabilities is not None:
-        wire["capabilities"] = capabilities
-    result: v2.InitializeRequest = _convert(wire, v2.InitializeRequest, to_v1=False, report=report)
+    result: v2.InitializeRequest = _initialize_v2(request, v2.InitializeRequest, "client", report)
     return result
 
 
