@@ -10,9 +10,12 @@ import pytest
 
 from agentproto._core.errors import UsageError
 from agentproto.acp import (
+    AcpClient,
     Agent,
+    AgentRunner,
     AgentSession,
     ConnectionClosedError,
+    MemoryPipe,
     RpcError,
     RpcErrorCode,
     UnsupportedVersionError,
@@ -89,8 +92,8 @@ async def test_unsupported_version_is_the_schemas_error() -> None:
 
 
 async def test_client_refuses_an_answer_above_its_request() -> None:
-    """An agent answering a version above the requested one breaks the rule: the client
-    gives up with UnsupportedVersionError."""
+    """An agent answering a version the client does not support (here 1, to a client of
+    version 2 only): the client gives up with UnsupportedVersionError."""
 
     class Liar(Scripted):
         async def initialize(self, request: Any, version: int) -> acp.InitializeResponse:
@@ -98,10 +101,15 @@ async def test_client_refuses_an_answer_above_its_request() -> None:
 
     agent = Liar()
     agent.protocol_versions = (1, 2)
-    async with pair(agent) as (_, client):
+    to_agent, to_client = MemoryPipe(), MemoryPipe()
+    runner = AgentRunner(agent, to_agent, to_client)
+    serving = asyncio.create_task(runner.serve())
+    async with AcpClient.connect(to_client, to_agent, versions=(2,)) as client:
         with pytest.raises(UnsupportedVersionError) as caught:
             await client.initialize(protocol_version=1)
         assert caught.value.offered == 1 or caught.value.offered is None
+    await runner.close()
+    await serving
 
 
 async def test_session_methods_need_initialize() -> None:

@@ -28,8 +28,9 @@ __all__ = [
     "negotiate",
 ]
 
-SUPPORTED_VERSIONS: tuple[int, ...] = (2,)
-"""The protocol versions this SDK's agents and clients speak on the wire."""
+SUPPORTED_VERSIONS: tuple[int, ...] = (1, 2)
+"""The protocol versions this SDK's agents and clients speak on the wire (a v1 peer is
+bridged: v1 on the wire, v2 to the application, see :mod:`agentproto.acp._v1bridge`)."""
 
 
 class UnsupportedVersionError(PeerProtocolError):

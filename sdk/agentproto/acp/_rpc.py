@@ -41,7 +41,7 @@ from typing import Any, Literal, TypeAlias
 import attrs
 
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
+from agentproto._core.errors import DecodeError, SchemaError, UsageError
 from agentproto.acp._jsonrpc import (
     Message,
     MessageReader,
@@ -50,14 +50,22 @@ from agentproto.acp._jsonrpc import (
     Response,
     encode_message,
 )
-from agentproto.acp._methods import MethodSpec, MethodTable, classes_of, method_table
+from agentproto.acp._methods import MethodSpec, classes_of
 from agentproto.acp._rpcerrors import (
     ConnectionClosedError,
     PeerProtocolError,
     RpcError,
     RpcErrorCode,
 )
-from agentproto.acp._wire import make_converter, make_v1_converter
+from agentproto.acp._rpcevents import (
+    CancelRequested,
+    Event,
+    NotificationReceived,
+    RequestFailed,
+    RequestReceived,
+    ResponseReceived,
+)
+from agentproto.acp._v1bridge import initialize_type, wire_version
 
 __all__ = [
     "CancelRequested",
@@ -76,109 +84,7 @@ _CANCEL_METHOD = "$/cancel_request"
 _FORGOTTEN_CAP = 4096
 
 
-class _Incoming:
-    """What a received request and notification share: whether its method is an extension."""
-
-    __slots__ = ()
-    spec: MethodSpec | None
-
-    @property
-    def extension(self) -> bool:
-        """Whether the method is an extension (``_``-prefixed) method, which has no ``spec``."""
-        return self.spec is None
-
-
-@attrs.frozen(kw_only=True)
-class RequestReceived(_Incoming):
-    """The peer sent a request this side handles; answer it once.
-
-    Attributes:
-        id: the peer's request id.
-        method: the method.
-        params: the typed params (plain JSON for an extension method, or when the
-            generated code has no params type).
-        spec: the method's table entry; ``None`` for an extension method.
-        diagnostics: what was tolerated while reading the params.
-    """
-
-    id: int | str
-    method: str
-    params: Any
-    spec: MethodSpec | None
-    diagnostics: tuple[Diagnostic, ...] = ()
-
-
-@attrs.frozen(kw_only=True)
-class NotificationReceived(_Incoming):
-    """The peer sent a notification this side handles.
-
-    Attributes:
-        method: the method.
-        params: the typed params (plain JSON for an extension notification).
-        spec: the method's table entry; ``None`` for an extension notification.
-        diagnostics: what was tolerated while reading the params.
-    """
-
-    method: str
-    params: Any
-    spec: MethodSpec | None
-    diagnostics: tuple[Diagnostic, ...] = ()
-
-
-@attrs.frozen(kw_only=True)
-class ResponseReceived:
-    """The peer answered one of our requests with a result.
-
-    Attributes:
-        id: our request id.
-        method: the request's method.
-        result: the typed result (plain JSON when untyped).
-    """
-
-    id: int
-    method: str
-    result: Any
-
-
-@attrs.frozen(kw_only=True)
-class RequestFailed:
-    """One of our requests failed.
-
-    Attributes:
-        id: our request id.
-        method: the request's method.
-        error: an :class:`RpcError` (the peer answered with an error), a
-            :class:`PeerProtocolError` (its result does not match the schema) or
-            a :class:`ConnectionClosedError` (the connection closed first).
-    """
-
-    id: int
-    method: str
-    error: AgentProtoError
-
-
-@attrs.frozen(kw_only=True)
-class CancelRequested:
-    """The peer asked to cancel a request of its own that is still in flight.
-
-    Attributes:
-        id: the peer's request id.
-        method: the request's method.
-    """
-
-    id: int | str
-    method: str
-
-
-Event: TypeAlias = (
-    RequestReceived
-    | NotificationReceived
-    | ResponseReceived
-    | RequestFailed
-    | CancelRequested
-    | Diagnostic
-)
-"""Anything :meth:`Endpoint.receive` returns."""
+_Loaded: TypeAlias = tuple[Any, tuple[Diagnostic, ...]]
 
 
 @attrs.frozen
@@ -214,8 +120,7 @@ class Endpoint:
             raise UsageError("rpc.side", f"side must be 'agent' or 'client', not {side!r}")
         self.side: Side = side
         self.peer_side: Side = _OTHER[side]
-        self.table: MethodTable = method_table(protocol)
-        self._converter = make_converter() if protocol == 2 else make_v1_converter()
+        self.switch_protocol(protocol)
         self._strict = strict
         self._max_line = max_line_bytes
         self._line_bytes = 0
@@ -260,6 +165,11 @@ class Endpoint:
         data = b"".join(self._outbox)
         self._outbox.clear()
         return data
+
+    def switch_protocol(self, protocol: int) -> None:
+        """Speak ``protocol`` from now on (its table and classes): ``initialize`` negotiated it."""
+        self.protocol = protocol
+        self.table, self._converter = wire_version(protocol)
 
     # ---- incoming ----------------------------------------------------------------------------
 
@@ -323,11 +233,12 @@ class Endpoint:
             return self._receive_notification(message)
         return self._receive_response(message)
 
-    def _load(self, value: Any, tp: Any) -> tuple[Any, tuple[Diagnostic, ...]]:
+    def _load(self, value: Any, tp: Any, method: str = "", result: bool = False) -> _Loaded:
         if tp is None:
             return value, ()
+        tp, converter = initialize_type(self.protocol, method, value, result, (tp, self._converter))
         diagnostics: list[Diagnostic] | None = None if self._strict else []
-        loaded = self._converter.load(value, tp, diagnostics=diagnostics)
+        loaded = converter.load(value, tp, diagnostics=diagnostics)
         return loaded, tuple(diagnostics or ())
 
     def _receive_request(self, message: Request) -> list[Event]:
@@ -343,7 +254,7 @@ class Endpoint:
             self._reply_error(ident, RpcErrorCode.METHOD_NOT_FOUND, f"method not found: {method}")
             return [_diagnostic("rpc.method-not-found", f"request {method!r}", subject=method)]
         try:
-            params, diagnostics = self._load(_params(message.params), spec.params)
+            params, diagnostics = self._load(_params(message.params), spec.params, method)
         except SchemaError as err:
             data = {"keyword": err.keyword, "location": "/params" + err.location}
             self._reply_error(ident, RpcErrorCode.INVALID_PARAMS, err.detail, data)
@@ -396,7 +307,7 @@ class Endpoint:
             error = RpcError.from_error(message.error, method=method)
             return [RequestFailed(id=ident, method=method, error=error)]
         try:
-            result, diagnostics = self._load(message.result, pending.result)
+            result, diagnostics = self._load(message.result, pending.result, method, True)
         except SchemaError as err:
             bad = PeerProtocolError("rpc.invalid-result", f"{method}: {err}", subject=method)
             bad.__cause__ = err
@@ -512,7 +423,10 @@ class Endpoint:
         self._check_open()
         if ident not in self._in_flight:
             raise UsageError("rpc.not-in-flight", f"no request {ident!r} waits for an answer")
-        return self._in_flight[ident]
+        entry = self._in_flight[ident]
+        if isinstance(entry, str):
+            return entry
+        return self.table.requests.get(entry.method, entry)  # as the version spoken now has it
 
     def _answer(self, ident: int | str, response: Response) -> None:
         """Queue the answer; the request leaves flight only once it encodes."""

@@ -27,6 +27,7 @@ from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import UsageError
+from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._api import AGENT_METHODS, is_unstable
 from agentproto.acp._methods import method_table
@@ -36,6 +37,7 @@ from agentproto.acp._rules import LATEST
 from agentproto.acp._transports import stdio_streams
 from agentproto.acp._turn import CANCELLED, END_TURN, ERROR
 from agentproto.acp._updates import new_id
+from agentproto.acp._v1bridge import AgentBridge, agent_initialize_response, agent_initialize_v1
 from agentproto.acp.agent import Agent, AgentSession
 from agentproto.acp.connection import AgentSideConnection, ByteReader, ByteWriter
 
@@ -93,6 +95,7 @@ class AgentRunner:
         self.client: v2.InitializeRequest | None = None
         self._grace = close_grace
         self._turns: set[asyncio.Task[None]] = set()
+        self._handlers: dict[str, Handler] = {}
         agent.runner = self
         self._register()
 
@@ -113,7 +116,9 @@ class AgentRunner:
             mine = [spec for spec in specs if spec is not None and spec.side == "agent"]
             if not mine or (is_unstable(mine[0]) and not self.unstable):
                 continue
-            self.connection.handle(method, own.get(method) or self._forward(method, entry.name))
+            handler = own.get(method) or self._forward(method, entry.name)
+            self._handlers[method] = handler
+            self.connection.handle(method, handler)
 
     def _forward(self, method: str, name: str) -> Handler:
         call: Handler = getattr(self.agent, name)
@@ -131,7 +136,9 @@ class AgentRunner:
     def _diagnostic(self, code: str, message: str, subject: str | None = None) -> None:
         self._report(Diagnostic(code=code, message=message, subject=subject))
 
-    async def _initialize(self, params: v2.InitializeRequest) -> v2.InitializeResponse:
+    async def _initialize(self, params: Any) -> Any:
+        if isinstance(params, v1.InitializeRequest):  # read by its version: a v1 client
+            params = agent_initialize_v1(params, self._report)
         version = negotiate(params.protocol_version, self.agent.protocol_versions)
         response = await self.agent.initialize(params, version)
         if response.protocol_version != version:
@@ -140,7 +147,23 @@ class AgentRunner:
                 f"the agent answered version {response.protocol_version}, negotiated {version}",
             )
         self.client, self.version = params, version
+        if version == 1:
+            return self._speak_v1(response)
         return response
+
+    def _speak_v1(self, response: v2.InitializeResponse) -> v1.InitializeResponse:
+        """Switch the connection to v1 on the wire (v2 for the agent); the v1 answer."""
+
+        def turn_of(session_id: str) -> asyncio.Task[None] | None:
+            session = self.sessions.get(session_id)
+            return None if session is None else session.turn
+
+        bridge = AgentBridge(self._handlers, turn_of, self._report)
+        answer = agent_initialize_response(response, self._report)
+        self.connection._switch_protocol(1, bridge)
+        for method, handler in bridge.handlers().items():
+            self.connection.handle(method, handler)
+        return answer
 
     # ---- sessions -----------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic, DiagnosticLog, log_diagnostics
 from agentproto._core.errors import SchemaError, UsageError
+from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._api import CLIENT_METHODS, is_unstable
 from agentproto.acp._client_session import ClientHandlers, ClientSession
@@ -67,6 +68,7 @@ from agentproto.acp._transports import spawn_agent
 from agentproto.acp._turn import CANCELLED
 from agentproto.acp._unstable import UnstableCalls
 from agentproto.acp._updates import Content, content_blocks
+from agentproto.acp._v1bridge import ClientBridge, client_initialize_v2
 from agentproto.acp.connection import ByteReader, ByteWriter, ClientSideConnection
 
 __all__ = ["AcpClient", "ClientHandlers", "ClientSession"]
@@ -127,6 +129,7 @@ class AcpClient:
         handlers: ClientHandlers | None = None,
         *,
         unstable: bool = False,
+        versions: Sequence[int] = SUPPORTED_VERSIONS,
         on_diagnostic: Callable[[Diagnostic], None] | None = None,
         **options: Any,
     ) -> AcpClient:
@@ -134,7 +137,9 @@ class AcpClient:
         client: AcpClient
         sink = _Sink(on_diagnostic)
         connection = ClientSideConnection(reader, writer, on_diagnostic=sink, **options)
-        client = cls(connection, handlers, unstable=unstable, on_diagnostic=sink.target)
+        client = cls(
+            connection, handlers, unstable=unstable, versions=versions, on_diagnostic=sink.target
+        )
         sink.client = client
         return client
 
@@ -263,7 +268,9 @@ class AcpClient:
             capabilities=capabilities,
         )
         try:
-            response: v2.InitializeResponse = await self._call(request, timeout=timeout)
+            response = await self._call(request, timeout=timeout)
+            if isinstance(response, v1.InitializeResponse):  # read by its version: a v1 agent
+                response = client_initialize_v2(response, self._diagnostic)
             check_answer(requested, response.protocol_version, self._versions)
         except RpcError as err:
             if err.code != RpcErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
@@ -276,8 +283,14 @@ class AcpClient:
             if not self.connection.closed:
                 await self.connection.close()
             raise
+        if response.protocol_version == 1:
+            bridge = ClientBridge(self._update, self._permission, self._diagnostic)
+            bridge.settle = self.connection.settle
+            self.connection._switch_protocol(1, bridge)
+            for method, handler in bridge.handlers().items():
+                self.connection.handle(method, handler)
         self.agent = response
-        return response
+        return response  # type: ignore[no-any-return]
 
     async def login(self, method_id: str, **fields: Any) -> v2.LoginAuthResponse:
         """``auth/login`` with one of the agent's ``authMethods``."""

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import AgentProtoError, SchemaError, UsageError
@@ -51,6 +52,7 @@ from agentproto.acp._rpcerrors import (
     RpcError,
     RpcErrorCode,
 )
+from agentproto.acp._streams import ByteReader, ByteWriter, Translator
 
 __all__ = [
     "AgentSideConnection",
@@ -66,33 +68,7 @@ Handler = Callable[[Any], Awaitable[Any]]
 ExtensionHandler = Callable[[str, Any], Awaitable[Any]]
 _DEFAULT: Any = object()
 _READ_SIZE = 64 * 1024
-
-
-class ByteReader(Protocol):
-    """What a connection reads from: ``asyncio.StreamReader`` and the like.
-
-    An object with ``readline()`` only is read line by line.
-    """
-
-    async def read(self, n: int = -1) -> bytes:
-        """Up to ``n`` bytes; ``b""`` at the end of the stream."""
-        ...
-
-
-class ByteWriter(Protocol):
-    """What a connection writes to: ``asyncio.StreamWriter`` and the like."""
-
-    def write(self, data: bytes) -> None:
-        """Queue ``data`` for writing."""
-        ...
-
-    async def drain(self) -> None:
-        """Wait until the queued data is below the transport's high-water mark."""
-        ...
-
-    def close(self) -> None:
-        """Close the stream (the peer reads the end of it)."""
-        ...
+_Queued = NotificationReceived | asyncio.Future[None] | None  # a future: settle()'s barrier
 
 
 class Connection:
@@ -144,15 +120,14 @@ class Connection:
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._serving: dict[int | str, asyncio.Task[None]] = {}
         self._peer_cancelled: set[int | str] = set()
-        self._notes: asyncio.Queue[NotificationReceived | None] = asyncio.Queue(
-            max_queued_notifications
-        )
+        self._notes: asyncio.Queue[_Queued] = asyncio.Queue(max_queued_notifications)
         self._slots = asyncio.Semaphore(max_concurrent_requests)
         self._drain_lock = asyncio.Lock()
         self._closed = asyncio.Event()
         self._reader_task: asyncio.Task[None] | None = None
         self._dispatcher: asyncio.Task[None] | None = None
         self._error: AgentProtoError | None = None
+        self._translator: Translator | None = None
 
     # ---- handlers ----------------------------------------------------------------------------
 
@@ -215,6 +190,24 @@ class Connection:
                 params; its return value answers a request.
         """
         self._extension = handler
+
+    @property
+    def protocol(self) -> int:
+        """The ACP major version spoken on the wire."""
+        return self._endpoint.protocol
+
+    def _switch_protocol(self, protocol: int, translator: Translator | None = None) -> None:
+        """Speak ``protocol`` on the wire, ``translator`` sending what the app sends in it."""
+        self._endpoint.switch_protocol(protocol)
+        self._translator = translator
+
+    async def settle(self) -> None:
+        """Wait until the handlers of the notifications received so far have run."""
+        if self._dispatcher is None or self._dispatcher.done():
+            return
+        barrier: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await self._notes.put(barrier)
+        await asyncio.wait({barrier, self._dispatcher}, return_when=asyncio.FIRST_COMPLETED)
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -298,6 +291,12 @@ class Connection:
             PeerProtocolError: the result does not match the schema.
             UsageError: no such request, or the peer does not handle it.
         """
+        if self._translator is not None:
+            send = functools.partial(self._request, timeout=timeout)
+            return await self._translator.request(send, target, params)
+        return await self._request(target, params, timeout=timeout)
+
+    async def _request(self, target: Any, params: Any = None, *, timeout: Any = _DEFAULT) -> Any:
         self.start()
         if self._endpoint.closed:
             raise self._closed_error()
@@ -331,6 +330,11 @@ class Connection:
             ConnectionClosedError: the connection is closed.
             UsageError: no such notification, or the peer does not handle it.
         """
+        if self._translator is not None:
+            return await self._translator.notify(self._notify, target, params)
+        await self._notify(target, params)
+
+    async def _notify(self, target: Any, params: Any = None) -> None:
         self.start()
         if self._endpoint.closed:
             raise self._closed_error()
@@ -504,6 +508,9 @@ class Connection:
     async def _dispatch_notifications(self) -> None:
         """The dispatcher task: notification handlers, one at a time, in receive order."""
         while (event := await self._notes.get()) is not None:
+            if isinstance(event, asyncio.Future):
+                event.set_result(None)  # settle(): what came before it was handled
+                continue
             handler = self._handlers.get(("notification", event.method))
             try:
                 if handler is not None:
