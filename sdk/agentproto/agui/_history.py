@@ -348,6 +348,9 @@ def compact_events(
         protocol_version: the ``MAJOR.MINOR`` the reading client speaks.
         peer_version: the old peer's version the history was recorded from, if any.
         verify: replay the result and check it against the original (on by default).
+            Only a checked result writes items in the chunk form
+            (:func:`~agentproto.agui._compaction.chunk_form`, shorter still): when the
+            check finds the chunk form not equivalent, the explicit form is kept.
 
     Raises:
         AgentProtoError: the consumer does not accept the history (the
