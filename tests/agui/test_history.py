@@ -565,3 +565,30 @@ def test_history_takes_only_typed_events() -> None:
     """A History built from something that is not a typed event is a usage error."""
     with pytest.raises(UsageError):
         History([started("r1")])  # type: ignore[list-item]
+
+
+# ---- the README example ----------------------------------------------------------------------
+
+
+def test_readme_example_runs_as_written() -> None:
+    """The README's serialization and compaction example runs, and says what it shows."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("#### Serialization and compaction", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    compacted, history = namespace["compacted"], namespace["history"]
+    assert compacted.to_json()[1] == {
+        "type": "TEXT_MESSAGE_CHUNK",
+        "messageId": "m1",
+        "role": "assistant",
+        "delta": "Hello",
+    }
+    assert compacted.to_json()[2] == {"type": "STATE_SNAPSHOT", "snapshot": {"n": 1}}
+    assert [run.run_id for run in history.heads()] == ["r2", "r3"]
+    assert [run.run_id for run in history.path("r3")] == ["r1", "r3"]
+    branch = [dump_event(e) for e in history.branch("r3").events]
+    assert [e.get("runId") for e in branch if e["type"] == "RUN_STARTED"] == ["r1", "r3"]
+    assert_equivalent(namespace["recorded"], compacted)
