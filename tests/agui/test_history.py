@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentproto import DecodeError, InternalError, ProtocolError, SchemaError, UsageError
 from agentproto.agui import (
     Compaction,
     Consumer,
     History,
+    _compaction,
     _history,
     compact_events,
     dump_event,
@@ -565,6 +569,140 @@ def test_history_takes_only_typed_events() -> None:
     """A History built from something that is not a typed event is a usage error."""
     with pytest.raises(UsageError):
         History([started("r1")])  # type: ignore[list-item]
+
+
+# ---- chunk form, fallback, a bundled recording, random histories ---------------------------
+
+
+def test_a_message_and_the_tool_call_it_parents_both_become_chunks() -> None:
+    """A tool call naming its parent message is in that message's lane: it closes it."""
+    history = run(
+        "r1",
+        *text("m1", "Let me ", "look."),
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "c1",
+            "toolCallName": "f",
+            "parentMessageId": "m1",
+        },
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+    )
+    result = compact_events(history)
+    assert wire(result) == run(
+        "r1",
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m1", "role": "assistant",
+         "delta": "Let me look."},
+        {"type": "TOOL_CALL_CHUNK", "toolCallId": "c1", "toolCallName": "f",
+         "parentMessageId": "m1", "delta": "{}"},
+    )  # fmt: skip
+    assert_equivalent(history, result)
+
+
+def test_a_chunk_form_that_replays_differently_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the chunk form fails the replay check, the explicit (checked) form is returned."""
+
+    def lossy(events: Any, reopened: Any) -> list[Any]:
+        return [e for e in events if e.type != "TEXT_MESSAGE_CONTENT"]
+
+    monkeypatch.setattr(_history, "chunk_form", lossy)
+    history = run("r1", *text("m1", "a", "b"))
+    assert wire(compact_events(history)) == wire(compact_events(history, verify=False))
+    assert_equivalent(history, compact_events(history))
+
+
+def test_the_bundled_recording_compacts() -> None:
+    """The example SSE recording the CLI replays compacts to fewer bytes, equivalently."""
+    from pathlib import Path
+
+    import agentproto.agui.examples as examples
+
+    sse = Path(examples.__file__).with_name("scripted_run.sse").read_text(encoding="utf-8")
+    history = [json.loads(line[6:]) for line in sse.splitlines() if line.startswith("data: ")]
+    result = compact_events(history)
+    assert len(json.dumps(result.to_json())) < len(json.dumps(history))
+    assert_equivalent(history, result)
+
+
+@st.composite
+def interleaved(draw: st.DrawFn, sequences: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The sequences merged in a random order that keeps each one's own order."""
+    queues = [list(seq) for seq in sequences if seq]
+    out = []
+    while queues:
+        queue = draw(st.sampled_from(queues))
+        out.append(queue.pop(0))
+        if not queue:
+            queues.remove(queue)
+    return out
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Runs of interleaved messages, tool calls, state deltas, activities and RAW events."""
+    events: list[dict[str, Any]] = []
+    pieces = st.text(alphabet="ab é😀", min_size=1, max_size=3)
+    for r in range(draw(st.integers(1, 3))):
+        body = [
+            text(f"r{r}m{m}", *draw(st.lists(pieces, max_size=3)))
+            for m in range(draw(st.integers(0, 3)))
+        ]
+        for c in range(draw(st.integers(0, 2))):
+            call = f"r{r}c{c}"
+            body.append(
+                [
+                    {"type": "TOOL_CALL_START", "toolCallId": call, "toolCallName": "f"},
+                    *(
+                        {"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": d}
+                        for d in draw(st.lists(pieces, max_size=3))
+                    ),
+                    {"type": "TOOL_CALL_END", "toolCallId": call},
+                ]
+            )
+        keys = draw(st.lists(st.sampled_from("xyz"), max_size=4))
+        body.append(
+            [
+                {"type": "STATE_DELTA", "delta": [{"op": "add", "path": f"/{k}", "value": i}]}
+                for i, k in enumerate(keys)
+            ]
+        )
+        if draw(st.booleans()):
+            act = f"r{r}act"
+            body.append(
+                [
+                    {
+                        "type": "ACTIVITY_SNAPSHOT",
+                        "messageId": act,
+                        "activityType": "t",
+                        "content": {"n": 0},
+                    },
+                    *(
+                        {
+                            "type": "ACTIVITY_DELTA",
+                            "messageId": act,
+                            "activityType": "t",
+                            "patch": [{"op": "replace", "path": "/n", "value": i}],
+                        }
+                        for i in range(draw(st.integers(0, 3)))
+                    ),
+                ]
+            )
+        body.append([{"type": "RAW", "event": i} for i in range(draw(st.integers(0, 2)))])
+        events += run(f"r{r}", *draw(interleaved(body)))
+    return events  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(histories())
+def test_random_histories_compact_equivalently(history: list[dict[str, Any]]) -> None:
+    """Any interleaving compacts to a history no longer than the original that replays the
+    same, in the explicit form and in the chunk form alike."""
+    explicit = compact_events(history, verify=False)
+    assert_equivalent(history, explicit)
+    chunked = _compaction.chunk_form(explicit.events, _compaction.starts_twice(explicit.events))
+    assert_equivalent(history, Compaction(events=tuple(chunked)))
+    assert len(chunked) <= len(explicit.events) <= len(history)
+    assert len(compact_events(history).events) == len(chunked)
 
 
 # ---- the README example ----------------------------------------------------------------------

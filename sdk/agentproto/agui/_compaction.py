@@ -468,17 +468,20 @@ _NO: Final = object()  # the lane of an item whose owner this pass does not know
 
 
 def _lanes(events: Sequence[Event], reopened: frozenset[tuple[str, str]]) -> dict[Any, Any]:
-    """The chunk lane of each item opened once in ``events``: its opener's tag, when
-    the opener does not inherit an owner (a tool call naming a parent message does)."""
+    """The chunk lane of each item opened once in ``events``: its opener's tag; for an
+    untagged tool call naming a parent message, that message's lane when it is known."""
     lanes: dict[Any, Any] = {}
+    text = FAMILIES["text"].name
     for event in events:
         family = _START_KINDS.get(event.__class__)
         if family is None:
             continue
         key = (family.name, getattr(event, family.id_attr))
-        tag = getattr(event, "subagent_run_id", None)
-        inherits = tag is None and bool(getattr(event, "parent_message_id", None))
-        lanes.setdefault(key, _NO if key in reopened or inherits else tag)
+        lane = getattr(event, "subagent_run_id", None)
+        parent = getattr(event, "parent_message_id", None)
+        if lane is None and parent:
+            lane = lanes.get((text, parent), _NO)
+        lanes.setdefault(key, _NO if key in reopened else lane)
     return lanes
 
 

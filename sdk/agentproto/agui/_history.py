@@ -45,7 +45,7 @@ run outcomes on every branch, else :class:`~agentproto.InternalError` (a bug her
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -180,7 +180,8 @@ class History:
         self.prologue: tuple[Event, ...] = self.events[: bounds[0]]
         """The events recorded before the first ``RUN_STARTED`` (a stream may open
         with ``RUN_ERROR``); they belong to no run."""
-        heads = [(self.events[i].run_id, self.events[i].parent_run_id) for i in starts]  # type: ignore[union-attr]
+        openers = [cast(RunStartedEvent, self.events[i]) for i in starts]
+        heads = [(opener.run_id, opener.parent_run_id) for opener in openers]
         parents, found = _link(heads)
         self.diagnostics: tuple[Diagnostic, ...] = tuple(found)
         """Lineage problems tolerated (``history.unknown-parent``)."""
@@ -497,7 +498,8 @@ class _Context:
                 if self.consumer.failure is not None:
                     raise self.consumer.failure
             except AgentProtoError as exc:
-                raise _refused(exc, None if first is None else first + offset) from None
+                index = None if first is None else first + offset
+                raise _refused(exc, index) from (exc if first is None else None)
             if compact:
                 for item in delivered:
                     self.compactor.feed(item)
@@ -519,7 +521,9 @@ class _Context:
 
 def _refused(exc: AgentProtoError, index: int | None) -> AgentProtoError:
     if index is None:
-        return InternalError("history compaction", exc)
+        error = InternalError("history compaction", exc)
+        error.__cause__ = exc
+        return error
     exc.add_note(
         f"agentproto: the history was not compacted: it is no valid AG-UI stream "
         f"(found reading event {index})"
