@@ -569,6 +569,22 @@ def test_history_takes_only_typed_events() -> None:
     """A History built from something that is not a typed event is a usage error."""
     with pytest.raises(UsageError):
         History([started("r1")])  # type: ignore[list-item]
+    with pytest.raises(UsageError):
+        History(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [None, 5, "[]", b"[]", {"type": "RUN_STARTED"}])
+def test_compact_events_takes_an_iterable_of_events(bad: Any) -> None:
+    """Something that is no iterable of events is the caller's error, not a TypeError."""
+    with pytest.raises(UsageError) as info:
+        compact_events(bad)
+    assert info.value.code == "history.not-events"
+
+
+def test_items_that_are_not_events_are_refused_like_the_consumer_does() -> None:
+    """An item that is not a JSON object fails the history as a schema error."""
+    with pytest.raises(SchemaError):
+        compact_events([started("r1"), "not an event", finished("r1")])
 
 
 # ---- chunk form, fallback, a bundled recording, random histories ---------------------------

@@ -161,12 +161,17 @@ class History:
 
     Raises:
         ProtocolError: two runs share a ``runId`` (``history.duplicate-run``).
-        UsageError: an item of ``events`` is not a typed AG-UI event.
+        UsageError: ``events`` is not an iterable of typed AG-UI events.
     """
 
     __slots__ = ("_children", "_parents", "_runs", "diagnostics", "events", "prologue")
 
     def __init__(self, events: Iterable[Event]) -> None:
+        if not isinstance(events, Iterable) or isinstance(events, (str, bytes, Mapping)):
+            raise UsageError(
+                "history.not-an-event",
+                f"a History takes an iterable of typed events, not {type(events).__name__}",
+            )
         self.events: tuple[Event, ...] = tuple(events)
         for index, event in enumerate(self.events):
             if event_type(event.__class__) is None:
@@ -359,9 +364,10 @@ def compact_events(
             :class:`~agentproto.DecodeError` it raises, with a note naming the event);
             nothing is compacted.
         ProtocolError: two runs share a ``runId`` (``history.duplicate-run``).
+        UsageError: ``events`` is not an iterable of events (``history.not-events``).
         InternalError: ``verify`` found the result not equivalent (a bug).
     """
-    raw = [dump_event(e) if event_type(e.__class__) else e for e in events]  # type: ignore[arg-type]
+    raw = _wire_events(events)
     options: dict[str, Any] = {
         "run_input": run_input,
         "protocol_version": protocol_version,
@@ -382,6 +388,17 @@ def compact_events(
         diagnostics=(*log.found, *log.linear.consumer.diagnostics),
         runs=tuple(log.linear.consumer.verifier.runs),
     )
+
+
+def _wire_events(events: Any) -> list[Any]:
+    """The history as wire JSON (typed events dumped); anything else is checked later."""
+    if isinstance(events, (str, bytes, bytearray, Mapping)) or not isinstance(events, Iterable):
+        raise UsageError(
+            "history.not-events",
+            f"compact_events takes an iterable of events, not {type(events).__name__} "
+            f"(decode JSON text first, e.g. with json.loads)",
+        )
+    return [dump_event(e) if event_type(e.__class__) else e for e in events]
 
 
 _Segments = list[tuple[str | None, list[Event]]]
