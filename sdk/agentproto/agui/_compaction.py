@@ -140,13 +140,6 @@ class _Slot:
         self.event = event
 
 
-@attrs.define
-class _Delta:
-    """The buffered deltas of one open item."""
-
-    events: list[Any] = attrs.field(factory=list)
-
-
 _DELTA_KINDS: Final = {
     EVENT_CLASSES[family.content]: family for family in FAMILIES.values() if family.content
 }
@@ -166,7 +159,7 @@ class RunCompactor:
     def __init__(self, shadow: Conversation) -> None:
         self._shadow = shadow
         self._out: list[Event | _Slot] = []
-        self._pending: dict[tuple[str, str], _Delta] = {}
+        self._pending: dict[tuple[str, str], list[Any]] = {}  # open items' deltas
         self._states: list[tuple[_Slot, Any]] = []
         self._state_before: Any = None
         self._activities: dict[str, list[tuple[_Slot, Any]]] = {}
@@ -204,13 +197,13 @@ class RunCompactor:
     def _delta(self, event: Any) -> None:
         family = _DELTA_KINDS[event.__class__]
         key = (family.name, getattr(event, family.id_attr))
-        self._pending.setdefault(key, _Delta()).events.append(event)
+        self._pending.setdefault(key, []).append(event)
 
     def _end(self, event: Any) -> None:
         family = _END_KINDS[event.__class__]
         pending = self._pending.pop((family.name, getattr(event, family.id_attr)), None)
         if pending is not None:
-            self._out.append(_merge_deltas(pending.events))
+            self._out.append(_merge_deltas(pending))
         self._out.append(event)
 
     def _barrier(self, event: Any) -> None:
@@ -243,7 +236,7 @@ class RunCompactor:
 
     def _flush_items(self) -> None:
         for pending in self._pending.values():
-            self._out.append(_merge_deltas(pending.events))
+            self._out.append(_merge_deltas(pending))
         self._pending.clear()
 
     def _flush_state(self) -> None:

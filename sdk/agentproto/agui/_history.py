@@ -542,7 +542,7 @@ def _refused(exc: AgentProtoError, index: int | None) -> AgentProtoError:
         error.__cause__ = exc
         return error
     exc.add_note(
-        f"agentproto: the history was not compacted: it is no valid AG-UI stream "
+        f"agentproto: the history was not compacted: it is not a valid AG-UI stream "
         f"(found reading event {index})"
     )
     return exc
