@@ -270,25 +270,58 @@ def test_state_collapses_into_a_delta_when_that_is_shorter() -> None:
         {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 3}]},
     )
     result = compact_events(history, run_input=baseline)
-    assert wire(result) == run(
-        "r1", {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 3}]}
-    )
+    joined = [
+        {"op": "replace", "path": "/n", "value": 2},
+        {"op": "replace", "path": "/n", "value": 3},
+    ]
+    assert wire(result) == run("r1", {"type": "STATE_DELTA", "delta": joined})
     assert_equivalent(history, result, baseline)
 
 
 def test_state_events_that_change_nothing_are_dropped() -> None:
-    """A run whose state ends as it started keeps no state event; a failing patch is
-    reported in the diagnostics of the original."""
+    """State events none of which changed the state (failing patches) are left out; the
+    failures are in the diagnostics of the original."""
     history = run(
         "r1",
-        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/a", "value": 1}]},
-        {"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/a"}]},
         {"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/missing"}]},
+        {"type": "STATE_DELTA", "delta": [{"op": "test", "path": "/x", "value": 1}]},
     )
     result = compact_events(history)
     assert wire(result) == run("r1")
-    assert "state.patch-failed" in [d.code for d in result.diagnostics]
+    assert [d.code for d in result.diagnostics] == ["state.patch-failed"] * 2
     assert_equivalent(history, result)
+
+
+def test_failing_deltas_are_left_out_of_the_joined_patch() -> None:
+    """The joined STATE_DELTA holds only the operations of the deltas that applied."""
+    baseline = {"threadId": THREAD, "runId": "r1", "messages": [], "state": {"big": "x" * 99}}
+    history = run(
+        "r1",
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/a", "value": 1}]},
+        {"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/missing"}]},
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/b", "value": 2}]},
+    )
+    result = compact_events(history, run_input=baseline)
+    joined = [{"op": "add", "path": "/a", "value": 1}, {"op": "add", "path": "/b", "value": 2}]
+    assert wire(result) == run("r1", {"type": "STATE_DELTA", "delta": joined})
+    assert_equivalent(history, result, baseline)
+
+
+def test_joined_patches_respect_the_per_patch_operation_limit() -> None:
+    """Joining never makes a patch longer than a consumer accepts: a new one is begun."""
+    from agentproto._core.patchops import DEFAULT_PATCH_LIMITS
+
+    per_delta = DEFAULT_PATCH_LIMITS.max_operations // 2 + 1
+    ops = [{"op": "add", "path": "/a", "value": i} for i in range(per_delta)]
+    # a state far larger than the deltas, so that joining them is the shortest form
+    big = {"big": "x" * 1_000_000}
+    baseline = {"threadId": THREAD, "runId": "r1", "messages": [], "state": big}
+    history = run("r1", *({"type": "STATE_DELTA", "delta": ops} for _ in range(3)))
+    result = compact_events(history, run_input=baseline)
+    sizes = [len(e["delta"]) for e in wire(result) if e["type"] == "STATE_DELTA"]
+    assert sum(sizes) == 3 * per_delta
+    assert all(size <= DEFAULT_PATCH_LIMITS.max_operations for size in sizes)
+    assert_equivalent(history, result, baseline)
 
 
 def test_one_state_event_is_kept_when_nothing_is_shorter() -> None:

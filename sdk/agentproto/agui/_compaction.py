@@ -22,10 +22,13 @@ Rules, by event:
   that has finished by then) and no ``rawEvent``; its ``timestamp`` is the last
   delta's. A single delta is kept as it is.
 * **State**: a run's ``STATE_SNAPSHOT``/``STATE_DELTA`` events become one event at
-  the place of the last: nothing, when the run ends with the state it started
-  with; else the shortest of a ``STATE_SNAPSHOT`` of the final state, one
-  ``STATE_DELTA`` from the initial state to it, and the events as they were. The
-  collapsed event keeps the ``subagentRunId`` the events agree on (provenance).
+  the place of the last: nothing, when none of them changed the state (failing
+  patches); else the shortest of a ``STATE_SNAPSHOT`` of the final state, one
+  ``STATE_DELTA`` joining the operations of the deltas that applied (when no
+  snapshot did; operations apply in order either way), and the events as they
+  were. The collapsed event keeps the ``subagentRunId`` the events agree on
+  (provenance). Nothing here diffs or compares whole states: a run costs one copy
+  of the state, at its end, and only when it has state events.
 * **Activities**: between two barriers (below), the ``ACTIVITY_SNAPSHOT``/
   ``ACTIVITY_DELTA`` events of one activity become one ``ACTIVITY_SNAPSHOT`` of
   its final type, content, owner and metadata, at the place of its first snapshot
@@ -47,8 +50,7 @@ Rules, by event:
 The rules are found by event class in a table built from the generated ``Event``
 union (:func:`~agentproto.agui._kinds.dispatch_table`); a class with no rule is kept
 as it is. Costs: each event is applied once to the shadow; a run with state events
-copies the state twice (at its first state event and at its end), a collapsed
-activity is read once per barrier.
+copies the state once, a collapsed activity is read once per barrier.
 """
 
 from __future__ import annotations
@@ -58,9 +60,8 @@ from typing import Any, Final
 
 import attrs
 
-from agentproto._core.errors import AgentProtoError
 from agentproto._core.jsonutil import dumps
-from agentproto._core.patch import apply_patch, make_patch
+from agentproto._core.patchops import DEFAULT_PATCH_LIMITS, NodeCount
 from agentproto._core.readonly import thaw
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._generated import ActivityMessage, Event
@@ -132,12 +133,12 @@ def _load(wire: dict[str, Any]) -> Event:
 
 
 class _Slot:
-    """A place in the output whose event a later flush decides (``None``: nothing)."""
+    """A place in the output whose events a later flush decides."""
 
-    __slots__ = ("event",)
+    __slots__ = ("events",)
 
-    def __init__(self, event: Event | None) -> None:
-        self.event = event
+    def __init__(self, event: Event) -> None:
+        self.events: list[Event] = [event]
 
 
 _DELTA_KINDS: Final = {
@@ -154,14 +155,14 @@ class RunCompactor:
             from); the compactor applies every event it is fed to it.
     """
 
-    __slots__ = ("_activities", "_out", "_pending", "_shadow", "_state_before", "_states")
+    __slots__ = ("_activities", "_out", "_pending", "_shadow", "_states")
 
     def __init__(self, shadow: Conversation) -> None:
         self._shadow = shadow
         self._out: list[Event | _Slot] = []
         self._pending: dict[tuple[str, str], list[Any]] = {}  # open items' deltas
-        self._states: list[tuple[_Slot, Any]] = []
-        self._state_before: Any = None
+        # the run's state events: their slot, the event, whether it changed the state
+        self._states: list[tuple[_Slot, Any, bool]] = []
         self._activities: dict[str, list[tuple[_Slot, Any]]] = {}
 
     @property
@@ -171,8 +172,8 @@ class RunCompactor:
 
     def feed(self, event: Event) -> None:
         """Take the next verified (chunk-expanded) event."""
-        _RULES[event.__class__](self, event)
-        self._shadow.apply(event)
+        if not _RULES[event.__class__](self, event):
+            self._shadow.apply(event)
 
     def take(self) -> list[Event]:
         """Flush everything pending and return the events written since the last call."""
@@ -182,8 +183,7 @@ class RunCompactor:
         out: list[Event] = []
         for item in self._out:
             if isinstance(item, _Slot):
-                if item.event is not None:
-                    out.append(item.event)
+                out += item.events
             else:
                 out.append(item)
         self._out = []
@@ -217,12 +217,11 @@ class RunCompactor:
         self._flush_state()
         self._out.append(event)
 
-    def _state(self, event: Any) -> None:
-        if not self._states:
-            self._state_before = self._shadow.state_json()
+    def _state(self, event: Any) -> bool:
         slot = _Slot(event)
-        self._states.append((slot, event))
+        self._states.append((slot, event, bool(self._shadow.apply(event).state)))
         self._out.append(slot)
+        return True  # applied here, to learn whether it changed the state
 
     def _activity(self, event: Any) -> None:
         slot = _Slot(event)
@@ -243,24 +242,23 @@ class RunCompactor:
         states, self._states = self._states, []
         if not states:
             return
-        before, self._state_before = self._state_before, None
-        after = self._shadow.state_json()
-        for slot, _ in states:
-            slot.event = None
-        if same_json(before, after):
-            return  # the run's state events changed nothing
-        events = [event for _, event in states]
-        tag = _common_tag(events)
-        candidates = [_state_event(_STATE_SNAPSHOT, "snapshot", after, tag, events[-1])]
-        delta = _state_patch(before, after)
-        if delta is not None:
-            candidates.append(_state_event(_STATE_DELTA, "delta", delta, tag, events[-1]))
-        best = min(candidates, key=_size)
-        if _size(best) < sum(map(_size, events)):
-            states[-1][0].event = best
+        for slot, _, _ in states:
+            slot.events = []
+        changed = [event for _, event, did in states if did]
+        if not changed:
+            return  # the run's state events changed nothing (failing patches, ...)
+        events = [event for _, event, _ in states]
+        tag, last = _common_tag(events), events[-1]
+        snapshot = self._shadow.state_json()
+        candidates = [[_state_event(_STATE_SNAPSHOT, "snapshot", snapshot, tag, last)]]
+        if all(event.type == _STATE_DELTA for event in changed):
+            candidates.append(_merged_patches(changed, tag, last))
+        best = min(candidates, key=_sizes)
+        if _sizes(best) < _sizes(events):
+            states[-1][0].events = best
         else:
-            for slot, event in states:
-                slot.event = event
+            for slot, event, _ in states:
+                slot.events = [event]
 
     def _flush_activities(self) -> None:
         activities, self._activities = self._activities, {}
@@ -268,7 +266,7 @@ class RunCompactor:
             current = self._shadow.message(message_id)
             if not isinstance(current, ActivityMessage):
                 for slot, _ in entries:
-                    slot.event = None  # none of them applied
+                    slot.events = []  # none of them applied
                 continue
             if len(entries) < 2:
                 continue
@@ -283,7 +281,7 @@ class RunCompactor:
                 entries[0][0],
             )
             for slot, _ in entries:
-                slot.event = collapsed if slot is first else None
+                slot.events = [collapsed] if slot is first else []
 
 
 # ---- building events ----------------------------------------------------------------------
@@ -315,15 +313,29 @@ def _common_tag(events: list[Any]) -> str | None:
     return tags.pop() if len(tags) == 1 else None
 
 
-def _state_patch(before: Any, after: Any) -> list[dict[str, Any]] | None:
-    """A patch turning ``before`` into exactly ``after``, or ``None``."""
-    try:
-        ops = make_patch(before, after)
-        if ops and same_json(apply_patch(before, ops), after):
-            return ops
-    except (AgentProtoError, RecursionError):  # pragma: no cover - make_patch's own limits
-        pass
-    return None
+def _sizes(events: list[Event]) -> int:
+    return sum(map(_size, events))
+
+
+def _merged_patches(deltas: list[Any], tag: str | None, last: Any) -> list[Event]:
+    """STATE_DELTA events joining the operations of ``deltas`` (each of which applied).
+
+    Operations apply in order either way, so one patch of them all is the patches
+    in turn; a new patch is begun where one would pass a per-patch limit.
+    """
+    limits = DEFAULT_PATCH_LIMITS
+    groups: list[list[Any]] = [[]]
+    added = 0
+    for delta in deltas:
+        ops = _converter.dump(delta)["delta"]
+        nodes = sum(NodeCount.measure(op.get("value")) for op in ops)
+        over = len(groups[-1]) + len(ops) > limits.max_operations
+        if groups[-1] and (over or added + nodes > limits.max_added_nodes):
+            groups.append([])
+            added = 0
+        groups[-1] += ops
+        added += nodes
+    return [_state_event(_STATE_DELTA, "delta", ops, tag, last) for ops in groups]
 
 
 def _state_event(kind: str, wire: str, value: Any, tag: str | None, last: Any) -> Event:
@@ -521,8 +533,8 @@ def _chunk_of(family: Family, triad: Sequence[Event]) -> Event | None:
     return _load(document)
 
 
-def _rules() -> dict[str, Callable[[RunCompactor, Any], None]]:
-    rules: dict[str, Callable[[RunCompactor, Any], None]] = {}
+def _rules() -> dict[str, Callable[[RunCompactor, Any], bool | None]]:
+    rules: dict[str, Callable[[RunCompactor, Any], bool | None]] = {}
     for family in FAMILIES.values():
         if family.content is not None:
             rules[family.content] = RunCompactor._delta

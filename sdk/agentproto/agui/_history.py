@@ -345,6 +345,8 @@ def compact_events(
     Replaying the result through a :class:`~agentproto.agui.Consumer` gives the
     same messages, activities, state and run outcomes as replaying ``events``, on
     every branch of the thread; the rules are in :mod:`agentproto.agui._compaction`.
+    It costs about three consumer passes over the history (reading it, the
+    compactor's own conversation, and the check), plus one per extra branch head.
 
     Args:
         events: the history as recorded: wire JSON events (dicts), typed events, or
