@@ -47,6 +47,12 @@ Rules, by event:
   reasoning spans and encrypted values, tool results, subagent lifecycle, ``RAW``,
   ``CUSTOM``) is kept as it is, in place.
 
+**The chunk form.** :func:`chunk_form` then writes an item as one ``*_CHUNK`` event
+where chunk expansion gives back the same events: its START, CONTENT and END have
+only events that close no lane between them, and the event after its END closes the
+item's lane (so the END chunk expansion synthesizes lands where the END was). It is
+used only on output that is then replayed and checked (see :mod:`._history`).
+
 The rules are found by event class in a table built from the generated ``Event``
 union (:func:`~agentproto.agui._kinds.dispatch_table`); a class with no rule is kept
 as it is. Costs: each event is applied once to the shadow; a run with state events
