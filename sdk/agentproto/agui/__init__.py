@@ -9,6 +9,8 @@ exports the hand-written API:
   run a whole stream into state;
 * state: :class:`Conversation` (the reducer) and :class:`Change`;
 * the next request: :func:`next_run_input`, :func:`dump_run_input`;
+* recorded histories: :class:`History` (JSON serialization, run lineage by
+  ``parentRunId``, time travel) and :func:`compact_events` (:class:`Compaction`);
 * producing: :class:`RunProducer` (typed helpers that enforce the producer duties),
   :func:`agent_app` / :class:`EventStreamResponse` (ASGI serving), the SSE and JSON
   Lines encoders.
@@ -43,6 +45,7 @@ from agentproto.agui._handles import (
     TextMessageWriter,
     ToolCallWriter,
 )
+from agentproto.agui._history import Compaction, History, RecordedRun, compact_events
 from agentproto.agui._producer import Phase, RunProducer, Sink
 from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
 from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
@@ -60,11 +63,13 @@ __all__ = [
     "PROTOCOL_VERSION",
     "Attribution",
     "Change",
+    "Compaction",
     "Consumer",
     "Conversation",
     "Event",
     "EventDecoder",
     "EventStreamResponse",
+    "History",
     "Message",
     "Middleware",
     "NextStage",
@@ -72,6 +77,7 @@ __all__ = [
     "Phase",
     "ReasoningMessageWriter",
     "ReasoningSpan",
+    "RecordedRun",
     "RunFinish",
     "RunOutcome",
     "RunProducer",
@@ -91,6 +97,7 @@ __all__ = [
     "agent_app",
     "aiter_events",
     "asgi",
+    "compact_events",
     "consume",
     "dump_event",
     "dump_run_input",
