@@ -33,16 +33,6 @@ from tests.interop.acp_side import PEERS, PERMISSIONS, STOP_REASONS, drive_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 METHODS = [*SCENARIO_METHODS, "session/load"]
-V1_TO_V2_DEFECTS = (
-    "V1ToV2Adapter drops a v1 diff (path, oldText, newText) and sends content: [] instead, "
-    "and names the v1 plan 'plan', not 'main' (the v2 plan RFD); issue 9, deliverable 5"
-)
-V2_TO_V1_DEFECTS = (
-    "V2ToV1Adapter sends a v2 plan_update as the v1-unstable plan_update, which the SDK's "
-    "v1 SessionAccumulator ignores, not as a v1 plan; and it forwards a v2 terminal "
-    "reference by wire shape, naming a terminal the v1 client never created (the v2 "
-    "terminal-output RFD); issue 9, deliverable 5"
-)
 
 
 def _require_sdk() -> None:
@@ -109,7 +99,6 @@ def test_agentproto_client_drives_python_agent(python_agent: tuple[dict[str, Any
     assert replayed == ours["view"]
 
 
-@pytest.mark.xfail(strict=True, reason=V1_TO_V2_DEFECTS)
 def test_agentproto_client_keeps_the_v1_diff_and_plan(
     python_agent: tuple[dict[str, Any], ...],
 ) -> None:
@@ -122,6 +111,25 @@ def test_agentproto_client_keeps_the_v1_diff_and_plan(
     assert ours["diagnostics"] == []
 
 
+def _scenario_patch() -> str:
+    """The patch text of the scenario's one v2 diff."""
+    found = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if value.get("format") == "git_patch":
+                found.append(value["text"])
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(json.loads((PEERS / "scenario.json").read_text("utf-8")))
+    (patch,) = found
+    return str(patch)
+
+
 def _as_v1_sees_it(view: dict[str, Any]) -> dict[str, Any]:
     """What a v1 client can hold of agentproto's v2 view, each loss with its rule."""
     out = copy.deepcopy(view)
@@ -130,8 +138,9 @@ def _as_v1_sees_it(view: dict[str, Any]) -> dict[str, Any]:
     # client's terminal/* methods) and no state_update (v2 prompt lifecycle; v1 ends a turn
     # with the prompt response's stopReason, compared on its own)
     out["terminals"], out["state"] = {}, None
-    # a v2 diff (changes + patch) has no v1 form: v1's Diff requires the new file text
-    out["toolCalls"]["c1"]["content"] = []
+    # a v2 diff whose patch does not show every file whole has no v1 Diff form (v1's Diff
+    # needs the whole new text): the adapter sends the patch as text, with a diagnostic
+    out["toolCalls"]["c1"]["content"] = [{"type": "text", "text": _scenario_patch()}]
     # v1's ToolCallStatus has no `cancelled`; the adapter sends `failed` (documented loss)
     out["toolCalls"]["c3"]["status"] = "failed"
     return out
@@ -153,12 +162,13 @@ def test_python_client_drives_agentproto_agent(python_client: tuple[dict[str, An
     assert theirs["replayed"] == theirs["view"]
 
 
-@pytest.mark.xfail(strict=True, reason=V2_TO_V1_DEFECTS)
 def test_agentproto_agent_withholds_what_v1_cannot_show(
     python_client: tuple[dict[str, Any], ...],
 ) -> None:
-    """The v1 client gets the plan as a v1 `plan`, and no terminal it never created."""
+    """The v1 client gets the plan as a v1 `plan`, and no terminal it never created: the
+    stateful adapter shows the terminal as its output so far, as text (v2 terminal RFD)."""
     theirs, ours = python_client
     assert theirs["view"]["plans"] == ours["view"]["plans"]
     assert theirs["view"]["unhandled"] == []
-    assert theirs["view"]["toolCalls"]["c2"]["content"] == []
+    output = ours["view"]["terminals"]["t1"]["output"]
+    assert theirs["view"]["toolCalls"]["c2"]["content"] == [{"type": "text", "text": output}]
