@@ -28,10 +28,12 @@ from typing import Any
 
 import pytest
 
+import agentproto
 from tests.interop.acp_side import METHODS as SCENARIO_METHODS
 from tests.interop.acp_side import PEERS, PERMISSIONS, STOP_REASONS, drive_agent
 
 ROOT = Path(__file__).resolve().parents[2]
+UNDER_TEST = str(Path(agentproto.__file__).resolve())  # the spawned agent must run this one
 METHODS = [*SCENARIO_METHODS, "session/load"]
 
 
@@ -88,6 +90,11 @@ def test_agentproto_client_drives_python_agent(python_agent: tuple[dict[str, Any
     # calls cancelled; the agent sends no final status (v1 has no `cancelled` status)
     assert view["toolCalls"]["c3"]["status"] == "cancelled"
     expected["toolCalls"]["c3"]["status"] = "cancelled"
+    # v1 has no state_update (v2 prompt lifecycle: a turn ends with the idle state_update);
+    # a v1 turn ends with the prompt response's stopReason, which the client's v1 mode
+    # reports to the v2 application as that idle update: the last turn's, `cancelled`
+    assert view["state"] == {"state": "idle", "stopReason": "cancelled"}
+    expected["state"] = view["state"]
     # checked in test_agentproto_client_keeps_the_v1_diff_and_plan
     for side in (view, expected):
         del side["plans"], side["toolCalls"]["c1"]["content"]
@@ -151,6 +158,7 @@ def test_python_client_drives_agentproto_agent(python_client: tuple[dict[str, An
     theirs, ours = python_client
     assert theirs["error"] is None and theirs["agentExit"] == 0
     assert theirs["initialize"]["protocolVersion"] == 1
+    assert ours["agentproto"] == UNDER_TEST
     assert ours["errors"] == [] and ours["methods"] == METHODS
     assert theirs["permissions"] == ours["permissions"] == PERMISSIONS
     assert theirs["stopReasons"] == ours["stopReasons"] == STOP_REASONS
