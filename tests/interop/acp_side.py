@@ -47,8 +47,8 @@ from agentproto.acp import schema as v2
 
 PEERS = Path(__file__).with_name("acp_peers")
 SCENARIO: dict[str, Any] = json.loads((PEERS / "scenario.json").read_text("utf-8"))
-CLIENT_INFO = {"name": "agentproto-interop-client", "version": "0.1.0"}
-AGENT_INFO = {"name": "agentproto-interop-agent", "version": "0.1.0"}
+CLIENT_INFO = v2.Implementation(name="agentproto-interop-client", version="0.1.0")
+AGENT_INFO = v2.Implementation(name="agentproto-interop-agent", version="0.1.0")
 CONVERTER = make_converter()
 OPTIONS = [CONVERTER.load(option, v2.PermissionOption) for option in SCENARIO["options"]]
 # what both sides of every pair must report once the scenario ran
@@ -125,7 +125,7 @@ class ScenarioAgent(Agent):
     stop reason :meth:`prompt` returns; a resume replays the session's entities.
     """
 
-    info = v2.Implementation(**AGENT_INFO)
+    info = AGENT_INFO
 
     def __init__(self) -> None:
         self.session: AgentSession | None = None
@@ -236,7 +236,7 @@ class ScenarioClient:
     async def run(self) -> str:
         """The whole scenario; returns the session id."""
         client, cwd = self.client, SCENARIO["cwd"]
-        await client.initialize(info=v2.Implementation(**CLIENT_INFO), timeout=30)
+        await client.initialize(info=CLIENT_INFO, timeout=30)
         self.live = await client.new_session(cwd, mcp_servers=[])
         session_id = self.live.session_id
         for text, cancel in (("go", False), ("cancel me", True)):
