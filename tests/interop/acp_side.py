@@ -180,7 +180,7 @@ class ScenarioAgent(Agent):
     async def close_session(self, session: AgentSession) -> None:
         self._called("session/close")
 
-    async def resume_session(self, session: AgentSession, request: Any) -> None:
+    async def resume_session(self, session: AgentSession, request: v2.ResumeSessionRequest) -> None:
         # a v1 client's session/load reaches the application as a resume with replay
         self._called("session/load" if self.runner.version == 1 else "session/resume")
 
