@@ -6,7 +6,8 @@ a real subprocess and its stdio, through the v1 form of the scenario (see
 ``acp_peers/py_agent.py`` and ``acp_peers/py_client.py``): a turn with a plan, a
 permission and a diff, a turn cancelled while its permission request is pending,
 ``session/close`` and ``session/load`` with its replay. agentproto speaks v2 to
-the application and v1 on the wire (``tests/interop/acp_side.py``).
+the application and v1 on the wire, through the lifecycle API's own v1 mode
+(``tests/interop/acp_side.py``).
 
 Each side's view is compared; every difference between a v1 view and a v2 view is
 made explicit below with the rule behind it. What agentproto still gets wrong is
@@ -28,10 +29,12 @@ from typing import Any
 
 import pytest
 
+import agentproto
 from tests.interop.acp_side import METHODS as SCENARIO_METHODS
 from tests.interop.acp_side import PEERS, PERMISSIONS, STOP_REASONS, drive_agent
 
 ROOT = Path(__file__).resolve().parents[2]
+UNDER_TEST = str(Path(agentproto.__file__).resolve())  # the spawned agent must run this one
 METHODS = [*SCENARIO_METHODS, "session/load"]
 
 
@@ -88,6 +91,11 @@ def test_agentproto_client_drives_python_agent(python_agent: tuple[dict[str, Any
     # calls cancelled; the agent sends no final status (v1 has no `cancelled` status)
     assert view["toolCalls"]["c3"]["status"] == "cancelled"
     expected["toolCalls"]["c3"]["status"] = "cancelled"
+    # v1 has no state_update (v2 prompt lifecycle: a turn ends with the idle state_update);
+    # a v1 turn ends with the prompt response's stopReason, which the client's v1 mode
+    # reports to the v2 application as that idle update: the last turn's, `cancelled`
+    assert view["state"] == {"state": "idle", "stopReason": "cancelled"}
+    expected["state"] = view["state"]
     # checked in test_agentproto_client_keeps_the_v1_diff_and_plan
     for side in (view, expected):
         del side["plans"], side["toolCalls"]["c1"]["content"]
@@ -151,6 +159,7 @@ def test_python_client_drives_agentproto_agent(python_client: tuple[dict[str, An
     theirs, ours = python_client
     assert theirs["error"] is None and theirs["agentExit"] == 0
     assert theirs["initialize"]["protocolVersion"] == 1
+    assert ours["agentproto"] == UNDER_TEST
     assert ours["errors"] == [] and ours["methods"] == METHODS
     assert theirs["permissions"] == ours["permissions"] == PERMISSIONS
     assert theirs["stopReasons"] == ours["stopReasons"] == STOP_REASONS
@@ -172,3 +181,33 @@ def test_agentproto_agent_withholds_what_v1_cannot_show(
     assert theirs["view"]["unhandled"] == []
     output = ours["view"]["terminals"]["t1"]["output"]
     assert theirs["view"]["toolCalls"]["c2"]["content"] == [{"type": "text", "text": output}]
+
+
+# the documented loss of the scenario's diff (see _as_v1_sees_it), as the agent reports it
+DIFF_LOSS = (
+    "lossy-conversion: a v2 diff v1 cannot show as diffs of whole files (a delete, move or "
+    "copy, a patch without the whole file, or no patch) is sent as text content"
+)
+
+
+def test_agentproto_agent_reports_the_v1_diff_loss(
+    python_client: tuple[dict[str, Any], ...],
+) -> None:
+    """Each time the diff is sent as text to the v1 client (live, and in the session/load
+    replay), the agent reports the loss."""
+    _, ours = python_client
+    assert ours["diagnostics"].count(DIFF_LOSS) == 2
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the session/load replay resends each message with `_meta: null` (resync_update, "
+    "no metadata known), and V2ToV1Adapter reports that null as metadata not sent "
+    "(lossy-conversion) although the message holds none: nothing was lost",
+)
+def test_agentproto_agent_reports_only_real_v1_losses(
+    python_client: tuple[dict[str, Any], ...],
+) -> None:
+    """The agent's diagnostics to a v1 client are the documented losses, nothing more."""
+    _, ours = python_client
+    assert ours["diagnostics"] == [DIFF_LOSS, DIFF_LOSS]

@@ -21,11 +21,13 @@ from typing import Any
 
 import pytest
 
+import agentproto
 from agentproto.acp import SessionState, parse_session_update
 from tests.interop.acp_side import METHODS as SCENARIO_METHODS
 from tests.interop.acp_side import PEERS, PERMISSIONS, STOP_REASONS, drive_agent
 
 ROOT = Path(__file__).resolve().parents[2]
+UNDER_TEST = str(Path(agentproto.__file__).resolve())  # the spawned agent must run this one
 PREFIX = ROOT / ".interop" / "acp"
 SDK = "@agentclientprotocol/sdk"
 SDK_VERSION = "2.4.0"
@@ -111,6 +113,7 @@ def test_typescript_client_drives_agentproto_agent(tmp_path: Path) -> None:
     ours = json.loads(agent_view.read_text("utf-8"))
 
     assert theirs["error"] is None and theirs["agentExit"] == 0
+    assert ours["agentproto"] == UNDER_TEST
     assert ours["errors"] == [] and ours["diagnostics"] == []
     assert ours["methods"] == METHODS
     assert theirs["initialize"]["protocolVersion"] == 2

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -80,8 +81,10 @@ class ScenarioClient:
 async def main(command: list[str]) -> int:
     client = ScenarioClient()
     try:
+        # the SDK passes the agent a trimmed environment: give it ours, so that it runs
+        # the agentproto under test (PYTHONPATH), not whichever one is installed
         async with acp.spawn_agent_process(
-            client, command[0], *command[1:], use_unstable_protocol=True
+            client, command[0], *command[1:], env=dict(os.environ), use_unstable_protocol=True
         ) as (_, process):
             await asyncio.wait_for(client.run(), 60)
             process.stdin.close()
