@@ -380,6 +380,16 @@ def test_message_metadata_v1_cannot_hold_is_reported() -> None:
     assert "_meta" in adapter.diagnostics[0].message
 
 
+def test_clearing_message_fields_v1_never_held_is_no_loss() -> None:
+    """A message upsert whose ``_meta`` is ``null`` (a replay that knows no metadata) clears
+    what v1 never held: its content goes out, and no loss is reported."""
+    adapter = V2ToV1Adapter()
+    update = {"sessionUpdate": "agent_message", "messageId": "m", "_meta": None}
+    sent = to_v1(adapter, {**update, "content": [{"type": "text", "text": "hi"}]})
+    assert len(sent) == 1
+    assert codes(adapter) == []
+
+
 # ---- the official v1 SDK accepts what V2ToV1Adapter sends ------------------------------------
 
 SESSION = [

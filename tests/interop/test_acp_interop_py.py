@@ -10,9 +10,7 @@ the application and v1 on the wire, through the lifecycle API's own v1 mode
 (``tests/interop/acp_side.py``).
 
 Each side's view is compared; every difference between a v1 view and a v2 view is
-made explicit below with the rule behind it. What agentproto still gets wrong is
-pinned by ``xfail(strict=True)`` tests, which fail as soon as it is fixed so that
-the mark is removed.
+made explicit below with the rule behind it.
 """
 
 from __future__ import annotations
@@ -199,12 +197,6 @@ def test_agentproto_agent_reports_the_v1_diff_loss(
     assert ours["diagnostics"].count(DIFF_LOSS) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the session/load replay resends each message with `_meta: null` (resync_update, "
-    "no metadata known), and V2ToV1Adapter reports that null as metadata not sent "
-    "(lossy-conversion) although the message holds none: nothing was lost",
-)
 def test_agentproto_agent_reports_only_real_v1_losses(
     python_client: tuple[dict[str, Any], ...],
 ) -> None:

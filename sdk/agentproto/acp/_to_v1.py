@@ -240,7 +240,8 @@ class V2ToV1Adapter(_Adapter):
             return []
         entity_kind = BY_UPSERT[update.__class__]
         lost = [f.wire for f in entity_kind.patch if f.name != entity_kind.collection]
-        lost = [w for w in [*lost, "_meta"] if _wire_set(update, w)]
+        # a value v1 cannot hold is lost; a clear (null) of what v1 never held is not
+        lost = [w for w in [*lost, "_meta"] if _wire_value(update, w) not in (UNSET, None)]
         if lost:
             self._report(
                 "lossy-conversion",
@@ -273,12 +274,12 @@ class V2ToV1Adapter(_Adapter):
         return out
 
 
-def _wire_set(update: Any, wire: str) -> bool:
-    """Whether the patch field with this wire name is set (not omitted) in ``update``."""
+def _wire_value(update: Any, wire: str) -> Any:
+    """The value of the patch field with this wire name in ``update`` (``UNSET`` if omitted)."""
     for field in attrs.fields(update.__class__):
         if field.metadata.get("wire") == wire:
-            return getattr(update, field.name) is not UNSET
-    return False
+            return getattr(update, field.name)
+    return UNSET
 
 
 def _main_plan(update: Any) -> dict[str, Any] | None:
