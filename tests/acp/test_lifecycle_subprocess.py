@@ -67,3 +67,16 @@ def test_acp_run_prints_the_final_state() -> None:
         check=False,
     )
     assert dead.returncode == 1 and b"closed" in dead.stderr
+
+
+async def test_spawn_can_insist_on_protocol_version_1() -> None:
+    """``AcpClient.spawn(versions=(1,))`` negotiates v1 with the example agent, and the app
+    still sees v2: the turn completes and the session state holds the approved tool call."""
+    client = await AcpClient.spawn(AGENT, Approver(), versions=(1,), env=ENV, request_timeout=30)
+    async with client:
+        answer = await client.initialize()
+        assert answer.protocol_version == 1
+        assert client.connection.protocol == 1
+        session = await client.new_session("/w")
+        assert await client.prompt(session.session_id, "hello") == "end_turn"
+        assert [c.status for c in session.state.tool_calls.values()] == ["completed"]

@@ -150,6 +150,7 @@ class AcpClient:
         handlers: ClientHandlers | None = None,
         *,
         unstable: bool = False,
+        versions: Sequence[int] = SUPPORTED_VERSIONS,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         stderr: int | None = None,
@@ -161,7 +162,13 @@ class AcpClient:
         process = await spawn_agent(
             command, cwd=cwd, env=env, stderr=stderr, on_diagnostic=sink, **options
         )
-        client = cls(process.connection, handlers, unstable=unstable, on_diagnostic=sink.target)
+        client = cls(
+            process.connection,
+            handlers,
+            unstable=unstable,
+            versions=versions,
+            on_diagnostic=sink.target,
+        )
         sink.client = client
         client._process_close = process.aclose
         return client
