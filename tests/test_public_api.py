@@ -425,3 +425,19 @@ def test_the_walk_catches_an_unexported_type() -> None:
     assert "_returns_unexported:return: ChunkExpander" in problems
     assert not any(p.startswith("_returns_unexported:record") for p in problems)
     assert _unexported([agentproto.agui.Consumer]) <= KNOWN_GAPS
+
+
+def test_version_is_the_installed_distributions() -> None:
+    """``agentproto.__version__`` is the installed metadata's version, whose one source is
+    ``pyproject.toml``; reading it is not part of ``import agentproto``."""
+    import importlib.metadata
+    import subprocess
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+    assert agentproto.__version__ == importlib.metadata.version("agentproto") == declared
+    lazy = "import sys, agentproto; print('importlib.metadata' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", lazy], capture_output=True, check=True)
+    assert done.stdout.strip() == b"False"
