@@ -89,9 +89,19 @@ EXPECTED_ALL = {
         "parse_event",
         "parse_message",
         "parse_run_input",
+        "quirks",
         "run_events",
         "schema",
         "stream_headers",
+    ],
+    "agentproto.agui.quirks": [
+        "DOTNET_MISSING_MESSAGE_ID",
+        "KNOWN_QUIRKS",
+        "QUIRK_REPAIRED",
+        "DotnetEmptyParentMessageId",
+        "LangGraphRunId",
+        "StreamQuirk",
+        "repair_dotnet_message_ids",
     ],
     "agentproto.agui.asgi": [
         "ASGIApp",
@@ -239,7 +249,13 @@ def test_the_two_parse_messages_are_told_apart() -> None:
 
 # ---- every SDK type a public signature names is exported ---------------------------------
 
-PUBLIC_NAMESPACES = ("agentproto", "agentproto.agui", "agentproto.agui.asgi", "agentproto.acp")
+PUBLIC_NAMESPACES = (
+    "agentproto",
+    "agentproto.agui",
+    "agentproto.agui.asgi",
+    "agentproto.agui.quirks",
+    "agentproto.acp",
+)
 """The namespaces whose ``__all__`` is the public API (and the roots of the walk)."""
 SCHEMA_NAMESPACES = ("agentproto.agui.schema", "agentproto.acp.schema", "agentproto.acp.schema_v1")
 """Where the generated classes and aliases are exported."""
