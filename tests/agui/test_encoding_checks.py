@@ -173,3 +173,42 @@ def test_moving_an_error_moves_every_problem() -> None:
         parse_event({"type": "RUN_FINISHED", "threadId": 2})
     moved = caught.value.at("/params")
     assert _problems(moved) == [("type", "/params/threadId"), ("required", "/params")]
+
+
+def test_what_tolerant_parsing_repairs_is_no_problem() -> None:
+    """A field tolerant parsing defaults (ACP ``x-deserialize-default-on-error``) is not
+    listed when parsing tolerantly, and is when parsing strictly."""
+    from agentproto.acp import make_converter as make_acp_converter
+    from agentproto.acp import schema as acp
+
+    server = {"type": "acp", "name": 1, "serverId": "s", "_meta": 5}
+    converter = make_acp_converter()
+    with pytest.raises(SchemaError) as tolerant:
+        converter.load(server, acp.AcpMcpServer, diagnostics=[])
+    assert _problems(tolerant.value) == [("type", "/name")]
+    with pytest.raises(SchemaError) as strict:
+        converter.load(server, acp.AcpMcpServer)
+    assert _problems(strict.value) == [("type", "/name"), ("type", "/_meta")]
+
+
+def test_json_rpc_params_are_judged_by_their_method() -> None:
+    """``params`` is walked as the class its ``method`` names, as the loader reads it, so a
+    request with a bad ``id`` lists the problem of its params too."""
+    from agentproto.acp import make_converter as make_acp_converter
+    from agentproto.acp import schema as acp
+
+    request = {"id": [1], "method": "session/prompt", "params": {"sessionId": 5, "prompt": []}}
+    with pytest.raises(SchemaError) as caught:
+        make_acp_converter().load(request, acp.ClientRequest)
+    assert _problems(caught.value) == [("oneOf", "/id"), ("type", "/params/sessionId")]
+
+
+def test_a_deep_value_after_a_problem_keeps_the_schema_error() -> None:
+    """Past the first problem, a free-form value nested too deep does not turn the
+    SchemaError into another error: the walk lists schema problems only."""
+    deep: Any = {}
+    for _ in range(600):
+        deep = {"k": deep}
+    with pytest.raises(SchemaError) as caught:
+        parse_event({"type": "CUSTOM", "name": 1, "value": deep})
+    assert caught.value.location == "/name"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, get_args, get_origin
 
 import attrs
 
-from agentproto._core.errors import SchemaError
+from agentproto._core.errors import DecodeError, SchemaError
 from agentproto._core.wirechecks import (
     _NONE_TYPES,
     Unrecognised,
@@ -94,7 +94,7 @@ class _Walk:
             return self.converter.loader(tp)(value, path, self.ctx)
         except SchemaError as problem:
             self.add(problem)
-        except Unrecognised:
+        except (Unrecognised, DecodeError):  # dropped when tolerant; not a schema problem
             pass
         return None
 
@@ -133,12 +133,27 @@ class _Walk:
                 continue
             if member is None and (meta.get("nullable") or meta.get("patch")):
                 continue
-            self.field(hints[field.name], meta, member, f"{path}/{escape_pointer(wire)}")
+            if self.ctx.diagnostics is not None and _tolerated(meta):
+                continue
+            where = f"{path}/{escape_pointer(wire)}"
+            if wire == "params" and (by_method := self.converter.method_loader(hints[field.name])):
+                self.params(by_method, member, where, value.get("method"))
+                continue
+            self.field(hints[field.name], meta, member, where)
         if getattr(cls, "__agentproto_closed__", False) and not known.issuperset(value):
             try:
                 self.converter._unknown(value, path, self.ctx, frozenset(known))
             except SchemaError as problem:
                 self.add(problem)
+
+    def params(self, load: Any, value: Any, path: str, method: Any) -> None:
+        """JSON-RPC ``params``, loaded as the class its ``method`` names (as the loader does)."""
+        try:
+            load(value, path, self.ctx, method)
+        except SchemaError as problem:
+            self.add(problem)
+        except (Unrecognised, DecodeError):
+            pass
 
     def field(self, annotation: Any, meta: Any, value: Any, path: str) -> None:
         tp = _strip_none(_unwrap_annotated(annotation))
@@ -168,6 +183,12 @@ _ABSENT: Any = object()
 def _hints(cls: type, namespace: types.ModuleType) -> dict[str, Any]:
     """The resolved annotations of a generated class (as the loader compiler reads them)."""
     return typing.get_type_hints(cls, vars(namespace))
+
+
+def _tolerated(meta: Any) -> bool:
+    """Whether tolerant parsing repairs a bad value of this field rather than failing
+    (ACP's ``x-deserialize-default-on-error`` / ``x-deserialize-skip-invalid-items``)."""
+    return meta.get("on_error") == "default" or bool(meta.get("skip_invalid_items"))
 
 
 def _takes_apart(tp: Any) -> bool:
