@@ -111,3 +111,26 @@ def test_unknown_event_warning_is_one_short_line(
     assert len(lines[0]) < 100, lines[0]
     assert main([*command, str(path), "--json"]) == 0
     assert "FANCY_NEW_EVENT" in capsys.readouterr().out  # the JSON keeps the whole diagnostic
+
+
+BROKEN_CONFORMANCE = {
+    "one-line": b'{"stream": [{"type":"RUN_STARTED","threadId":"t","runId":"r"}, {"type": x}]}',
+    "lines": b'{"input": {},\n "stream": [\n{"type":"RUN_STARTED","threadId":"t","runId":"r"},'
+    b'\n{"type":"RUN_FINISHED" x}]}',
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN_CONFORMANCE))
+def test_broken_conformance_file_names_the_broken_event(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """A conformance file broken inside its second stream event is about event 1, on one
+    line too (not a truncated JSON Lines stream), with one byte offset."""
+    path = tmp_path / f"{name}.json"
+    path.write_bytes(BROKEN_CONFORMANCE[name])
+    assert main(["validate", str(path), "--json"]) == 1
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert (error["index"], error["code"]) == (1, "decode")
+    assert error["message"].count("byte") == 1 and "truncated" not in error["message"]
+    assert main(["replay", str(path)]) == 1
+    assert "FATAL at event 1:" in capsys.readouterr().out
