@@ -89,14 +89,14 @@ class _Walk:
             raise _Enough
 
     def leaf(self, tp: Any, value: Any, path: str) -> Any:
-        """Load ``value`` as ``tp`` with its compiled loader; ``None`` when it fails."""
+        """Load ``value`` as ``tp`` with its compiled loader; ``_ABSENT`` when it fails."""
         try:
             return self.converter.loader(tp)(value, path, self.ctx)
         except SchemaError as problem:
             self.add(problem)
         except (Unrecognised, DecodeError):  # dropped when tolerant; not a schema problem
             pass
-        return None
+        return _ABSENT
 
     def value(self, tp: Any, value: Any, path: str) -> None:
         tp = _unwrap_annotated(tp)
@@ -160,12 +160,11 @@ class _Walk:
         if tp is Any and meta.get("not_null") and value is None:
             self.add(_error("not", path, "null is not allowed here"))
             return
-        before = len(self.found)
         if _takes_apart(tp):
             self.value(tp, value, path)
             return
         loaded = self.leaf(tp, value, path)
-        if len(self.found) > before:
+        if loaded is _ABSENT:
             return
         try:
             if any(key in meta for key in _CONSTRAINTS):
