@@ -89,9 +89,19 @@ EXPECTED_ALL = {
         "parse_event",
         "parse_message",
         "parse_run_input",
+        "quirks",
         "run_events",
         "schema",
         "stream_headers",
+    ],
+    "agentproto.agui.quirks": [
+        "DOTNET_MISSING_MESSAGE_ID",
+        "KNOWN_QUIRKS",
+        "QUIRK_REPAIRED",
+        "DotnetEmptyParentMessageId",
+        "LangGraphRunId",
+        "StreamQuirk",
+        "repair_dotnet_message_ids",
     ],
     "agentproto.agui.asgi": [
         "ASGIApp",
@@ -239,7 +249,13 @@ def test_the_two_parse_messages_are_told_apart() -> None:
 
 # ---- every SDK type a public signature names is exported ---------------------------------
 
-PUBLIC_NAMESPACES = ("agentproto", "agentproto.agui", "agentproto.agui.asgi", "agentproto.acp")
+PUBLIC_NAMESPACES = (
+    "agentproto",
+    "agentproto.agui",
+    "agentproto.agui.asgi",
+    "agentproto.agui.quirks",
+    "agentproto.acp",
+)
 """The namespaces whose ``__all__`` is the public API (and the roots of the walk)."""
 SCHEMA_NAMESPACES = ("agentproto.agui.schema", "agentproto.acp.schema", "agentproto.acp.schema_v1")
 """Where the generated classes and aliases are exported."""
@@ -425,3 +441,19 @@ def test_the_walk_catches_an_unexported_type() -> None:
     assert "_returns_unexported:return: ChunkExpander" in problems
     assert not any(p.startswith("_returns_unexported:record") for p in problems)
     assert _unexported([agentproto.agui.Consumer]) <= KNOWN_GAPS
+
+
+def test_version_is_the_installed_distributions() -> None:
+    """``agentproto.__version__`` is the installed metadata's version, whose one source is
+    ``pyproject.toml``; reading it is not part of ``import agentproto``."""
+    import importlib.metadata
+    import subprocess
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+    assert agentproto.__version__ == importlib.metadata.version("agentproto") == declared
+    lazy = "import sys, agentproto; print('importlib.metadata' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", lazy], capture_output=True, check=True)
+    assert done.stdout.strip() == b"False"

@@ -3,7 +3,11 @@
 Protocol APIs live in :mod:`agentproto.agui` and :mod:`agentproto.acp`. This package
 exports what both share: the exception hierarchy rooted at :class:`AgentProtoError`,
 and :class:`Diagnostic`, the record of a problem the protocols say to tolerate.
+``agentproto.__version__`` is the installed distribution's version, from its metadata
+(whose one source is ``pyproject.toml``).
 """
+
+from typing import TYPE_CHECKING, Any
 
 from agentproto._core.converter import WireConverter
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
@@ -31,3 +35,23 @@ __all__ = [
     "WireConverter",
     "log_diagnostics",
 ]
+
+
+__version__: str
+"""The installed distribution's version (``pyproject.toml`` is its one source)."""
+
+if not TYPE_CHECKING:  # for a type checker, ``__version__`` is the str declared above
+
+    def __getattr__(name: str) -> Any:
+        # ``__version__`` is read from the metadata on first use, so that ``import
+        # agentproto`` does not pay for importing importlib.metadata
+        if name == "__version__":
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                found = version("agentproto")
+            except PackageNotFoundError:  # a source tree on sys.path, never installed
+                found = "0+unknown"
+            globals()["__version__"] = found
+            return found
+        raise AttributeError(f"module 'agentproto' has no attribute {name!r}")

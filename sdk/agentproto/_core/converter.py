@@ -47,6 +47,7 @@ from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import DecodeError, SchemaError
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value
 from agentproto._core.loadersource import class_dumper_lines, class_loader_lines, loader_env
+from agentproto._core.problems import with_all_problems
 from agentproto._core.unset import UNSET
 from agentproto._core.wirechecks import (
     _MISSING,
@@ -134,12 +135,16 @@ class WireConverter(cattrs.Converter):
             max_depth: the deepest nesting accepted, as for bytes.
 
         Raises:
-            SchemaError: the value does not match the schema, or is not JSON.
+            SchemaError: the value does not match the schema (its ``problems`` list
+                every problem found), or is not JSON.
             DecodeError: the value nests deeper than ``max_depth``.
         """
         check_value(value, max_depth=max_depth)
         ctx = _STRICT if diagnostics is None else _Context(diagnostics)
-        return self.loader(tp)(value, "", ctx)
+        try:
+            return self.loader(tp)(value, "", ctx)
+        except SchemaError as exc:  # the rest of the document's problems, found only now
+            raise with_all_problems(self, exc, tp, value, ctx) from None
 
     def dump(self, obj: Any) -> Any:
         """The JSON value of a typed object (dicts, lists and scalars)."""

@@ -25,6 +25,8 @@ Locations are JSON Pointers into untrusted input; one longer than
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from agentproto._core.describe import cut_pointer
 
 __all__ = [
@@ -47,6 +49,11 @@ class AgentProtoError(Exception):
 class SchemaError(AgentProtoError, ValueError):
     """A document does not match the schema.
 
+    ``keyword``, ``location`` and ``detail`` describe the first problem found; where
+    the SDK parses or checks a whole document for a caller (``parse_event``,
+    ``WireConverter.load``, the encoders' check, ...) it then looks on, and
+    :attr:`problems` lists every problem of the document.
+
     Attributes:
         keyword: the JSON Schema keyword that rejected the document
             (``"type"``, ``"required"``, ``"oneOf"``, ``"const"``, ...).
@@ -54,15 +61,40 @@ class SchemaError(AgentProtoError, ValueError):
         detail: a human-readable explanation.
     """
 
-    def __init__(self, keyword: str, location: str, detail: str) -> None:
+    def __init__(
+        self,
+        keyword: str,
+        location: str,
+        detail: str,
+        *,
+        more: Sequence[SchemaError] = (),
+    ) -> None:
         self.keyword = keyword
         self.location = location = cut_pointer(location)
         self.detail = detail
-        super().__init__(f"{location or '<root>'}: {detail} [{keyword}]")
+        self._more = tuple(more)
+        message = f"{location or '<root>'}: {detail} [{keyword}]"
+        if self._more:
+            message += f" (and {len(self._more)} more problem(s), listed in .problems)"
+        super().__init__(message)
+
+    @property
+    def problems(self) -> tuple[SchemaError, ...]:
+        """Every problem found, this error's own first; each has ``keyword``,
+        ``location`` and ``detail`` (``(self,)`` when only one was looked for)."""
+        return (self, *self._more)
+
+    def with_problems(self, problems: Sequence[SchemaError]) -> SchemaError:
+        """The same error listing ``problems`` too (after its own; one at this error's
+        keyword and location is left out as a repeat of it)."""
+        mine = (self.keyword, self.location)
+        more = [*self._more, *(p for p in problems if (p.keyword, p.location) != mine)]
+        return SchemaError(self.keyword, self.location, self.detail, more=more)
 
     def at(self, prefix: str) -> SchemaError:
-        """The same error with its location moved under ``prefix``."""
-        return SchemaError(self.keyword, prefix + self.location, self.detail)
+        """The same error with its location (and every problem's) moved under ``prefix``."""
+        more = [problem.at(prefix) for problem in self._more]
+        return SchemaError(self.keyword, prefix + self.location, self.detail, more=more)
 
 
 class DecodeError(AgentProtoError, ValueError):

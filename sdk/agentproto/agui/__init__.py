@@ -13,10 +13,11 @@ exports the hand-written API:
   ``parentRunId``, time travel) and :func:`compact_events` (:class:`Compaction`);
 * producing: :class:`RunProducer` (typed helpers that enforce the producer duties),
   :func:`agent_app` / :class:`EventStreamResponse` (ASGI serving), the SSE and JSON
-  Lines encoders.
+  Lines encoders;
+* fitting known peers: :mod:`agentproto.agui.quirks`, opt-in repairs of their bugs.
 """
 
-from agentproto.agui import asgi, schema
+from agentproto.agui import asgi, quirks, schema
 from agentproto.agui._consumer import Consumer
 from agentproto.agui._conversation import Change, Conversation
 from agentproto.agui._decoder import EventDecoder, Middleware, NextStage, Transport
@@ -111,6 +112,7 @@ __all__ = [
     "parse_event",
     "parse_message",
     "parse_run_input",
+    "quirks",
     "run_events",
     "schema",
     "stream_headers",

@@ -48,7 +48,11 @@ from agentproto.agui._wire import _load_event
 __all__ = ["EventDecoder", "Middleware", "Transport"]
 
 Middleware = Callable[[dict[str, Any]], "dict[str, Any] | None"]
-"""A hook on raw events: return the (possibly changed) event, or None to drop it."""
+"""A hook on raw events: return the (possibly changed) event, or None to drop it.
+
+A hook with a ``bind_diagnostics(report)`` method (the compatibility repairs of
+:mod:`agentproto.agui.quirks`) is given, once, the function that records a
+diagnostic against the event being processed."""
 
 Transport = Literal["sse", "jsonl"]
 
@@ -119,6 +123,10 @@ class EventDecoder:
         self._carry = False  # a digit run may sit in bytes the SSE decoder still holds
         self._found: list[Diagnostic] = []  # the current event's diagnostics
         self._context = _Context(self._found)  # enforcement reports there too
+        for hook in self._middleware:  # middleware that reports its repairs reports there
+            bind = getattr(hook, "bind_diagnostics", None)
+            if bind is not None:
+                bind(self._found.append)
         self._index = 0  # index of the next input event
         self._next: NextStage = next_stage or _deliver
         self._on_failure = on_failure

@@ -6,8 +6,10 @@ The encoders turn one typed event into the bytes of one transport frame:
 :func:`encode_event_sse` (``data: <json>`` and a blank line) and
 :func:`encode_event_jsonl` (``<json>`` and LF). The JSON is the event's wire form
 (:func:`~agentproto.agui.dump_event`) encoded compactly; compact JSON holds no raw
-line break, so it is always one ``data`` line. The encoders do not check the
-protocol: events built by :class:`~agentproto.agui.RunProducer` already are.
+line break, so it is always one ``data`` line. The encoders hold each event to
+the schema (a field set to a value of the wrong type never reaches the wire), unless
+told ``check=False`` for events checked already; they do not check the protocol's
+rules of order: events built by :class:`~agentproto.agui.RunProducer` keep those.
 :func:`encode_sse_stream` / :func:`encode_jsonl_stream` map them over an iterable
 (sync in, sync out; async in, async out), which is what a framework's streaming
 response wants, e.g. Starlette/FastAPI::
@@ -29,13 +31,14 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
+from functools import partial
 from typing import Final, TypeAlias, overload
 
 from agentproto._core.errors import UsageError
 from agentproto._core.jsonutil import dumps
 from agentproto.agui._decoder import Transport
 from agentproto.agui._generated import Event
-from agentproto.agui._wire import _converter
+from agentproto.agui._wire import _converter, check_wire
 
 __all__ = [
     "JSONL_CONTENT_TYPE",
@@ -60,22 +63,30 @@ Events: TypeAlias = AsyncIterable[Event] | Iterable[Event]
 _dump = _converter.dump
 
 
-def encode_event_sse(event: Event) -> bytes:
+def encode_event_sse(event: Event, *, check: bool = True) -> bytes:
     """One event as an SSE frame: ``data: <compact JSON>`` and a blank line.
 
-    Raises:
-        SchemaError: the event holds a value that is not JSON (its location named).
-    """
-    return b"data: " + dumps(_dump(event)) + b"\n\n"
-
-
-def encode_event_jsonl(event: Event) -> bytes:
-    """One event as a JSON Lines line: compact JSON and LF.
+    Args:
+        event: the event.
+        check: hold the event to the schema first (see
+            :func:`~agentproto.agui.dump_event`); ``False`` when it was checked already.
 
     Raises:
-        SchemaError: the event holds a value that is not JSON (its location named).
+        SchemaError: the event does not match the schema (every problem listed in
+            ``problems``), or holds a value that is not JSON (its location named).
     """
-    return dumps(_dump(event)) + b"\n"
+    wire = _dump(event)
+    if check:
+        check_wire(wire)
+    return b"data: " + dumps(wire) + b"\n\n"
+
+
+def encode_event_jsonl(event: Event, *, check: bool = True) -> bytes:
+    """One event as a JSON Lines line: compact JSON and LF; see :func:`encode_event_sse`."""
+    wire = _dump(event)
+    if check:
+        check_wire(wire)
+    return dumps(wire) + b"\n"
 
 
 _ENCODERS: Final[dict[str, Callable[[Event], bytes]]] = {
@@ -115,31 +126,45 @@ async def _encode_async(
             await aclose()
 
 
+def _unchecked(encode: Callable[..., bytes], check: bool) -> Callable[[Event], bytes]:
+    return encode if check else partial(encode, check=False)
+
+
 @overload
-def encode_sse_stream(events: AsyncIterable[Event]) -> AsyncIterator[bytes]: ...
+def encode_sse_stream(
+    events: AsyncIterable[Event], *, check: bool = True
+) -> AsyncIterator[bytes]: ...
 @overload
-def encode_sse_stream(events: Iterable[Event]) -> Iterator[bytes]: ...
-def encode_sse_stream(events: Events) -> AsyncIterator[bytes] | Iterator[bytes]:
+def encode_sse_stream(events: Iterable[Event], *, check: bool = True) -> Iterator[bytes]: ...
+def encode_sse_stream(
+    events: Events, *, check: bool = True
+) -> AsyncIterator[bytes] | Iterator[bytes]:
     """SSE frames of ``events``: an async iterator for async events, else a sync one.
 
     Closing the result closes ``events`` (when it can be closed). For a framework's
     streaming response, e.g. Starlette's ``StreamingResponse(encode_sse_stream(events),
-    headers=stream_headers("sse"))``.
+    headers=stream_headers("sse"))``. ``check`` as for :func:`encode_event_sse`.
     """
+    encode = _unchecked(encode_event_sse, check)
     if isinstance(events, AsyncIterable):
-        return _encode_async(events, encode_event_sse)
-    return _encode_sync(events, encode_event_sse)
+        return _encode_async(events, encode)
+    return _encode_sync(events, encode)
 
 
 @overload
-def encode_jsonl_stream(events: AsyncIterable[Event]) -> AsyncIterator[bytes]: ...
+def encode_jsonl_stream(
+    events: AsyncIterable[Event], *, check: bool = True
+) -> AsyncIterator[bytes]: ...
 @overload
-def encode_jsonl_stream(events: Iterable[Event]) -> Iterator[bytes]: ...
-def encode_jsonl_stream(events: Events) -> AsyncIterator[bytes] | Iterator[bytes]:
+def encode_jsonl_stream(events: Iterable[Event], *, check: bool = True) -> Iterator[bytes]: ...
+def encode_jsonl_stream(
+    events: Events, *, check: bool = True
+) -> AsyncIterator[bytes] | Iterator[bytes]:
     """JSON Lines of ``events``; see :func:`encode_sse_stream`."""
+    encode = _unchecked(encode_event_jsonl, check)
     if isinstance(events, AsyncIterable):
-        return _encode_async(events, encode_event_jsonl)
-    return _encode_sync(events, encode_event_jsonl)
+        return _encode_async(events, encode)
+    return _encode_sync(events, encode)
 
 
 def stream_headers(transport: Transport = "sse") -> dict[str, str]:

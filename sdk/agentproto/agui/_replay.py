@@ -83,6 +83,28 @@ def _element_at(data: bytes, offset: int) -> int | None:
     return index if depth >= 1 else None
 
 
+def _stream_element_at(data: bytes, offset: int) -> int | None:
+    """0-based index of the element of a conformance file's ``stream`` array in which
+    byte ``offset`` lies; ``None`` when it lies elsewhere."""
+    depth = index = 0
+    key, inside = b"", False
+    for token in _TOKEN.finditer(data, 0, offset):
+        text = token.group()
+        if text[:1] == b'"':
+            if depth == 1:  # a member's key, or a value: an array's key is the string before it
+                key = text
+        elif text in (b"[", b"{"):
+            depth += 1
+            if depth == 2:
+                inside, index = text == b"[" and key == b'"stream"', 0
+        elif text in (b"]", b"}"):
+            depth -= 1
+            inside = inside and depth >= 2
+        elif text == b"," and depth == 2 and inside:
+            index += 1
+    return index if inside else None
+
+
 def bare_message(error: DecodeError) -> str:
     """The message of ``error`` without the ``(line L, byte B)`` its constructor appends."""
     if error.offset is None and error.line is None:
@@ -97,14 +119,19 @@ def _located(error: DecodeError, data: bytes, message: str | None = None) -> Dec
     return DecodeError(message or bare_message(error), offset=offset, line=line)
 
 
+def _file_error(exc: DecodeError, data: bytes, max_depth: int) -> DecodeError:
+    """The error of a file parsed whole, located; nesting too deep is about an event."""
+    too_deep = str(exc).startswith("JSON nests deeper")
+    message = f"an event nests deeper than {max_depth} levels" if too_deep else None
+    return _located(exc, data, message)
+
+
 def _array(name: str, data: bytes, max_depth: int) -> Recording:
     """A JSON array of events: the events sit one level below the array."""
     try:
         events = loads(data, max_depth=max_depth + 1)
     except DecodeError as exc:
-        too_deep = str(exc).startswith("JSON nests deeper")
-        message = f"an event nests deeper than {max_depth} levels" if too_deep else None
-        error = _located(exc, data, message)
+        error = _file_error(exc, data, max_depth)
         index = _element_at(data, error.offset or 0)
         return Recording(name, data, "array", error=error, error_index=index)
     return Recording(name, data, "array", events=events)
@@ -132,9 +159,12 @@ def _object(name: str, data: bytes, max_depth: int) -> Recording:
         value = loads(data, max_depth=max_depth + 2)
     except DecodeError as exc:
         first_line = data.split(b"\n", 1)[0]
-        if (exc.offset or 0) <= len(first_line) or _parses(first_line, max_depth):
+        index = _stream_element_at(data, exc.offset or 0)
+        one_line = (exc.offset or 0) <= len(first_line) or _parses(first_line, max_depth)
+        if index is None and one_line:
             return Recording(name, data, "jsonl")
-        return Recording(name, data, "conformance", error=_located(exc, data))
+        error = _file_error(exc, data, max_depth)
+        return Recording(name, data, "conformance", error=error, error_index=index)
     if isinstance(value, dict) and isinstance(value.get("stream"), list):
         run_input = _run_input(value["stream"], value.get("input"))
         if isinstance(run_input, SchemaError):

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentproto._core.converter import Unrecognised, WireConverter, python_context
+from agentproto._core.converter import (
+    _STRICT,
+    Unrecognised,
+    WireConverter,
+    _Context,
+    python_context,
+)
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError
+from agentproto._core.problems import with_all_problems
 from agentproto.agui import _generated
 from agentproto.agui._generated import Event, Message, RunAgentInput
 
@@ -22,6 +29,7 @@ _converter = make_converter()
 """The one AG-UI converter of the runtime (built once; every module imports this one)."""
 _load_event = _converter.loader(Event)
 _load_message = _converter.loader(Message)
+_PYTHON_CONTEXT = python_context(None)
 
 
 def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Event:
@@ -35,16 +43,20 @@ def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Eve
 
     Raises:
         SchemaError: the event does not match the schema; ``keyword`` and
-            ``location`` say what failed and where.
+            ``location`` say what failed first and where, ``problems`` lists
+            every problem found.
     """
+    # a dict from Python: its free-form values get the depth limit bytes get
+    ctx = python_context(diagnostics)
     try:
-        # a dict from Python: its free-form values get the depth limit bytes get
-        return _load_event(obj, "", python_context(diagnostics))  # type: ignore[no-any-return]
+        return _load_event(obj, "", ctx)  # type: ignore[no-any-return]
     except Unrecognised as unknown:
         # tolerant parsing of one event cannot drop it: an unknown event type (or an
         # unknown member in a required position) is an error here; the Consumer
         # pipeline drops such events with a diagnostic instead
         raise SchemaError("oneOf", unknown.path, unknown.detail) from None
+    except SchemaError as exc:
+        raise with_all_problems(_converter, exc, Event, obj, ctx) from None
 
 
 def parse_message(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Message:
@@ -61,9 +73,37 @@ def parse_run_input(obj: Any, *, diagnostics: list[Diagnostic] | None = None) ->
     return _converter.load(obj, RunAgentInput, diagnostics=diagnostics)  # type: ignore[no-any-return]
 
 
-def dump_event(event: Event) -> dict[str, Any]:
+def dump_event(event: Event, *, check: bool = True) -> dict[str, Any]:
     """The wire JSON (a dict with camelCase keys) of a typed event.
 
     Absent optional fields are left out; the result parses back to an equal event.
+
+    Args:
+        event: the event.
+        check: hold the result to the schema, as :func:`parse_event` holds what it
+            reads (a field set to a value of the wrong type would otherwise go out
+            as it is); ``False`` when the event was checked already (one built by
+            :class:`~agentproto.agui.RunProducer`, or by :func:`parse_event`).
+
+    Raises:
+        SchemaError: with ``check``, the event does not match the schema; its
+            ``problems`` list every problem, each at its wire location.
     """
-    return _converter.dump(event)  # type: ignore[no-any-return]
+    wire: dict[str, Any] = _converter.dump(event)
+    if check:
+        check_wire(wire, _PYTHON_CONTEXT)
+    return wire
+
+
+def check_wire(wire: dict[str, Any], ctx: _Context = _STRICT) -> None:
+    """Check the wire JSON of a typed event against the schema (``ctx``: strict by
+    default, where the caller encodes ``wire`` next, which finds values that are not
+    JSON; :func:`python_context` to look for them here).
+
+    Raises:
+        SchemaError: the event does not match the schema (every problem listed).
+    """
+    try:
+        _load_event(wire, "", ctx)
+    except SchemaError as exc:
+        raise with_all_problems(_converter, exc, Event, wire, ctx) from None

@@ -19,12 +19,13 @@ declare it in :func:`_build_parser` with :func:`_command` (a new group with
 
 Exit status: whatever the command returns (0 without a fatal error, 1 on a fatal
 error in the input's content, 2 on an I/O error); 2 on a usage error (argparse's
-convention), 0 for ``--help``. No input file makes a command show a traceback.
+convention), 0 for ``--help`` and ``--version``. No input file makes a command show a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 
 __all__ = ["main"]
@@ -103,6 +104,16 @@ def _declare_acp_sessions(acp: argparse._SubParsersAction[argparse.ArgumentParse
     run.set_defaults(handler=_acp_run)
 
 
+class _Version(argparse.Action):
+    """``--version``: print ``agentproto VERSION`` and exit 0 (the version read only then)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from agentproto import __version__
+
+        sys.stdout.write(f"agentproto {__version__}\n")
+        parser.exit()
+
+
 def _group(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
 ) -> argparse._SubParsersAction[argparse.ArgumentParser]:
@@ -134,6 +145,7 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="agentproto",
         description="Typed tools for the AG-UI and ACP v2 agent protocols.",
     )
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     groups = parser.add_subparsers(dest="group", required=True, metavar="COMMAND")
 
     exit_codes = "Exit 0 without a fatal error (warnings and a RUN_ERROR included), 1 on a "

@@ -151,6 +151,14 @@ def _where(entry: dict[str, Any]) -> str:
     return "-" if index is None else f"event {index}"
 
 
+def _warning_text(entry: dict[str, Any]) -> str:
+    """A diagnostic's message for the readable output: an unknown event type is named
+    alone (the diagnostic's message also lists every known type)."""
+    if entry["code"] == "unknown-event-dropped" and "subject" in entry:
+        return f"dropped event of unknown type '{preview(entry['subject'], 60)}'"
+    return preview(entry["message"], 200)
+
+
 def _no_events(events: int, error: dict[str, Any] | None) -> bool:
     """Whether the stream was read and held no event (not a file that failed to parse)."""
     return not events and (error is None or str(error["code"]).startswith("stream."))
@@ -177,7 +185,7 @@ def _summary_lines(doc: dict[str, Any]) -> list[str]:
     lines.append(f"\ndiagnostics ({len(doc['diagnostics'])})")
     for d in doc["diagnostics"]:
         path = preview(d.get("path", ""), 100)
-        lines.append(f"  {_where(d)}: {d['code']} {path} {preview(d['message'], 200)}")
+        lines.append(f"  {_where(d)}: {d['code']} {path} {_warning_text(d)}")
     error = doc["error"]
     if error is not None:
         at = "" if error["index"] is None else f" at event {error['index']}"
@@ -233,7 +241,7 @@ def _validate_lines(recording: Recording, result: Result, doc: dict[str, Any]) -
         lines.append(f"{preview(recording.name, 200)}: {_NO_EVENTS}")
     for w in doc["warnings"]:
         where = f"{_where(w)} {preview(w.get('path', ''), 100)}".rstrip()
-        lines.append(f"{where}: warning [{w['code']}] {preview(w['message'], 200)}")
+        lines.append(f"{where}: warning [{w['code']}] {_warning_text(w)}")
     error = doc["error"]
     if error is not None:
         where = f"{_where(error)} {preview(error.get('path', ''), 100)}".rstrip()
