@@ -93,10 +93,14 @@ _ENCODERS: Final[dict[str, Callable[[Event], bytes]]] = {
     "sse": encode_event_sse,
     "jsonl": encode_event_jsonl,
 }
+_UNCHECKED: Final[dict[str, Callable[[Event], bytes]]] = {
+    "sse": lambda event: encode_event_sse(event, check=False),
+    "jsonl": lambda event: encode_event_jsonl(event, check=False),
+}
 
 
-def _encoder(transport: str) -> Callable[[Event], bytes]:
-    encoder = _ENCODERS.get(transport)
+def _encoder(transport: str, *, check: bool = True) -> Callable[[Event], bytes]:
+    encoder = (_ENCODERS if check else _UNCHECKED).get(transport)
     if encoder is None:
         raise UsageError("serve.transport", f"transport must be 'sse' or 'jsonl': {transport!r}")
     return encoder

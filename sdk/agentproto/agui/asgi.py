@@ -178,6 +178,8 @@ class EventStreamResponse:
         status_code: the HTTP status.
         headers: extra response headers (they override the defaults of
             :func:`stream_headers`).
+        check: hold each event to the schema before it is sent (``False`` for
+            events checked already, e.g. a :class:`~agentproto.agui.RunProducer`'s).
 
     Raises:
         UsageError: ``transport`` is neither ``"sse"`` nor ``"jsonl"``.
@@ -190,8 +192,9 @@ class EventStreamResponse:
         transport: Transport = "sse",
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
+        check: bool = True,
     ) -> None:
-        self.encode = _encoder(transport)
+        self.encode = _encoder(transport, check=check)
         self.events = events
         self.transport = transport
         self.status_code = status_code
@@ -515,7 +518,8 @@ def _serving(handler: AgentHandler, reading: _BodyLimits, max_buffered_events: i
             return  # answered with an error, or the client left before its request
         transport = negotiate_transport(_header(scope, b"accept"))
         events = run_events(handler, run_input, max_buffered_events=max_buffered_events)
-        await EventStreamResponse(events, transport=transport)(scope, receive, send)
+        # every event comes from the run's producer, which checked it against the schema
+        await EventStreamResponse(events, transport=transport, check=False)(scope, receive, send)
 
     return app
 
