@@ -65,7 +65,7 @@ from agentproto.acp._rpcevents import (
     RequestReceived,
     ResponseReceived,
 )
-from agentproto.acp._v1bridge import initialize_type, wire_version
+from agentproto.acp._wireversion import initialize_type, wire_version
 
 __all__ = [
     "CancelRequested",

@@ -27,24 +27,22 @@ speaking v2 both ways. The bridge:
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 import attrs
 
-from agentproto._core.converter import WireConverter
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._methods import MethodTable, method_table
+from agentproto.acp._methods import method_table
 from agentproto.acp._rpcerrors import RpcError, RpcErrorCode
 from agentproto.acp._turn import CANCELLED, ERROR, state_update
 from agentproto.acp._versions import V1ToV2Adapter, V2ToV1Adapter
 from agentproto.acp._wire import _converter as _v2_converter
-from agentproto.acp._wire import make_converter, make_v1_converter
+from agentproto.acp._wire import make_v1_converter
 
 __all__ = [
     "AgentBridge",
@@ -52,8 +50,6 @@ __all__ = [
     "agent_initialize_response",
     "agent_initialize_v1",
     "client_initialize_v2",
-    "initialize_type",
-    "wire_version",
 ]
 
 Handler = Callable[[Any], Awaitable[Any]]
@@ -61,7 +57,6 @@ Report = Callable[[Diagnostic], None]
 Send = Callable[..., Awaitable[Any]]
 _v1_converter = make_v1_converter()
 _V1, _V2 = method_table(1), method_table(2)
-_INITIALIZE = v2.InitializeRequest.__agentproto_method__
 _LOAD = v1.LoadSessionRequest.__agentproto_method__
 _RESUME = v2.ResumeSessionRequest.__agentproto_method__
 _PROMPT = v2.PromptRequest.__agentproto_method__
@@ -88,29 +83,6 @@ def _convert(value: Any, tp: Any, *, to_v1: bool, report: Report) -> Any:
     for repair in repairs:
         report(repair)
     return converted
-
-
-@functools.cache
-def wire_version(protocol: int) -> tuple[MethodTable, WireConverter]:
-    """The method table and converter of one protocol version."""
-    return method_table(protocol), (make_converter() if protocol == 2 else make_v1_converter())
-
-
-def initialize_type(
-    protocol: int, method: str, value: Any, result: bool, default: tuple[Any, WireConverter]
-) -> tuple[Any, WireConverter]:
-    """How to read a message: ``initialize`` by the ``protocolVersion`` it carries.
-
-    Returns:
-        The params (or result) class and converter of that version; ``default``
-        when ``value`` is of the version ``protocol`` spoken now, or not ``initialize``.
-    """
-    version = value.get("protocolVersion") if isinstance(value, dict) else None
-    if method != _INITIALIZE or version == protocol or version not in (1, 2):
-        return default
-    table, converter = wire_version(version)
-    spec = table.requests[method]
-    return (spec.result if result else spec.params), converter
 
 
 def _required(tp: Any) -> frozenset[str]:
