@@ -74,7 +74,14 @@ def test_unanswered_lists_declared_calls_without_a_tool_message() -> None:
 
 @pytest.mark.parametrize(
     ("messages", "tools"),
-    [([{"id": "m", "role": "user", "content": "hi"}], []), ([], [None])],
+    [
+        ([{"id": "m", "role": "user", "content": "hi"}], []),
+        ([], [None]),
+        ([], schema.Tool(name="f", description="d")),
+        ([], "confirm"),
+        (None, []),
+        (schema.UserMessage(id="u", content="hi"), []),
+    ],
 )
 def test_unanswered_refuses_what_is_not_typed(messages: Any, tools: Any) -> None:
     """Wire dicts for messages, or a tool that is no Tool nor name, are a UsageError."""
@@ -159,11 +166,12 @@ def test_a_declared_tool_without_a_function_runs_nothing() -> None:
     assert ran == []
 
 
-def test_a_function_that_is_not_callable_is_refused() -> None:
-    """A function table entry must be callable."""
+@pytest.mark.parametrize("functions", [{"f": "not a function"}, ["f"], None])
+def test_functions_that_are_not_a_table_of_callables_are_refused(functions: Any) -> None:
+    """The functions are a mapping from tool names to callables."""
     conversation = _conversation(("c1", "f", "{}"))
     with pytest.raises(UsageError) as info:
-        answer_tool_calls(conversation, ["f"], {"f": "not a function"})
+        answer_tool_calls(conversation, ["f"], functions)
     assert info.value.code == "toolcall.bad-argument"
 
 

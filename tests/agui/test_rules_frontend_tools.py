@@ -125,10 +125,13 @@ def test_an_answer_already_in_the_conversation_counts() -> None:
         ([_answer("c1"), _answer("c1", "other")], "toolcall.already-answered"),
         ([_answer("c1", "m1")], "toolcall.duplicate-id"),
         (["yes"], "toolcall.bad-argument"),
+        (_answer("c1"), "toolcall.bad-argument"),
+        (None, "toolcall.bad-argument"),
     ],
 )
-def test_answers_that_fit_no_call_are_refused(answers: list[Any], code: str) -> None:
-    """An answer to an unknown call, a second answer, a reused id or a non-message fails."""
+def test_answers_that_fit_no_call_are_refused(answers: Any, code: str) -> None:
+    """An answer to an unknown call, a second answer, a reused id, a non-message, or one
+    answer where a list of them belongs, fails."""
     conversation = _conversation(*_call("c1"))
     with pytest.raises(UsageError) as info:
         _next(conversation, tools=[CONFIRM], tool_results=answers)

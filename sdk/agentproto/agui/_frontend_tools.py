@@ -104,7 +104,16 @@ def _quoted(ids: Iterable[str]) -> str:
 # ---- which calls are unanswered ----------------------------------------------------------
 
 
+def _many(value: Any, what: str, one: tuple[type, ...]) -> None:
+    """Refuse a single item (or a non-iterable) where a collection of them is expected."""
+    if isinstance(value, (*one, str, bytes)) or not isinstance(value, Iterable):
+        raise UsageError(
+            "toolcall.bad-argument", f"{what} is a collection, not a {type(value).__name__}"
+        )
+
+
 def _tool_names(tools: Iterable[Tool | str]) -> frozenset[str]:
+    _many(tools, "tools", (Tool,))
     names = set()
     for tool in tools:
         if isinstance(tool, Tool):
@@ -122,6 +131,7 @@ def _tool_names(tools: Iterable[Tool | str]) -> frozenset[str]:
 def _message_list(messages: Conversation | Iterable[Message]) -> Sequence[Message]:
     if isinstance(messages, Conversation):
         return messages.messages
+    _many(messages, "messages", _MESSAGES)
     found = list(messages)
     for index, message in enumerate(found):
         if not isinstance(message, _MESSAGES):
@@ -171,6 +181,7 @@ def unanswered_tool_calls(
 
 def _answer_list(answers: Iterable[ToolMessage | Mapping[str, Any]]) -> list[ToolMessage]:
     """The answers as new typed tool messages (wire dicts parsed strictly, typed ones copied)."""
+    _many(answers, "tool_results", (ToolMessage, Mapping))
     typed = []
     for index, answer in enumerate(answers):
         if not isinstance(answer, ToolMessage | Mapping):
@@ -276,6 +287,11 @@ def _plan(
     functions: Mapping[str, ToolFunction],
 ) -> list[tuple[ToolCall, ToolFunction]]:
     """Each unanswered call with its function, every one checked before anything runs."""
+    if not isinstance(functions, Mapping):
+        raise UsageError(
+            "toolcall.bad-argument",
+            f"functions map tool names to functions, not a {type(functions).__name__}",
+        )
     calls = unanswered_tool_calls(messages, tools)
     missing = sorted({c.function.name for c in calls if c.function.name not in functions})
     if missing:
@@ -387,24 +403,43 @@ def answer_tool_calls(
     return [_answer_one(call, function, make_id) for call, function in plan]
 
 
-def _answer_one(
+class _Returned:
+    """What a function returned (perhaps an awaitable still to await)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _invoke(
     call: ToolCall, function: ToolFunction, make_id: Callable[[str], str]
-) -> ToolMessage:
+) -> ToolMessage | _Returned:
+    """Call ``function`` with the call's arguments: what it returned, or the failure's
+    tool message (arguments that are not a JSON object, an exception)."""
     arguments = _arguments(call)
     if isinstance(arguments, str):
         return _message(call, make_id, error=arguments)
     try:
-        result = function(**arguments)
+        return _Returned(function(**arguments))
     except Exception as exc:
         return _failed(call, exc, make_id)
-    if inspect.isawaitable(result):
-        _close(result)
+
+
+def _answer_one(
+    call: ToolCall, function: ToolFunction, make_id: Callable[[str], str]
+) -> ToolMessage:
+    outcome = _invoke(call, function, make_id)
+    if isinstance(outcome, ToolMessage):
+        return outcome
+    if inspect.isawaitable(outcome.value):
+        _close(outcome.value)
         raise UsageError(
             "toolcall.async-function",
             f"the function for '{call.function.name}' returned an awaitable: use "
             f"aanswer_tool_calls()",
         )
-    return _returned(call, result, make_id)
+    return _returned(call, outcome.value, make_id)
 
 
 def _close(awaitable: Awaitable[Any]) -> None:
@@ -439,16 +474,16 @@ async def aanswer_tool_calls(
 async def _aanswer_one(
     call: ToolCall, function: ToolFunction, make_id: Callable[[str], str]
 ) -> ToolMessage:
-    arguments = _arguments(call)
-    if isinstance(arguments, str):
-        return _message(call, make_id, error=arguments)
-    try:
-        result = function(**arguments)
-        if inspect.isawaitable(result):
-            result = await result
-    except Exception as exc:
-        return _failed(call, exc, make_id)
-    return _returned(call, result, make_id)
+    outcome = _invoke(call, function, make_id)
+    if isinstance(outcome, ToolMessage):
+        return outcome
+    value = outcome.value
+    if inspect.isawaitable(value):
+        try:
+            value = await value
+        except Exception as exc:
+            return _failed(call, exc, make_id)
+    return _returned(call, value, make_id)
 
 
 # ---- the agent side ----------------------------------------------------------------------------
