@@ -9,6 +9,9 @@ exports the hand-written API:
   run a whole stream into state;
 * state: :class:`Conversation` (the reducer) and :class:`Change`;
 * the next request: :func:`next_run_input`, :func:`dump_run_input`;
+* frontend tools (the client's own): :func:`unanswered_tool_calls`, and
+  :func:`answer_tool_calls` / :func:`aanswer_tool_calls` to run the application's
+  functions (:data:`ToolFunction`) into the tool messages the next input carries;
 * recorded histories: :class:`History` (JSON serialization, run lineage by
   ``parentRunId``, time travel) and :func:`compact_events` (:class:`Compaction`);
 * producing: :class:`RunProducer` (typed helpers that enforce the producer duties),
@@ -35,6 +38,12 @@ from agentproto.agui._encoding import (
     encode_jsonl_stream,
     encode_sse_stream,
     stream_headers,
+)
+from agentproto.agui._frontend_tools import (
+    ToolFunction,
+    aanswer_tool_calls,
+    answer_tool_calls,
+    unanswered_tool_calls,
 )
 from agentproto.agui._generated import Event, Message
 from agentproto.agui._handles import (
@@ -92,11 +101,14 @@ __all__ = [
     "SubagentStart",
     "TextMessageWriter",
     "ToolCallWriter",
+    "ToolFunction",
     "Transport",
     "Verifier",
+    "aanswer_tool_calls",
     "aconsume",
     "agent_app",
     "aiter_events",
+    "answer_tool_calls",
     "asgi",
     "compact_events",
     "consume",
@@ -116,4 +128,5 @@ __all__ = [
     "run_events",
     "schema",
     "stream_headers",
+    "unanswered_tool_calls",
 ]

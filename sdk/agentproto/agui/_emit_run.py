@@ -28,6 +28,7 @@ from agentproto._core.patch import make_patch
 from agentproto._core.readonly import thaw
 from agentproto.agui import _generated as g
 from agentproto.agui._emit_messages import Attribution, EventSender, _typed
+from agentproto.agui._frontend_tools import pending_outcome
 from agentproto.agui._generated import Message, RunAgentInput
 from agentproto.agui._handles import RunScope, StepScope, SubagentScope
 from agentproto.agui._run_input import PROTOCOL_VERSION
@@ -123,6 +124,10 @@ class RunEvents(EventSender):
         ``producer.activity-no-snapshot``."""
         raise NotImplementedError
 
+    def _unanswered_calls(self) -> list[str]:
+        """The current run's tool calls left without a TOOL_CALL_RESULT, in the order made."""
+        raise NotImplementedError
+
     # ---- run lifecycle -------------------------------------------------------------------
 
     def run_started(
@@ -168,19 +173,29 @@ class RunEvents(EventSender):
         )
 
     def run_finished(
-        self, *, outcome: RunOutcome | None = None, **finish: Unpack[RunFinish]
+        self,
+        *,
+        outcome: RunOutcome | None = None,
+        list_pending: bool = False,
+        **finish: Unpack[RunFinish],
     ) -> g.RunFinishedEvent:
         """RUN_FINISHED for the current run (its thread and run ids are filled in).
 
         Args:
             outcome: absent (success), ``"success"``, ``"cancelled"``, or a typed
                 outcome (an interrupt outcome lists its interrupts).
+            list_pending: name the run's unanswered tool calls (every call it started
+                and no TOOL_CALL_RESULT answered, such as the calls to the client's
+                tools) in the success outcome's ``pendingToolCallIds``; with none, the
+                outcome is left as given.
             **finish: ``result``, ``usage`` and ``metadata`` (see :class:`RunFinish`).
         """
         if self._run_ids is None:
             raise UsageError("run.not-started", "Cannot send 'RUN_FINISHED': no run was started")
         thread_id, run_id = self._run_ids
         typed = _outcome(_RUN_OUTCOMES, outcome, "RUN_FINISHED")
+        if list_pending:
+            typed = pending_outcome(typed, self._unanswered_calls())
         return self._send(
             g.RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=typed, **finish)
         )

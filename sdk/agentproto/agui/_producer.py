@@ -83,6 +83,9 @@ code                                raised when
 ``producer.subagent-not-announced`` an event attributed to a ``subagentRunId`` that no
                                     SUBAGENT_STARTED announced in the run
 ``producer.bad-argument``           an argument that makes no sense for the event
+``producer.client-tool-answered``   a TOOL_CALL_RESULT (or a tool message in a
+                                    MESSAGES_SNAPSHOT) answering a call to one of the run
+                                    input's ``tools``: the client executes and answers them
 ``producer.reserved-metadata-key``  a ``metadata`` object of the event carries the key
                                     ``ag-ui``, which the protocol reserves for its own use
                                     (an echoed ``RUN_STARTED.input`` is the client's and
@@ -117,6 +120,7 @@ from agentproto.agui._compat import check_declarable, check_peer_version, parse_
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._emit_messages import MessageEvents
 from agentproto.agui._emit_run import NO_STATE, RunEvents
+from agentproto.agui._frontend_tools import refuse_client_tool_answers
 from agentproto.agui._generated import Event, Message, RunAgentInput
 from agentproto.agui._kinds import ATTRIBUTED, attribute, kinds
 from agentproto.agui._run_input import PROTOCOL_VERSION
@@ -462,6 +466,7 @@ class RunProducer(MessageEvents, RunEvents):
                 "STATE_DELTA without a baseline: the producer has no run input and no "
                 "state, so send a STATE_SNAPSHOT first",
             )
+        refuse_client_tool_answers(event, self.conversation, self.run_input)
         if isinstance(event, g.ActivityDeltaEvent):
             self._check_activity_delta(event, retype)
         elif isinstance(event, g.ActivitySnapshotEvent):
@@ -495,6 +500,9 @@ class RunProducer(MessageEvents, RunEvents):
                 f"belongs to {_describe(known.subagent_run_id)}: a snapshot that does not "
                 f"replace keeps the established owner and must agree with it",
             )
+
+    def _unanswered_calls(self) -> list[str]:
+        return self._verifier._scope.unanswered()
 
     def _known_activity(self, message_id: str) -> g.ActivityMessage:
         """The activity message as the client holds it (its owner is the one the last

@@ -6,7 +6,11 @@ Two steps, kept apart so that a caller may adjust the typed input in between:
   :class:`~agentproto.agui._conversation.Conversation`: its messages without
   the activity messages (rendering material the agent does not resume from),
   its state, and the run's own parameters. The result is independent of the
-  conversation.
+  conversation. A thread that continues answers every call to the client's
+  tools first (the draft's "Frontend tools"): the tool messages given as
+  ``tool_results`` are placed after their calls, and an input that would leave
+  a call to one of ``tools`` unanswered is refused before it is built
+  (:mod:`agentproto.agui._frontend_tools`).
 * :func:`dump_run_input` turns a typed input into the wire JSON to send, after
   the same enforcement incoming material gets: activity messages are stripped
   (whoever built the input), a malformed known field is fatal
@@ -19,7 +23,7 @@ Two steps, kept apart so that a caller may adjust the typed input in between:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
@@ -27,7 +31,15 @@ from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
 from agentproto.agui._compat import check_declarable, flatten_for_peer
 from agentproto.agui._conversation import Conversation
-from agentproto.agui._generated import Context, ResumeEntry, RunAgentInput, Tool
+from agentproto.agui._frontend_tools import with_tool_answers
+from agentproto.agui._generated import (
+    Context,
+    Message,
+    ResumeEntry,
+    RunAgentInput,
+    Tool,
+    ToolMessage,
+)
 from agentproto.agui._kinds import ACTIVITY
 from agentproto.agui._wire import _converter
 
@@ -58,6 +70,7 @@ def next_run_input(
     parent_run_id: str | None = None,
     protocol_version: str | None = PROTOCOL_VERSION,
     state: Any = UNSET,
+    tool_results: Iterable[ToolMessage | Mapping[str, Any]] = (),
     diagnostics: list[Diagnostic] | None = None,
 ) -> RunAgentInput:
     """The ``RunAgentInput`` of the next run of ``conversation``.
@@ -76,6 +89,7 @@ def next_run_input(
         protocol_version: the version this client declares, ``MAJOR.MINOR``;
             ``None`` leaves it out (for a peer that predates the field).
         state: overrides the conversation's state when given (copied).
+        tool_results: tool messages (or wire JSON) answering the calls to ``tools``.
         diagnostics: where to report a ``null`` state, which the schema does not
             let a request carry: it is then left out (an agent reads an absent
             state as ``{}``).
@@ -86,24 +100,43 @@ def next_run_input(
 
     Raises:
         UsageError: ``version.not-declarable``: ``protocol_version`` is not
-            ``MAJOR.MINOR`` (``"draft"`` is never declared).
+            ``MAJOR.MINOR`` (``"draft"`` is never declared); ``toolcall.*``: a call
+            to ``tools`` left unanswered, or an answer that fits no call.
     """
     check_declarable(protocol_version, "next_run_input()")
-    snapshot = conversation.state_json() if state is UNSET else thaw(state)
-    if snapshot is None and diagnostics is not None:
-        diagnostics.append(_NULL_STATE)
+    tools = list(tools)
     return RunAgentInput(
         thread_id=thread_id,
         run_id=run_id,
-        messages=conversation._fresh_messages(skip_roles=_ACTIVITY),
+        messages=_messages(conversation, tools, tool_results),
         protocol_version=protocol_version,
         parent_run_id=parent_run_id,
-        state=snapshot,
-        tools=list(tools),
+        state=_input_state(conversation, state, diagnostics),
+        tools=tools,
         context=list(context),
         forwarded_props=None if forwarded_props is UNSET else thaw(forwarded_props),
         resume=None if resume is None else list(resume),
     )
+
+
+def _messages(
+    conversation: Conversation,
+    tools: list[Tool],
+    answers: Iterable[ToolMessage | Mapping[str, Any]],
+) -> list[Message]:
+    """The messages to send: activity messages left out, every unanswered call to one of
+    ``tools`` answered (:func:`~agentproto.agui._frontend_tools.with_tool_answers`)."""
+    return with_tool_answers(conversation._fresh_messages(skip_roles=_ACTIVITY), tools, answers)
+
+
+def _input_state(
+    conversation: Conversation, state: Any, diagnostics: list[Diagnostic] | None
+) -> Any:
+    """The state the input carries: ``state`` when given, else the conversation's (copied)."""
+    snapshot = conversation.state_json() if state is UNSET else thaw(state)
+    if snapshot is None and diagnostics is not None:
+        diagnostics.append(_NULL_STATE)
+    return snapshot
 
 
 def dump_run_input(
