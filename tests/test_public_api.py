@@ -39,6 +39,10 @@ EXPECTED_ALL = {
     ],
     "agentproto.agui": [
         "Attribution",  # the keyword-argument types of the producer's helpers
+        "CAPABILITY_FLAGS",  # capabilities: declarations and their queries
+        "Capabilities",
+        "dump_capabilities",
+        "parse_capabilities",
         "RunFinish",
         "SubagentStart",
         "Change",

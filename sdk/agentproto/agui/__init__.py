@@ -8,6 +8,8 @@ exports the hand-written API:
   / :func:`aiter_events` over byte iterators, :func:`consume` / :func:`aconsume` to
   run a whole stream into state;
 * state: :class:`Conversation` (the reducer) and :class:`Change`;
+* capabilities: :class:`Capabilities` (what an agent declares, and the queries a
+  client gates features on), :func:`parse_capabilities`, :func:`dump_capabilities`;
 * the next request: :func:`next_run_input`, :func:`dump_run_input`;
 * recorded histories: :class:`History` (JSON serialization, run lineage by
   ``parentRunId``, time travel) and :func:`compact_events` (:class:`Compaction`);
@@ -18,6 +20,12 @@ exports the hand-written API:
 """
 
 from agentproto.agui import asgi, quirks, schema
+from agentproto.agui._capabilities import (
+    CAPABILITY_FLAGS,
+    Capabilities,
+    dump_capabilities,
+    parse_capabilities,
+)
 from agentproto.agui._consumer import Consumer
 from agentproto.agui._conversation import Change, Conversation
 from agentproto.agui._decoder import EventDecoder, Middleware, NextStage, Transport
@@ -61,8 +69,10 @@ from agentproto.agui._wire import (
 from agentproto.agui.asgi import EventStreamResponse, agent_app, run_events
 
 __all__ = [
+    "CAPABILITY_FLAGS",
     "PROTOCOL_VERSION",
     "Attribution",
+    "Capabilities",
     "Change",
     "Compaction",
     "Consumer",
@@ -100,6 +110,7 @@ __all__ = [
     "asgi",
     "compact_events",
     "consume",
+    "dump_capabilities",
     "dump_event",
     "dump_run_input",
     "encode_event_jsonl",
@@ -109,6 +120,7 @@ __all__ = [
     "iter_events",
     "make_converter",
     "next_run_input",
+    "parse_capabilities",
     "parse_event",
     "parse_message",
     "parse_run_input",
