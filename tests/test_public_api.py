@@ -43,6 +43,8 @@ EXPECTED_ALL = {
         "Capabilities",
         "dump_capabilities",
         "parse_capabilities",
+        "SubagentInvocation",  # each invocation's status
+        "SubagentStatus",
         "RunFinish",
         "SubagentStart",
         "Change",

@@ -8,6 +8,8 @@ exports the hand-written API:
   / :func:`aiter_events` over byte iterators, :func:`consume` / :func:`aconsume` to
   run a whole stream into state;
 * state: :class:`Conversation` (the reducer) and :class:`Change`;
+* subagents: :class:`SubagentInvocation` (each invocation's status, from
+  :attr:`Consumer.subagents`);
 * capabilities: :class:`Capabilities` (what an agent declares, and the queries a
   client gates features on), :func:`parse_capabilities`, :func:`dump_capabilities`;
 * the next request: :func:`next_run_input`, :func:`dump_run_input`;
@@ -58,6 +60,7 @@ from agentproto.agui._history import Compaction, History, RecordedRun, compact_e
 from agentproto.agui._producer import Phase, RunProducer, Sink
 from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
 from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
+from agentproto.agui._subagents import SubagentInvocation, SubagentStatus
 from agentproto.agui._verify import RunRecord, RunStatus, Verifier
 from agentproto.agui._wire import (
     dump_event,
@@ -97,9 +100,11 @@ __all__ = [
     "RunStatus",
     "Sink",
     "StepScope",
+    "SubagentInvocation",
     "SubagentOutcome",
     "SubagentScope",
     "SubagentStart",
+    "SubagentStatus",
     "TextMessageWriter",
     "ToolCallWriter",
     "Transport",
