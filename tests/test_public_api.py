@@ -43,6 +43,8 @@ EXPECTED_ALL = {
         "Capabilities",
         "dump_capabilities",
         "parse_capabilities",
+        "StateShapeError",  # the typed view of the state
+        "StateView",
         "SubagentInvocation",  # each invocation's status
         "SubagentStatus",
         "RunFinish",

@@ -7,7 +7,8 @@ exports the hand-written API:
 * consuming a stream: :class:`Consumer` (the sans-I/O pipeline), :func:`iter_events`
   / :func:`aiter_events` over byte iterators, :func:`consume` / :func:`aconsume` to
   run a whole stream into state;
-* state: :class:`Conversation` (the reducer) and :class:`Change`;
+* state: :class:`Conversation` (the reducer) and :class:`Change`; :class:`StateView`
+  reads the state as the application's own type;
 * subagents: :class:`SubagentInvocation` (each invocation's status, from
   :attr:`Consumer.subagents`);
 * capabilities: :class:`Capabilities` (what an agent declares, and the queries a
@@ -59,6 +60,7 @@ from agentproto.agui._handles import (
 from agentproto.agui._history import Compaction, History, RecordedRun, compact_events
 from agentproto.agui._producer import Phase, RunProducer, Sink
 from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
+from agentproto.agui._state_view import StateShapeError, StateView
 from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
 from agentproto.agui._subagents import SubagentInvocation, SubagentStatus
 from agentproto.agui._verify import RunRecord, RunStatus, Verifier
@@ -99,6 +101,8 @@ __all__ = [
     "RunScope",
     "RunStatus",
     "Sink",
+    "StateShapeError",
+    "StateView",
     "StepScope",
     "SubagentInvocation",
     "SubagentOutcome",

@@ -200,7 +200,7 @@ class Conversation(_ItemRules, _SnapshotRules):
         UsageError: two messages share an id.
     """
 
-    __slots__ = ("_abandoned_calls",)
+    __slots__ = ("_abandoned_calls", "_state_revision")
 
     def __init__(
         self,
@@ -212,6 +212,7 @@ class Conversation(_ItemRules, _SnapshotRules):
     ) -> None:
         super().__init__({} if state is UNSET else thaw(state), max_state_nodes, max_activity_nodes)
         self._abandoned_calls: set[str] = set()  # calls a run boundary left before their END
+        self._state_revision = 0  # counts the changes to the state (read by StateView)
         for message in messages:
             entry = _entry_from_message(message)
             if entry.id in self._by_id:
@@ -331,7 +332,10 @@ class Conversation(_ItemRules, _SnapshotRules):
         rule = _RULES.get(event.__class__)
         if rule is None:
             rule = unlisted(event, _no_rule, code="conversation.not-an-event", taker=_TAKER)
-        return rule(self, event, True)
+        change = rule(self, event, True)
+        if change.state:
+            self._state_revision += 1
+        return change
 
     def check(self, event: Event) -> tuple[Diagnostic, ...]:
         """What :meth:`apply` would report for ``event``, without changing anything.
