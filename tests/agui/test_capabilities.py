@@ -26,6 +26,7 @@ from agentproto.agui import (
 )
 from tests.agui.test_fixtures import check
 from tests.conftest import mirror_dir
+from tests.readme import run_readme_block
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures" / "capabilities"
@@ -273,11 +274,7 @@ def test_queries_over_lists() -> None:
 
 def test_readme_example_runs() -> None:
     """The README's capabilities example runs as written."""
-    readme = (HERE.parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("#### Capabilities", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    namespace = run_readme_block("#### Capabilities")
     caps = namespace["caps"]
     assert caps.supports("humanInTheLoop.interrupts") is True
     assert caps.supports("multimodal.input.pdf") is False

@@ -3,7 +3,6 @@ delta, a clear error naming the path when it stops fitting, never a stale value.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -12,6 +11,7 @@ import pytest
 
 from agentproto import AgentProtoError, SchemaError
 from agentproto.agui import Consumer, Conversation, StateShapeError, StateView, parse_event
+from tests.readme import run_readme_block
 
 
 @attrs.define
@@ -198,10 +198,6 @@ def test_an_app_converter_is_used_and_left_unchanged() -> None:
 
 def test_readme_example_runs() -> None:
     """The README's typed-state example runs as written."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("#### A typed view of the state", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    namespace = run_readme_block("#### A typed view of the state")
     assert namespace["plan"].steps == ["search", "book"]
     assert namespace["where"] == "/steps/1"

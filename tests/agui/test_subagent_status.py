@@ -10,6 +10,7 @@ import pytest
 
 from agentproto import ProtocolError
 from agentproto.agui import Consumer, Conversation, SubagentInvocation, parse_event
+from tests.readme import run_readme_block
 
 T = "t1"
 
@@ -290,13 +291,7 @@ def test_calls_that_arrive_whole_are_complete() -> None:
 
 def test_readme_example_runs() -> None:
     """The README's subagents and tool-call example runs as written."""
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("#### Subagents and tool calls", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    namespace = run_readme_block("#### Subagents and tool calls")
     consumer = namespace["consumer"]
     assert statuses(consumer) == {"s1": "suspended", "s2": "failed"}
     assert consumer.conversation.arguments_complete("c1") is True
