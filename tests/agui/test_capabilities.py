@@ -204,7 +204,7 @@ def test_unknown_flag_is_a_usage_error() -> None:
     """Asking about a flag the schema does not have is the caller's mistake."""
     with pytest.raises(UsageError, match=re.escape("'reasoning.thinking'")) as caught:
         Capabilities().supports("reasoning.thinking")
-    assert caught.value.code == "capabilities.unknown-feature"
+    assert caught.value.code == "capabilities.unknown-flag"
 
 
 def test_a_flag_without_its_prerequisite_means_nothing() -> None:

@@ -29,7 +29,7 @@ answers ``False``, and a declaration saying ``true`` there gets a
 ``capabilities.not-meaningful`` diagnostic. Subagent names are unique names
 (``SubagentInfo.name``): a repeated one gets ``capabilities.duplicate-subagent``.
 
-The feature paths are the schema's own: every boolean field of every group,
+The flag paths are the schema's own: every boolean field of every group,
 found by walking the generated classes, in wire names (``"multimodal.input.image"``).
 """
 
@@ -78,7 +78,7 @@ def _boolean_paths(cls: type, prefix: str) -> dict[str, tuple[str, ...]]:
 
 _PATHS: Final = _boolean_paths(AgentCapabilities, "")
 CAPABILITY_FLAGS: Final = tuple(_PATHS)
-"""Every feature :meth:`Capabilities.supports` answers for: the schema's boolean
+"""Every flag :meth:`Capabilities.supports` answers for: the schema's boolean
 fields, as dotted wire paths (``"reasoning.streaming"``, ``"multimodal.input.pdf"``)."""
 
 # flag -> the flag it is "only meaningful when" true (the schema descriptions say so)
@@ -192,30 +192,30 @@ class Capabilities:
             diagnostics += found
         return result
 
-    def supports(self, feature: str) -> bool | None:
-        """Whether the agent declared ``feature``: ``True``, ``False``, or ``None``
+    def supports(self, flag: str) -> bool | None:
+        """Whether the agent declared ``flag``: ``True``, ``False``, or ``None``
         when it said nothing (undeclared is not unsupported).
 
         A flag that is "only meaningful when" another is true reads ``False`` when
         that one is declared ``False``.
 
         Args:
-            feature: a dotted wire path from :data:`CAPABILITY_FLAGS`, e.g.
+            flag: a dotted wire path from :data:`CAPABILITY_FLAGS`, e.g.
                 ``"humanInTheLoop.interrupts"``.
 
         Raises:
-            UsageError: ``capabilities.unknown-feature``: ``feature`` names no
+            UsageError: ``capabilities.unknown-flag``: ``flag`` names no
                 boolean field of the schema.
         """
-        if feature not in _PATHS:
+        if flag not in _PATHS:
             raise UsageError(
-                "capabilities.unknown-feature",
-                f"{feature!r} names no capability flag; known: {', '.join(CAPABILITY_FLAGS)}",
+                "capabilities.unknown-flag",
+                f"{flag!r} names no capability flag; known: {', '.join(CAPABILITY_FLAGS)}",
             )
-        prerequisite = _PREREQUISITES.get(feature)
+        prerequisite = _PREREQUISITES.get(flag)
         if prerequisite is not None and self.supports(prerequisite) is False:
             return False
-        return self._declared(feature)
+        return self._declared(flag)
 
     @property
     def subagents(self) -> tuple[SubagentInfo, ...]:
@@ -267,10 +267,10 @@ class Capabilities:
             seen.add(info.name)
         return found
 
-    def _declared(self, feature: str) -> bool | None:
+    def _declared(self, flag: str) -> bool | None:
         """The flag as declared, without the prerequisite rule."""
         value: Any = self.declaration
-        for name in _PATHS[feature]:
+        for name in _PATHS[flag]:
             value = getattr(value, name)
             if value is None:
                 return None
