@@ -39,6 +39,14 @@ EXPECTED_ALL = {
     ],
     "agentproto.agui": [
         "Attribution",  # the keyword-argument types of the producer's helpers
+        "CAPABILITY_FLAGS",  # capabilities: declarations and their queries
+        "Capabilities",
+        "dump_capabilities",
+        "parse_capabilities",
+        "StateShapeError",  # the typed view of the state
+        "StateView",
+        "SubagentInvocation",  # each invocation's status
+        "SubagentStatus",
         "RunFinish",
         "SubagentStart",
         "Change",

@@ -7,7 +7,12 @@ exports the hand-written API:
 * consuming a stream: :class:`Consumer` (the sans-I/O pipeline), :func:`iter_events`
   / :func:`aiter_events` over byte iterators, :func:`consume` / :func:`aconsume` to
   run a whole stream into state;
-* state: :class:`Conversation` (the reducer) and :class:`Change`;
+* state: :class:`Conversation` (the reducer) and :class:`Change`; :class:`StateView`
+  reads the state as the application's own type;
+* subagents: :class:`SubagentInvocation` (each invocation's status, from
+  :attr:`Consumer.subagents`);
+* capabilities: :class:`Capabilities` (what an agent declares, and the queries a
+  client gates features on), :func:`parse_capabilities`, :func:`dump_capabilities`;
 * the next request: :func:`next_run_input`, :func:`dump_run_input`;
 * frontend tools (the client's own): :func:`unanswered_tool_calls`, and
   :func:`answer_tool_calls` / :func:`aanswer_tool_calls` to run the application's
@@ -21,6 +26,12 @@ exports the hand-written API:
 """
 
 from agentproto.agui import asgi, quirks, schema
+from agentproto.agui._capabilities import (
+    CAPABILITY_FLAGS,
+    Capabilities,
+    dump_capabilities,
+    parse_capabilities,
+)
 from agentproto.agui._consumer import Consumer
 from agentproto.agui._conversation import Change, Conversation
 from agentproto.agui._decoder import EventDecoder, Middleware, NextStage, Transport
@@ -58,7 +69,9 @@ from agentproto.agui._handles import (
 from agentproto.agui._history import Compaction, History, RecordedRun, compact_events
 from agentproto.agui._producer import Phase, RunProducer, Sink
 from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
+from agentproto.agui._state_view import StateShapeError, StateView
 from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
+from agentproto.agui._subagents import SubagentInvocation, SubagentStatus
 from agentproto.agui._verify import RunRecord, RunStatus, Verifier
 from agentproto.agui._wire import (
     dump_event,
@@ -70,8 +83,10 @@ from agentproto.agui._wire import (
 from agentproto.agui.asgi import EventStreamResponse, agent_app, run_events
 
 __all__ = [
+    "CAPABILITY_FLAGS",
     "PROTOCOL_VERSION",
     "Attribution",
+    "Capabilities",
     "Change",
     "Compaction",
     "Consumer",
@@ -95,10 +110,14 @@ __all__ = [
     "RunScope",
     "RunStatus",
     "Sink",
+    "StateShapeError",
+    "StateView",
     "StepScope",
+    "SubagentInvocation",
     "SubagentOutcome",
     "SubagentScope",
     "SubagentStart",
+    "SubagentStatus",
     "TextMessageWriter",
     "ToolCallWriter",
     "ToolFunction",
@@ -112,6 +131,7 @@ __all__ = [
     "asgi",
     "compact_events",
     "consume",
+    "dump_capabilities",
     "dump_event",
     "dump_run_input",
     "encode_event_jsonl",
@@ -121,6 +141,7 @@ __all__ = [
     "iter_events",
     "make_converter",
     "next_run_input",
+    "parse_capabilities",
     "parse_event",
     "parse_message",
     "parse_run_input",

@@ -20,7 +20,7 @@ every call raises :class:`~agentproto.UsageError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentproto._core.describe import describe
@@ -34,6 +34,7 @@ from agentproto.agui._conversation import Conversation
 from agentproto.agui._decoder import EventDecoder, Middleware, Transport
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._records import DEFAULT_MAX_ACTIVITY_NODES, DEFAULT_MAX_STATE_NODES
+from agentproto.agui._subagents import SubagentInvocation
 from agentproto.agui._verify import Verifier
 from agentproto.agui._wire import _converter
 
@@ -122,6 +123,12 @@ class Consumer:
     def verifier(self) -> Verifier:
         """The lifecycle verifier (runs, their outcomes and errors)."""
         return self._verifier
+
+    @property
+    def subagents(self) -> Mapping[str, SubagentInvocation]:
+        """Each subagent invocation's status, by ``subagentRunId`` (see
+        :attr:`Verifier.subagents`)."""
+        return self._verifier.subagents
 
     @property
     def decoder(self) -> EventDecoder:

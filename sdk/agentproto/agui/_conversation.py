@@ -74,7 +74,9 @@ activities); the records in :mod:`._records`.
   ``RUN_STARTED``, ``RUN_FINISHED`` and ``RUN_ERROR`` leave nothing open (a
   failed run's open message takes no call of the next run). A START for a known
   tool call id reopens it. ``TOOL_CALL_ARGS`` appends to
-  ``function.arguments``.
+  ``function.arguments``. Arguments are complete (acted on only then) at
+  ``TOOL_CALL_END``; a run boundary before it leaves them incomplete until a
+  later START reopens the call (:meth:`Conversation.arguments_complete`).
 * ``TOOL_CALL_RESULT`` mints a tool message (``content`` a string or content
   parts, ``toolCallId``, ``subagentRunId``), placed right after the assistant
   message holding the call and the tool messages already following it (a
@@ -198,7 +200,7 @@ class Conversation(_ItemRules, _SnapshotRules):
         UsageError: two messages share an id.
     """
 
-    __slots__ = ()
+    __slots__ = ("_abandoned_calls", "_state_revision")
 
     def __init__(
         self,
@@ -209,6 +211,8 @@ class Conversation(_ItemRules, _SnapshotRules):
         max_activity_nodes: int = DEFAULT_MAX_ACTIVITY_NODES,
     ) -> None:
         super().__init__({} if state is UNSET else thaw(state), max_state_nodes, max_activity_nodes)
+        self._abandoned_calls: set[str] = set()  # calls a run boundary left before their END
+        self._state_revision = 0  # counts the changes to the state (read by StateView)
         for message in messages:
             entry = _entry_from_message(message)
             if entry.id in self._by_id:
@@ -254,6 +258,20 @@ class Conversation(_ItemRules, _SnapshotRules):
             if tool_call.id == tool_call_id:
                 return cast(ToolCall, tool_call)
         return None  # pragma: no cover - the index and the records agree
+
+    def arguments_complete(self, tool_call_id: str) -> bool | None:
+        """Whether a tool call's arguments are complete, so that it may be acted on.
+
+        Returns:
+            ``True`` once its ``TOOL_CALL_END`` arrived (and no later START reopened
+            it), and for a call that arrived whole (in the run input or a
+            ``MESSAGES_SNAPSHOT``); ``False`` while its arguments stream, and for a
+            call its run abandoned before the END (``RUN_ERROR``, or a new run
+            starting); ``None`` for an id no tool call has.
+        """
+        if tool_call_id not in self._calls:
+            return None
+        return tool_call_id not in self._open_calls and tool_call_id not in self._abandoned_calls
 
     @property
     def activities(self) -> tuple[ActivityMessage, ...]:
@@ -314,7 +332,10 @@ class Conversation(_ItemRules, _SnapshotRules):
         rule = _RULES.get(event.__class__)
         if rule is None:
             rule = unlisted(event, _no_rule, code="conversation.not-an-event", taker=_TAKER)
-        return rule(self, event, True)
+        change = rule(self, event, True)
+        if change.state:
+            self._state_revision += 1
+        return change
 
     def check(self, event: Event) -> tuple[Diagnostic, ...]:
         """What :meth:`apply` would report for ``event``, without changing anything.
@@ -340,8 +361,24 @@ class Conversation(_ItemRules, _SnapshotRules):
         """RUN_STARTED, RUN_FINISHED, RUN_ERROR: nothing stays open across them."""
         if commit:
             self._open_text.clear()
+            self._abandoned_calls |= self._open_calls  # never ended: not complete
             self._open_calls.clear()
         return _NOTHING
+
+    def _tool_start(self, event: Any, commit: bool) -> Change:
+        change = super()._tool_start(event, commit)
+        if commit:  # (re)opened: its arguments stream again
+            self._abandoned_calls.discard(event.tool_call_id)
+        return change
+
+    def _messages_snapshot(self, event: Any, commit: bool) -> Change:
+        change = super()._messages_snapshot(event, commit)
+        if commit:  # the calls it carries arrive whole
+            for message in event.messages:
+                for call in getattr(message, "tool_calls", None) or ():
+                    self._abandoned_calls.discard(call.id)
+            self._abandoned_calls &= self._calls.keys()
+        return change
 
 
 def _ignored(code: str, why: str) -> Callable[[Conversation, Any, bool], Change]:

@@ -54,7 +54,9 @@ Inside a run, entity tracking is run-scoped (it starts empty at every ``RUN_STAR
   to it, never an active id, never an id already used in the run, and its
   ``parentSubagentRunId`` names an invocation announced in the run. ``SUBAGENT_FINISHED``
   and ``SUBAGENT_ERROR`` close an active one; all must be closed by RUN_FINISHED.
-  Attribution without any lifecycle event is accepted.
+  Attribution without any lifecycle event is accepted. Each invocation's status
+  (running, succeeded, suspended, failed, abandoned, unannounced) is kept in
+  :attr:`Verifier.subagents` (:mod:`._subagents`), across runs.
 * ``RUN_ERROR`` abandons whatever is open (items, steps, invocations).
 * **Tolerated**: a ``REASONING_ENCRYPTED_VALUE`` naming a message or tool call this
   consumer does not know yields an ``encrypted-value.unknown-entity`` diagnostic.
@@ -137,7 +139,8 @@ union (:func:`agentproto.agui._kinds.dispatch_table`); the per-entity rules live
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 import attrs
@@ -153,7 +156,14 @@ from agentproto.agui._generated import (
     RunFinishedSuccessOutcome,
     RunStartedEvent,
 )
-from agentproto.agui._kinds import ATTRIBUTED, CHUNK_TYPES, dispatch_table, kinds, unlisted
+from agentproto.agui._kinds import (
+    ATTRIBUTED,
+    CHUNK_TYPES,
+    SUBAGENT_LIFECYCLE,
+    dispatch_table,
+    kinds,
+    unlisted,
+)
 from agentproto.agui._runs import (
     Owner,
     RunRecord,
@@ -163,6 +173,7 @@ from agentproto.agui._runs import (
     _quoted,
     _RunScope,
 )
+from agentproto.agui._subagents import SubagentInvocation, _Invocations
 from agentproto.agui._verify_rules import _EntityRules
 
 __all__ = ["RunRecord", "RunStatus", "Verifier"]
@@ -182,6 +193,8 @@ _TRANSITIONS: dict[tuple[_Phase, str], _Phase] = {
     ("errored", "RUN_STARTED"): "running",
 }
 kinds(*(kind for _, kind in _TRANSITIONS))  # generated types, or this fails at import
+# what, besides attributed events, changes an invocation's status (see ._subagents)
+_INVOCATION_EVENTS = SUBAGENT_LIFECYCLE | kinds("RUN_ERROR")
 
 
 class Verifier(_EntityRules):
@@ -198,6 +211,7 @@ class Verifier(_EntityRules):
 
     Attributes:
         runs: one :class:`RunRecord` per run, in stream order.
+        subagents: one :class:`SubagentInvocation` per ``subagentRunId``.
     """
 
     def __init__(self, *, thread_id: str | None = None, messages: Iterable[Message] = ()) -> None:
@@ -208,6 +222,7 @@ class Verifier(_EntityRules):
         self._known_messages: set[str] = set()
         self._known_tool_calls: set[str] = set()
         self._activity_owner: dict[str, Owner] = {}
+        self._invocations = _Invocations()
         self._learn_messages(messages)
 
     # ---- public API --------------------------------------------------------------------
@@ -216,6 +231,12 @@ class Verifier(_EntityRules):
     def current_run(self) -> RunRecord | None:
         """The run in progress, or ``None`` between runs."""
         return self.runs[-1] if self._phase == "running" else None
+
+    @property
+    def subagents(self) -> Mapping[str, SubagentInvocation]:
+        """Every subagent invocation the stream showed, by ``subagentRunId``, in order
+        of first appearance (a read-only live view; see :class:`SubagentInvocation`)."""
+        return MappingProxyType(self._invocations.records)
 
     def feed(self, event: Event) -> list[Diagnostic]:
         """Check one event; returns the tolerated problems it shows.
@@ -231,11 +252,15 @@ class Verifier(_EntityRules):
             rule = unlisted(event, Verifier._no_rule, code="verify.not-an-event", taker=_TAKER)
         try:
             if self._phase == "running":
+                tag: Owner = None
                 if event.type in ATTRIBUTED:
-                    tag: Owner = event.subagent_run_id  # type: ignore[union-attr]
+                    tag = event.subagent_run_id  # type: ignore[union-attr]
                     if tag is not None:
                         self._scope.attributed.add(tag)
-                return rule(self, event)
+                found = rule(self, event)
+                if tag is not None or event.type in _INVOCATION_EVENTS:
+                    self._invocations.observe(event, self.runs[-1].run_id)
+                return found
             if rule is Verifier._no_rule and self._phase not in ("failed", "closed"):
                 return self._no_rule(event)
             return self._between_runs(event)
@@ -281,6 +306,7 @@ class Verifier(_EntityRules):
         """
         if self._phase == "running":
             self.runs[-1] = attrs.evolve(self.runs[-1], status="failed", violation=error)
+            self._invocations.abandon()
         self._phase = "failed"
 
     # ---- lifecycle ---------------------------------------------------------------------
