@@ -9,6 +9,8 @@ exports the hand-written API:
   run a whole stream into state;
 * state: :class:`Conversation` (the reducer) and :class:`Change`;
 * the next request: :func:`next_run_input`, :func:`dump_run_input`;
+* interrupts and resume: :class:`OpenInterrupts` (what the run being continued left
+  open, its expiry, the answers) and :data:`InterruptLookup` (for :func:`agent_app`);
 * recorded histories: :class:`History` (JSON serialization, run lineage by
   ``parentRunId``, time travel) and :func:`compact_events` (:class:`Compaction`);
 * producing: :class:`RunProducer` (typed helpers that enforce the producer duties),
@@ -47,6 +49,7 @@ from agentproto.agui._handles import (
     ToolCallWriter,
 )
 from agentproto.agui._history import Compaction, History, RecordedRun, compact_events
+from agentproto.agui._interrupts import InterruptLookup, OpenInterrupts
 from agentproto.agui._producer import Phase, RunProducer, Sink
 from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
 from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
@@ -71,9 +74,11 @@ __all__ = [
     "EventDecoder",
     "EventStreamResponse",
     "History",
+    "InterruptLookup",
     "Message",
     "Middleware",
     "NextStage",
+    "OpenInterrupts",
     "PatchLike",
     "Phase",
     "ReasoningMessageWriter",

@@ -28,6 +28,7 @@ from agentproto._core.unset import UNSET
 from agentproto.agui._compat import check_declarable, flatten_for_peer
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._generated import Context, ResumeEntry, RunAgentInput, Tool
+from agentproto.agui._interrupts import OpenInterrupts, resume_for
 from agentproto.agui._kinds import ACTIVITY
 from agentproto.agui._wire import _converter
 
@@ -55,6 +56,7 @@ def next_run_input(
     context: Iterable[Context] = (),
     forwarded_props: Any = UNSET,
     resume: Iterable[ResumeEntry] | None = None,
+    interrupts: OpenInterrupts | None = None,
     parent_run_id: str | None = None,
     protocol_version: str | None = PROTOCOL_VERSION,
     state: Any = UNSET,
@@ -71,7 +73,8 @@ def next_run_input(
         context: ambient context entries (sent as a list, ``[]`` when none).
         forwarded_props: any JSON value, passed through untouched (copied);
             omitted means the input carries none.
-        resume: answers to the interrupts that ended the previous run.
+        resume: answers to the interrupts that ended the previous run (copied).
+        interrupts: the :class:`OpenInterrupts` ``resume`` must answer (default: its answers).
         parent_run_id: the run that spawned this one, if any.
         protocol_version: the version this client declares, ``MAJOR.MINOR``;
             ``None`` leaves it out (for a peer that predates the field).
@@ -85,8 +88,8 @@ def next_run_input(
         with the arguments' JSON values.
 
     Raises:
-        UsageError: ``version.not-declarable``: ``protocol_version`` is not
-            ``MAJOR.MINOR`` (``"draft"`` is never declared).
+        UsageError: ``version.not-declarable`` (``protocol_version`` not ``MAJOR.MINOR``,
+            ``"draft"`` included); a ``resume.*`` code (:meth:`OpenInterrupts.check`).
     """
     check_declarable(protocol_version, "next_run_input()")
     snapshot = conversation.state_json() if state is UNSET else thaw(state)
@@ -102,7 +105,7 @@ def next_run_input(
         tools=list(tools),
         context=list(context),
         forwarded_props=None if forwarded_props is UNSET else thaw(forwarded_props),
-        resume=None if resume is None else list(resume),
+        resume=resume_for(interrupts, resume),  # checked by the rules of interrupts
     )
 
 
