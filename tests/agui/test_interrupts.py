@@ -4,6 +4,7 @@ expiry by an injectable clock, answering them, and the README example."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -278,3 +279,23 @@ def test_resume_refuses_until_every_interrupt_is_answered() -> None:
     assert "of run 'r1'" in str(info.value)
     pending.cancel("b")
     assert [e.interrupt_id for e in pending.resume()] == ["a", "b"]
+
+
+# ---- the README example -------------------------------------------------------------------------
+
+
+def test_readme_example_runs_as_written() -> None:
+    """The README's "Interrupts and resume" example runs, and shows what it says."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("#### Interrupts and resume", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    pending, producer = namespace["pending"], namespace["producer"]
+    assert pending.ids == ("send-email", "form") and pending.is_expired("form")
+    assert dump_run_input(namespace["run_input"])["resume"] == [
+        {"interruptId": "send-email", "status": "resolved", "payload": {"approved": True}},
+        {"interruptId": "form", "status": "cancelled"},
+    ]
+    assert [e.interrupt_id for e in producer.resume] == ["send-email", "form"]
+    assert callable(namespace["app"])

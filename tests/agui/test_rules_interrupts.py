@@ -9,15 +9,20 @@ except an entry it cannot match, which it drops with a warning.
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from agentproto import UsageError
+from agentproto import ProtocolError, UsageError
 from agentproto.agui import (
     Consumer,
     OpenInterrupts,
+    RunProducer,
+    agent_app,
     dump_run_input,
     next_run_input,
     schema,
@@ -159,3 +164,167 @@ def test_resume_entries_are_copied() -> None:
     run_input = _next(_pending(ASKED[0]), [entry])
     entry.payload["approved"] = False
     assert run_input.resume is not None and run_input.resume[0].payload == {"approved": True}
+
+
+# ---- the agent: RunProducer -------------------------------------------------------------------
+
+
+def _input(resume: list[dict[str, Any]] | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"threadId": "t", "runId": "r2", "messages": []}
+    if resume is not None:
+        body["resume"] = resume
+    return body
+
+
+def _wire(interrupt_id: str, status: str = "resolved") -> dict[str, Any]:
+    return {"interruptId": interrupt_id, "status": status}
+
+
+def _issued(now: datetime = NOW) -> OpenInterrupts:
+    return OpenInterrupts(ASKED, run_id="r1", clock=lambda: now)
+
+
+@pytest.mark.parametrize(
+    ("resume", "code", "named"),
+    [
+        ([_wire("i1")], "resume.uncovered", "i2"),
+        (None, "resume.uncovered", "i1"),
+        ([_wire("i1"), _wire("i2"), _wire("i1", "cancelled")], "resume.duplicate", "i1"),
+    ],
+    ids=["partial", "omitted", "duplicate"],
+)
+def test_a_producer_refuses_a_violating_resume(
+    resume: list[dict[str, Any]] | None, code: str, named: str
+) -> None:
+    """An agent given the interrupts it issued refuses, before the run starts, an input
+    whose resume leaves one uncovered (or omits resume) or answers one twice."""
+    with pytest.raises(ProtocolError) as info:
+        RunProducer(_input(resume), interrupts=_issued())
+    assert info.value.code == code and info.value.subject == named
+    assert f"'{named}'" in str(info.value)
+
+
+def test_a_producer_refuses_resolving_an_expired_interrupt() -> None:
+    """The agent's clock judges i2 expired: resolving it is refused, cancelling is not."""
+    late = NOW + timedelta(minutes=1)
+    with pytest.raises(ProtocolError) as info:
+        RunProducer(_input([_wire("i1"), _wire("i2")]), interrupts=_issued(late))
+    assert info.value.code == "resume.expired" and info.value.subject == "i2"
+    producer = RunProducer(
+        _input([_wire("i1"), _wire("i2", "cancelled")]), interrupts=_issued(late)
+    )
+    assert [e.status for e in producer.resume] == ["resolved", "cancelled"]
+
+
+def test_a_producer_without_a_record_still_refuses_duplicates() -> None:
+    """With no record of the thread only duplicate entries can be found, and are refused."""
+    with pytest.raises(ProtocolError) as info:
+        RunProducer(_input([_wire("x"), _wire("x", "cancelled")]))
+    assert info.value.code == "resume.duplicate"
+    assert [e.interrupt_id for e in RunProducer(_input([_wire("x")])).resume] == ["x"]
+
+
+def test_a_producer_proceeds_without_an_unknown_entry_and_warns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An entry naming no interrupt the agent issued is dropped: the run proceeds, with a
+    ``resume.unknown-interrupt`` diagnostic and a logged warning."""
+    resume = [_wire("i1"), _wire("ghost"), _wire("i2", "cancelled")]
+    with caplog.at_level(logging.WARNING, logger="agentproto.agui"):
+        producer = RunProducer(_input(resume), interrupts=ASKED)
+    assert [e.interrupt_id for e in producer.resume] == ["i1", "i2"]
+    found = [d for d in producer.diagnostics if d.code == "resume.unknown-interrupt"]
+    assert [(d.subject, d.path) for d in found] == [("ghost", "/resume/1")]
+    assert any("ghost" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+    producer.run_started()
+    producer.run_finished()
+
+
+@pytest.mark.parametrize("issued", [(), OpenInterrupts()], ids=["empty-list", "empty-open"])
+def test_a_resume_on_a_run_that_continues_no_interrupted_run_is_unrecognised(issued: Any) -> None:
+    """A resume list on a run that does not continue an interrupted run answers nothing:
+    each entry is unrecognised, the run proceeds."""
+    producer = RunProducer(_input([_wire("i1"), _wire("i2")]), interrupts=issued)
+    assert producer.resume == ()
+    assert [d.subject for d in producer.diagnostics] == ["i1", "i2"]
+
+
+# ---- the agent: agent_app answers 400 ----------------------------------------------------------
+
+
+async def _post(app: Any, body: dict[str, Any]) -> tuple[int, bytes, list[dict[str, Any]]]:
+    messages = [{"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop(0)
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": []}
+    await asyncio.wait_for(app(scope, receive, send), 5)
+    body_bytes = b"".join(m.get("body", b"") for m in sent[1:])
+    return sent[0]["status"], body_bytes, sent
+
+
+async def _not_called(run_input: Any, producer: RunProducer) -> None:
+    raise AssertionError("the handler must not run")
+
+
+@pytest.mark.parametrize(
+    ("resume", "code", "named"),
+    [
+        ([_wire("i1")], "resume.uncovered", "i2"),
+        ([_wire("i1"), _wire("i1"), _wire("i2")], "resume.duplicate", "i1"),
+        ([_wire("i1"), _wire("i2")], "resume.expired", "i2"),
+    ],
+    ids=["uncovered", "duplicate", "expired"],
+)
+async def test_agent_app_answers_a_violating_resume_with_400(
+    resume: list[dict[str, Any]], code: str, named: str
+) -> None:
+    """``agent_app`` answers 400 with a JSON error naming the rule and the interrupt,
+    before the handler runs and before any stream starts."""
+    late = OpenInterrupts(ASKED, clock=lambda: NOW + timedelta(minutes=1))
+    issued = late if code == "resume.expired" else _issued()
+    app = agent_app(_not_called, interrupts=lambda run_input: issued)
+    status, body, sent = await _post(app, _input(resume))
+    assert status == 400
+    assert dict(sent[0]["headers"])[b"content-type"] == b"application/json"
+    error = json.loads(body)
+    assert error["error"] == "invalid-resume" and error["code"] == code
+    assert error["interruptId"] == named and f"'{named}'" in error["detail"]
+
+
+async def test_agent_app_without_a_lookup_refuses_duplicates() -> None:
+    """Without a lookup the app still refuses an input answering one interrupt twice."""
+    status, body, _ = await _post(agent_app(_not_called), _input([_wire("x"), _wire("x")]))
+    assert status == 400 and json.loads(body)["code"] == "resume.duplicate"
+
+
+async def test_agent_app_serves_a_conforming_resume_through_an_async_lookup(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An async lookup is awaited; a conforming resume is served, and the handler's
+    producer holds the entries it recognised (the unknown one dropped with a warning)."""
+    seen: list[Any] = []
+
+    async def lookup(run_input: schema.RunAgentInput) -> list[dict[str, Any]]:
+        assert run_input.thread_id == "t"
+        return ASKED
+
+    async def handler(run_input: Any, producer: RunProducer) -> None:
+        seen.append([e.interrupt_id for e in producer.resume])
+        producer.run_started()
+        producer.run_finished()
+
+    resume = [_wire("i1"), _wire("ghost", "cancelled"), _wire("i2", "cancelled")]
+    with caplog.at_level(logging.WARNING, logger="agentproto.agui"):
+        status, body, _ = await _post(agent_app(handler, interrupts=lookup), _input(resume))
+    assert status == 200 and b"RUN_FINISHED" in body
+    assert seen == [["i1", "i2"]]
+    assert any("ghost" in r.getMessage() for r in caplog.records)
