@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 
 from agentproto import SchemaError, UsageError
-from agentproto.agui import Consumer, OpenInterrupts, RunProducer, Verifier, dump_run_input, schema
+from agentproto.agui import (
+    Consumer,
+    OpenInterrupts,
+    Verifier,
+    dump_run_input,
+    next_run_input,
+    schema,
+)
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 FULL: dict[str, Any] = {
@@ -53,7 +60,8 @@ def test_the_interrupts_that_ended_the_last_run_are_open() -> None:
     """Every field of each interrupt the interrupt outcome carried is there, typed."""
     consumer = _consumer(*_run(_interrupt(FULL, {"id": "i2", "reason": "x"})))
     pending = OpenInterrupts.of(consumer, clock=lambda: NOW)
-    assert pending.ids == ("i1", "i2") and pending.run_id == "r1" and len(pending) == 2
+    assert pending.ids == ("i1", "i2") and len(pending) == 2
+    assert (pending.run_id, pending.thread_id) == ("r1", "t")
     first = pending.get("i1")
     assert isinstance(first, schema.Interrupt)
     assert (first.id, first.reason, first.message, first.tool_call_id) == (
@@ -260,13 +268,10 @@ def test_answers_are_copies() -> None:
 def test_a_payload_of_none_sends_none() -> None:
     """The schema forbids a null payload: ``None`` leaves it out."""
     pending = _open({"id": "a", "reason": "r"})
-    pending.resolve("a")
-    body = {"threadId": "t", "runId": "r2", "messages": [], "resume": [
-        {"interruptId": "a", "status": "resolved"}]}  # fmt: skip
-    assert [dump_run_input(RunProducer(body).run_input)["resume"][0]] == [
-        {"interruptId": "a", "status": "resolved"}
-    ]
-    assert pending.answers[0].payload is None
+    assert pending.resolve("a").payload is None
+    run_input = next_run_input(Consumer().conversation, thread_id="t", run_id="r2",
+                               interrupts=pending)  # fmt: skip
+    assert dump_run_input(run_input)["resume"] == [{"interruptId": "a", "status": "resolved"}]
 
 
 def test_resume_refuses_until_every_interrupt_is_answered() -> None:

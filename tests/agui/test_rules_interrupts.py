@@ -158,6 +158,16 @@ def test_expiry_is_judged_again_when_the_input_is_built() -> None:
     _refused("resume.expired", ["i2"], lambda: _next(pending))
 
 
+def test_a_resume_continues_on_the_interrupted_thread() -> None:
+    """The continuing run carries the interrupted run's threadId."""
+    pending = _pending(ASKED[0])
+    pending.cancel("i1")
+    call = lambda: next_run_input(  # noqa: E731
+        Consumer().conversation, thread_id="other", run_id="r2", interrupts=pending
+    )
+    _refused("resume.thread-mismatch", ["t", "other", "i1"], call)
+
+
 def test_resume_entries_are_copied() -> None:
     """The built input shares nothing with the entries given."""
     entry = _entry("i1", payload={"approved": True})

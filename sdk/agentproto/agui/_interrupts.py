@@ -119,11 +119,13 @@ class OpenInterrupts:
             the schema), in the order the run listed them; none when the run being
             continued did not end interrupted.
         run_id: the run that issued them, when known.
+        thread_id: that run's thread, when known: the continuing run must be on it.
         clock: what "now" is when expiry is judged: a callable returning an aware
             :class:`~datetime.datetime` (default: the current UTC time).
 
     Attributes:
         run_id: the run that issued the interrupts, if known.
+        thread_id: its thread, if known.
         diagnostics: ``interrupt.expiry-unreadable`` for each ``expiresAt`` that is
             not an ISO 8601 date (that interrupt never expires), with the path
             under the ``RUN_FINISHED`` event that carried it.
@@ -138,9 +140,11 @@ class OpenInterrupts:
         interrupts: Iterable[Interrupt | Mapping[str, Any]] = (),
         *,
         run_id: str | None = None,
+        thread_id: str | None = None,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
         self.run_id = run_id
+        self.thread_id = thread_id
         self.diagnostics: list[Diagnostic] = []
         self._clock = clock
         self._open: dict[str, Interrupt] = {}
@@ -201,7 +205,9 @@ class OpenInterrupts:
         if record is None or record.status != "interrupted":
             return cls(clock=clock)
         assert isinstance(outcome, RunFinishedInterruptOutcome)
-        return cls(outcome.interrupts, run_id=record.run_id, clock=clock)
+        return cls(
+            outcome.interrupts, run_id=record.run_id, thread_id=record.thread_id, clock=clock
+        )
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -370,7 +376,7 @@ class OpenInterrupts:
     def _pinned(self) -> OpenInterrupts:
         """The same interrupts and answers, with "now" fixed at this instant."""
         now = self._now()
-        pinned = OpenInterrupts(run_id=self.run_id, clock=lambda: now)
+        pinned = OpenInterrupts(run_id=self.run_id, thread_id=self.thread_id, clock=lambda: now)
         pinned._open, pinned._expiry = self._open, self._expiry
         pinned._answers = dict(self._answers)
         pinned.diagnostics = list(self.diagnostics)
@@ -436,14 +442,15 @@ def _problem(open_: OpenInterrupts, entries: Sequence[ResumeEntry]) -> _Problem 
 
 
 def resume_for(
-    interrupts: OpenInterrupts | None, resume: Iterable[ResumeEntry] | None
+    interrupts: OpenInterrupts | None, resume: Iterable[ResumeEntry] | None, thread_id: str
 ) -> list[ResumeEntry] | None:
     """The resume list :func:`~agentproto.agui.next_run_input` sends (copies): ``resume``
     when given, else the answers ``interrupts`` recorded (``None`` when nothing is
     open); checked against ``interrupts``, or only for duplicates without them.
 
     Raises:
-        UsageError: a ``resume.*`` code (see :meth:`OpenInterrupts.check`).
+        UsageError: a ``resume.*`` code (see :meth:`OpenInterrupts.check`);
+            ``resume.thread-mismatch``: open interrupts of another thread.
     """
     entries = None if resume is None else [_copy_entry(e) for e in resume]
     if interrupts is None:
@@ -451,6 +458,12 @@ def resume_for(
         if duplicates is not None:
             raise UsageError(duplicates[0], duplicates[1])
         return entries
+    if len(interrupts) and interrupts.thread_id not in (None, thread_id):
+        raise UsageError(
+            "resume.thread-mismatch",
+            f"the open {_named(interrupts.ids)} belong to thread '{interrupts.thread_id}', "
+            f"not '{thread_id}': a run continues on the thread it resumes",
+        )
     if entries is None and len(interrupts):
         entries = list(interrupts.answers)
     interrupts.check(entries or [])

@@ -105,7 +105,7 @@ def next_run_input(
         tools=list(tools),
         context=list(context),
         forwarded_props=None if forwarded_props is UNSET else thaw(forwarded_props),
-        resume=resume_for(interrupts, resume),  # checked by the rules of interrupts
+        resume=resume_for(interrupts, resume, thread_id),  # checked by the interrupt rules
     )
 
 
