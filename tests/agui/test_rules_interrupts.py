@@ -338,3 +338,22 @@ async def test_agent_app_serves_a_conforming_resume_through_an_async_lookup(
     assert status == 200 and b"RUN_FINISHED" in body
     assert seen == [["i1", "i2"]]
     assert any("ghost" in r.getMessage() for r in caplog.records)
+
+
+async def test_agent_app_lookup_finding_nothing_open_serves_and_warns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A lookup answering ``None`` (the thread's last run asked nothing) makes every
+    entry unrecognised: the run is served without them, with a warning each."""
+    seen: list[Any] = []
+
+    def handler(run_input: Any, producer: RunProducer) -> None:
+        seen.append((producer.resume, [d.subject for d in producer.diagnostics]))
+        producer.run_started()
+        producer.run_finished()
+
+    app = agent_app(handler, interrupts=lambda run_input: None)
+    with caplog.at_level(logging.WARNING, logger="agentproto.agui"):
+        status, _, _ = await _post(app, _input([_wire("i1")]))
+    assert status == 200 and seen == [((), ["i1"])]
+    assert any("'i1'" in r.getMessage() for r in caplog.records)

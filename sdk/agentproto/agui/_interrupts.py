@@ -542,7 +542,8 @@ async def screen_resume(
         found = lookup(run_input)
         if inspect.isawaitable(found):
             found = await found
-        issued = (_issued(found) or OpenInterrupts())._pinned()
+        issued = _issued(found)
+        issued = (OpenInterrupts() if issued is None else issued)._pinned()
     try:
         check_resume(run_input, issued)
     except ProtocolError as exc:
