@@ -72,7 +72,7 @@ def test_the_interrupts_that_ended_the_last_run_are_open() -> None:
     assert first.expires_at == FULL["expiresAt"]
     assert pending.expires_at("i1") == datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
     assert pending.expires_at("i2") is None and not pending.is_expired("i2")
-    assert [i.id for i in pending] == ["i1", "i2"] and "i2" in pending
+    assert [i.id for i in pending.interrupts] == ["i1", "i2"] and "i2" in pending
     assert pending.diagnostics == []
 
 
@@ -269,8 +269,7 @@ def test_a_payload_of_none_sends_none() -> None:
     """The schema forbids a null payload: ``None`` leaves it out."""
     pending = _open({"id": "a", "reason": "r"})
     assert pending.resolve("a").payload is None
-    run_input = next_run_input(Consumer().conversation, thread_id="t", run_id="r2",
-                               interrupts=pending)  # fmt: skip
+    run_input = next_run_input(Consumer().conversation, thread_id="t", run_id="r2", resume=pending)
     assert dump_run_input(run_input)["resume"] == [{"interruptId": "a", "status": "resolved"}]
 
 

@@ -67,10 +67,8 @@ def _entry(interrupt_id: str, status: str = "resolved", **extra: Any) -> schema.
     return schema.ResumeEntry(interrupt_id=interrupt_id, status=status, **extra)  # type: ignore[arg-type]
 
 
-def _next(pending: OpenInterrupts | None, resume: Any = None) -> schema.RunAgentInput:
-    return next_run_input(
-        Consumer().conversation, thread_id="t", run_id="r2", interrupts=pending, resume=resume
-    )
+def _next(resume: Any, thread_id: str = "t") -> schema.RunAgentInput:
+    return next_run_input(Consumer().conversation, thread_id=thread_id, run_id="r2", resume=resume)
 
 
 def _refused(code: str, names: list[str], call: Any) -> str:
@@ -82,7 +80,7 @@ def _refused(code: str, names: list[str], call: Any) -> str:
     return str(info.value)
 
 
-# ---- the client: next_run_input -------------------------------------------------------------
+# ---- the client: next_run_input and OpenInterrupts.check ------------------------------------
 
 
 def test_a_resume_answering_every_interrupt_is_sent() -> None:
@@ -99,22 +97,28 @@ def test_a_resume_answering_every_interrupt_is_sent() -> None:
 
 
 def test_a_resume_leaving_an_interrupt_uncovered_is_refused() -> None:
-    """A resume list missing an open interrupt is refused, naming the missing id."""
-    message = _refused("resume.uncovered", ["i2"], lambda: _next(_pending(*ASKED), [_entry("i1")]))
+    """A resume missing an open interrupt is refused, naming the missing id."""
+    pending = _pending(*ASKED)
+    pending.resolve("i1", {"approved": True})
+    message = _refused("resume.uncovered", ["i2"], lambda: _next(pending))
     assert "'i1'" not in message
+    _refused("resume.uncovered", ["i2"], lambda: _pending(*ASKED).check([_entry("i1")]))
 
 
-def test_omitting_resume_is_not_abandoning() -> None:
+def test_omitting_an_answer_is_not_abandoning() -> None:
     """With interrupts open and nothing answered, no input is built: omission is not
     cancellation."""
     _refused("resume.uncovered", ["i1", "i2"], lambda: _next(_pending(*ASKED)))
-    _refused("resume.uncovered", ["i1", "i2"], lambda: _next(_pending(*ASKED), []))
+    _refused("resume.uncovered", ["i1", "i2"], lambda: _pending(*ASKED).check([]))
 
 
 def test_an_entry_naming_no_open_interrupt_is_refused() -> None:
-    """Each entry names an interrupt of the run being continued."""
+    """Each entry names an interrupt of the run being continued: answering another is
+    refused, as is a list naming one."""
+    pending = _pending(*ASKED)
+    _refused("resume.unknown-interrupt", ["ghost"], lambda: pending.resolve("ghost", 1))
     entries = [_entry("i1"), _entry("i2"), _entry("ghost", "cancelled")]
-    _refused("resume.unknown-interrupt", ["ghost"], lambda: _next(_pending(*ASKED), entries))
+    _refused("resume.unknown-interrupt", ["ghost"], lambda: pending.check(entries))
 
 
 @pytest.mark.parametrize(
@@ -124,28 +128,34 @@ def test_an_entry_naming_no_open_interrupt_is_refused() -> None:
 )
 def test_a_resume_with_no_interrupted_run_is_refused(events: list[dict[str, Any]]) -> None:
     """When the last run did not end interrupted, nothing is open: any entry is unknown,
-    and an input without resume is fine."""
+    and the input carries no resume."""
     consumer = Consumer()
     consumer.feed_all(events)
     pending = OpenInterrupts.of(consumer, clock=lambda: NOW)
-    _refused("resume.unknown-interrupt", ["i1"], lambda: _next(pending, [_entry("i1")]))
+    _refused("resume.unknown-interrupt", ["i1"], lambda: pending.cancel("i1"))
+    _refused("resume.unknown-interrupt", ["i1"], lambda: pending.check([_entry("i1")]))
     assert _next(pending).resume is None
 
 
-@pytest.mark.parametrize("with_interrupts", [True, False])
-def test_duplicate_entries_are_refused(with_interrupts: bool) -> None:
-    """Two entries for one interrupt are refused, with or without the open interrupts."""
-    pending = _pending(*ASKED) if with_interrupts else None
+def test_duplicate_entries_are_refused() -> None:
+    """Two entries for one interrupt are refused: by next_run_input for a list given as
+    it is, by the open interrupts' check, and answering one twice."""
     entries = [_entry("i1"), _entry("i2", "cancelled"), _entry("i1", "cancelled")]
-    _refused("resume.duplicate", ["i1"], lambda: _next(pending, entries))
+    _refused("resume.duplicate", ["i1"], lambda: _next(entries))
+    _refused("resume.duplicate", ["i1"], lambda: _pending(*ASKED).check(entries))
+    pending = _pending(*ASKED)
+    pending.resolve("i1", 1)
+    _refused("resume.already-answered", ["i1"], lambda: pending.cancel("i1"))
 
 
 def test_an_expired_interrupt_can_be_cancelled_not_resolved() -> None:
     """An interrupt judged expired (its expiry now or earlier) is refused as resolved and
     accepted as cancelled."""
     pending = _pending({"id": "late", "reason": "r", "expiresAt": NOW.isoformat()})
-    _refused("resume.expired", ["late"], lambda: _next(pending, [_entry("late", payload=1)]))
-    assert _next(pending, [_entry("late", "cancelled")]).resume == [_entry("late", "cancelled")]
+    _refused("resume.expired", ["late"], lambda: pending.resolve("late", 1))
+    _refused("resume.expired", ["late"], lambda: pending.check([_entry("late", payload=1)]))
+    pending.cancel("late")
+    assert _next(pending).resume == [_entry("late", "cancelled")]
 
 
 def test_expiry_is_judged_again_when_the_input_is_built() -> None:
@@ -162,16 +172,13 @@ def test_a_resume_continues_on_the_interrupted_thread() -> None:
     """The continuing run carries the interrupted run's threadId."""
     pending = _pending(ASKED[0])
     pending.cancel("i1")
-    call = lambda: next_run_input(  # noqa: E731
-        Consumer().conversation, thread_id="other", run_id="r2", interrupts=pending
-    )
-    _refused("resume.thread-mismatch", ["t", "other", "i1"], call)
+    _refused("resume.thread-mismatch", ["t", "other", "i1"], lambda: _next(pending, "other"))
 
 
 def test_resume_entries_are_copied() -> None:
     """The built input shares nothing with the entries given."""
     entry = _entry("i1", payload={"approved": True})
-    run_input = _next(_pending(ASKED[0]), [entry])
+    run_input = _next([entry])
     entry.payload["approved"] = False
     assert run_input.resume is not None and run_input.resume[0].payload == {"approved": True}
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
@@ -111,7 +111,7 @@ class OpenInterrupts:
 
     Build it from what a consumer read (:meth:`of`) or from the interrupts an agent
     issued; answer each interrupt with :meth:`resolve` or :meth:`cancel`, then give it
-    to :func:`~agentproto.agui.next_run_input` (``interrupts=``), which sends the
+    to :func:`~agentproto.agui.next_run_input` as ``resume=``, which sends the
     answers as the input's ``resume`` list once every interrupt has one.
 
     Args:
@@ -223,9 +223,6 @@ class OpenInterrupts:
 
     def __len__(self) -> int:
         return len(self._open)
-
-    def __iter__(self) -> Iterator[Interrupt]:
-        return iter(self.interrupts)
 
     def __contains__(self, interrupt_id: object) -> bool:
         return interrupt_id in self._open
@@ -442,32 +439,32 @@ def _problem(open_: OpenInterrupts, entries: Sequence[ResumeEntry]) -> _Problem 
 
 
 def resume_for(
-    interrupts: OpenInterrupts | None, resume: Iterable[ResumeEntry] | None, thread_id: str
+    resume: Iterable[ResumeEntry] | OpenInterrupts | None, thread_id: str
 ) -> list[ResumeEntry] | None:
-    """The resume list :func:`~agentproto.agui.next_run_input` sends (copies): ``resume``
-    when given, else the answers ``interrupts`` recorded (``None`` when nothing is
-    open); checked against ``interrupts``, or only for duplicates without them.
+    """The resume list :func:`~agentproto.agui.next_run_input` sends (copies): the
+    answers an :class:`OpenInterrupts` recorded, held to every rule (``None`` when
+    nothing is open), or the entries given, refused only for duplicates (nothing says
+    what is open).
 
     Raises:
         UsageError: a ``resume.*`` code (see :meth:`OpenInterrupts.check`);
-            ``resume.thread-mismatch``: open interrupts of another thread.
+            ``resume.thread-mismatch``: interrupts open on another thread.
     """
-    entries = None if resume is None else [_copy_entry(e) for e in resume]
-    if interrupts is None:
+    if not isinstance(resume, OpenInterrupts):
+        entries = None if resume is None else [_copy_entry(e) for e in resume]
         duplicates = _duplicates(entries or [])
         if duplicates is not None:
             raise UsageError(duplicates[0], duplicates[1])
         return entries
-    if len(interrupts) and interrupts.thread_id not in (None, thread_id):
+    if not len(resume):
+        return None
+    if resume.thread_id not in (None, thread_id):
         raise UsageError(
             "resume.thread-mismatch",
-            f"the open {_named(interrupts.ids)} belong to thread '{interrupts.thread_id}', "
+            f"the open {_named(resume.ids)} belong to thread '{resume.thread_id}', "
             f"not '{thread_id}': a run continues on the thread it resumes",
         )
-    if entries is None and len(interrupts):
-        entries = list(interrupts.answers)
-    interrupts.check(entries or [])
-    return entries
+    return resume.resume()
 
 
 def _issued(interrupts: IssuedInterrupts) -> OpenInterrupts | None:

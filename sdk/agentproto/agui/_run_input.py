@@ -55,8 +55,7 @@ def next_run_input(
     tools: Iterable[Tool] = (),
     context: Iterable[Context] = (),
     forwarded_props: Any = UNSET,
-    resume: Iterable[ResumeEntry] | None = None,
-    interrupts: OpenInterrupts | None = None,
+    resume: Iterable[ResumeEntry] | OpenInterrupts | None = None,
     parent_run_id: str | None = None,
     protocol_version: str | None = PROTOCOL_VERSION,
     state: Any = UNSET,
@@ -73,8 +72,8 @@ def next_run_input(
         context: ambient context entries (sent as a list, ``[]`` when none).
         forwarded_props: any JSON value, passed through untouched (copied);
             omitted means the input carries none.
-        resume: answers to the interrupts that ended the previous run (copied).
-        interrupts: the :class:`OpenInterrupts` ``resume`` must answer (default: its answers).
+        resume: the answers to the previous run's interrupts (copied): entries, or an
+            :class:`OpenInterrupts`, checked (``UsageError`` ``resume.*``, ids named).
         parent_run_id: the run that spawned this one, if any.
         protocol_version: the version this client declares, ``MAJOR.MINOR``;
             ``None`` leaves it out (for a peer that predates the field).
@@ -88,8 +87,8 @@ def next_run_input(
         with the arguments' JSON values.
 
     Raises:
-        UsageError: ``version.not-declarable`` (``protocol_version`` not ``MAJOR.MINOR``,
-            ``"draft"`` included); a ``resume.*`` code (:meth:`OpenInterrupts.check`).
+        UsageError: ``version.not-declarable``: ``protocol_version`` is not
+            ``MAJOR.MINOR`` (``"draft"`` is never declared).
     """
     check_declarable(protocol_version, "next_run_input()")
     snapshot = conversation.state_json() if state is UNSET else thaw(state)
@@ -105,7 +104,7 @@ def next_run_input(
         tools=list(tools),
         context=list(context),
         forwarded_props=None if forwarded_props is UNSET else thaw(forwarded_props),
-        resume=resume_for(interrupts, resume, thread_id),  # checked by the interrupt rules
+        resume=resume_for(resume, thread_id),  # held to the interrupt rules
     )
 
 
