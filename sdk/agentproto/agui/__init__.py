@@ -17,6 +17,8 @@ exports the hand-written API:
 * frontend tools (the client's own): :func:`unanswered_tool_calls`, and
   :func:`answer_tool_calls` / :func:`aanswer_tool_calls` to run the application's
   functions (:data:`ToolFunction`) into the tool messages the next input carries;
+* interrupts and resume: :class:`OpenInterrupts` (what the run being continued left
+  open, its expiry, the answers) and :data:`InterruptLookup` (for :func:`agent_app`);
 * recorded histories: :class:`History` (JSON serialization, run lineage by
   ``parentRunId``, time travel) and :func:`compact_events` (:class:`Compaction`);
 * producing: :class:`RunProducer` (typed helpers that enforce the producer duties),
@@ -67,6 +69,7 @@ from agentproto.agui._handles import (
     ToolCallWriter,
 )
 from agentproto.agui._history import Compaction, History, RecordedRun, compact_events
+from agentproto.agui._interrupts import InterruptLookup, OpenInterrupts
 from agentproto.agui._producer import Phase, RunProducer, Sink
 from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
 from agentproto.agui._state_view import StateShapeError, StateView
@@ -95,9 +98,11 @@ __all__ = [
     "EventDecoder",
     "EventStreamResponse",
     "History",
+    "InterruptLookup",
     "Message",
     "Middleware",
     "NextStage",
+    "OpenInterrupts",
     "PatchLike",
     "Phase",
     "ReasoningMessageWriter",

@@ -100,7 +100,7 @@ code                                raised when
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias, TypeVar, get_args
 
 import attrs
@@ -121,7 +121,8 @@ from agentproto.agui._conversation import Conversation
 from agentproto.agui._emit_messages import MessageEvents
 from agentproto.agui._emit_run import NO_STATE, RunEvents
 from agentproto.agui._frontend_tools import refuse_client_tool_answers
-from agentproto.agui._generated import Event, Message, RunAgentInput
+from agentproto.agui._generated import Event, Interrupt, Message, ResumeEntry, RunAgentInput
+from agentproto.agui._interrupts import OpenInterrupts, accept_resume
 from agentproto.agui._kinds import ATTRIBUTED, attribute, kinds
 from agentproto.agui._run_input import PROTOCOL_VERSION
 from agentproto.agui._verify import Verifier
@@ -207,6 +208,11 @@ class RunProducer(MessageEvents, RunEvents):
         new_id: makes the ids the helpers generate, from a prefix (``"msg"``,
             ``"call"``, ``"tool-result"``, ``"reasoning"``, ``"subagent"``,
             ``"activity"``); default ``f"{prefix}-{uuid4().hex}"``.
+        interrupts: the interrupts the agent's previous run on this thread ended
+            with (``()`` when it did not end interrupted), from the agent's own
+            record: the run input's ``resume`` must then answer each once and
+            resolve none judged expired (an :class:`OpenInterrupts` brings its
+            clock). ``None``: no record, only duplicate entries are refused.
 
     Attributes:
         run_input: the typed run input, if any.
@@ -217,10 +223,16 @@ class RunProducer(MessageEvents, RunEvents):
         diagnostics: what the producer tolerated: a run input declaring a newer
             ``protocolVersion`` than this SDK speaks (``version.newer``; a newer
             minor of its line is served, as the versioning rules require) or one
-            it cannot interpret (``version.uninterpretable``).
+            it cannot interpret (``version.uninterpretable``); a resume entry
+            naming no interrupt of ``interrupts`` (``resume.unknown-interrupt``,
+            also logged as a warning), which the run proceeds without.
+        resume: the resume entries the run acts on: the input's, less those
+            naming no interrupt of ``interrupts``.
 
     Raises:
         SchemaError: ``run_input`` (wire JSON) or ``state`` is malformed.
+        ProtocolError: the input's ``resume`` breaks an interrupt rule, before the
+            run starts: ``resume.uncovered``, ``resume.expired``, ``resume.duplicate``.
 
     Example::
 
@@ -240,6 +252,7 @@ class RunProducer(MessageEvents, RunEvents):
         state: Any = UNSET,
         sink: Sink | None = None,
         new_id: Callable[[str], str] | None = None,
+        interrupts: OpenInterrupts | Iterable[Interrupt | Mapping[str, Any]] | None = None,
     ) -> None:
         if isinstance(run_input, Mapping):
             run_input = parse_run_input(dict(run_input))
@@ -267,6 +280,9 @@ class RunProducer(MessageEvents, RunEvents):
             found = check_peer_version(declared, _OWN_VERSION, "consumer")
             if found is not None:
                 self.diagnostics.append(found)
+        self.resume: tuple[ResumeEntry, ...] = accept_resume(
+            run_input, interrupts, self.diagnostics
+        )
         self._phase: Phase = "idle"
         self._closed = False
         self._run_ids: tuple[str, str] | None = None  # (threadId, runId) of the last run

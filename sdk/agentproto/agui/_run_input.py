@@ -40,6 +40,7 @@ from agentproto.agui._generated import (
     Tool,
     ToolMessage,
 )
+from agentproto.agui._interrupts import OpenInterrupts, resume_for
 from agentproto.agui._kinds import ACTIVITY
 from agentproto.agui._wire import _converter
 
@@ -66,7 +67,7 @@ def next_run_input(
     tools: Iterable[Tool] = (),
     context: Iterable[Context] = (),
     forwarded_props: Any = UNSET,
-    resume: Iterable[ResumeEntry] | None = None,
+    resume: Iterable[ResumeEntry] | OpenInterrupts | None = None,
     parent_run_id: str | None = None,
     protocol_version: str | None = PROTOCOL_VERSION,
     state: Any = UNSET,
@@ -84,7 +85,8 @@ def next_run_input(
         context: ambient context entries (sent as a list, ``[]`` when none).
         forwarded_props: any JSON value, passed through untouched (copied);
             omitted means the input carries none.
-        resume: answers to the interrupts that ended the previous run.
+        resume: the answers to the previous run's interrupts (copied): entries, or an
+            :class:`OpenInterrupts`, checked (``UsageError`` ``resume.*``, ids named).
         parent_run_id: the run that spawned this one, if any.
         protocol_version: the version this client declares, ``MAJOR.MINOR``;
             ``None`` leaves it out (for a peer that predates the field).
@@ -101,7 +103,8 @@ def next_run_input(
     Raises:
         UsageError: ``version.not-declarable``: ``protocol_version`` is not
             ``MAJOR.MINOR`` (``"draft"`` is never declared); ``toolcall.*``: a call
-            to ``tools`` left unanswered, or an answer that fits no call.
+            to ``tools`` left unanswered, or an answer that fits no call;
+            ``resume.*``: the answers break the interrupt rules (ids named).
     """
     check_declarable(protocol_version, "next_run_input()")
     tools = list(tools)
@@ -115,7 +118,7 @@ def next_run_input(
         tools=tools,
         context=list(context),
         forwarded_props=None if forwarded_props is UNSET else thaw(forwarded_props),
-        resume=None if resume is None else list(resume),
+        resume=resume_for(resume, thread_id),  # held to the interrupt rules
     )
 
 

@@ -62,6 +62,7 @@ from agentproto.agui._encoding import (
     stream_headers,
 )
 from agentproto.agui._generated import Event, RunAgentInput
+from agentproto.agui._interrupts import InterruptLookup, OpenInterrupts, screen_resume
 from agentproto.agui._outbox import Outbox, start_handler, stream_outbox
 from agentproto.agui._producer import RunProducer
 from agentproto.agui._wire import _converter
@@ -401,10 +402,11 @@ def run_events(
 
 
 async def _run_events(
-    handler: AgentHandler, run_input: RunAgentInput, max_buffered_events: int
-) -> AsyncGenerator[Event, None]:
+    handler: AgentHandler, run_input: RunAgentInput, max_buffered_events: int,
+    interrupts: OpenInterrupts | None = None,
+) -> AsyncGenerator[Event, None]:  # fmt: skip
     outbox = Outbox(max_buffered_events)
-    producer = RunProducer(run_input, sink=outbox.put)
+    producer = RunProducer(run_input, sink=outbox.put, interrupts=interrupts)
     error: Exception | None = None
     try:
         task = start_handler(handler(run_input, producer), producer, outbox)
@@ -458,6 +460,7 @@ def agent_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float | None = _DEFAULT_BODY_TIMEOUT,
     max_buffered_events: int = _DEFAULT_MAX_BUFFERED_EVENTS,
+    interrupts: InterruptLookup | None = None,
 ) -> ASGIApp:
     """An ASGI application serving one agent: POST a ``RunAgentInput``, get its events.
 
@@ -493,6 +496,8 @@ def agent_app(
             30); then 408 ``body-timeout``. ``None``: as long as the client takes.
         max_buffered_events: emitted events that may wait for the client before the
             handler is held (default 256).
+        interrupts: ``lookup(run_input)``, maybe async: what the thread's last run left
+            open; a ``resume`` breaking a rule gets 400 ``invalid-resume`` (README).
 
     Returns:
         The ASGI 3 application; for example ``app = agent_app(handler)``, served with
@@ -505,10 +510,12 @@ def agent_app(
     if body_timeout is not None:
         _check_limit("body_timeout", body_timeout, integer=False)
     _check_limit("max_buffered_events", max_buffered_events, integer=True)
-    return _serving(handler, _BodyLimits(max_body_bytes, body_timeout), max_buffered_events)
+    reading = _BodyLimits(max_body_bytes, body_timeout)
+    return _serving(handler, reading, max_buffered_events, interrupts)
 
 
-def _serving(handler: AgentHandler, reading: _BodyLimits, max_buffered_events: int) -> ASGIApp:
+def _serving(handler: AgentHandler, reading: _BodyLimits, max_buffered_events: int,
+             lookup: InterruptLookup | None) -> ASGIApp:  # fmt: skip
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await _not_http(scope, receive, send)
@@ -516,8 +523,12 @@ def _serving(handler: AgentHandler, reading: _BodyLimits, max_buffered_events: i
         run_input = await _request_input(scope, receive, send, reading)
         if run_input is None:
             return  # answered with an error, or the client left before its request
+        issued, refusal = await screen_resume(lookup, run_input)  # the interrupt rules
+        if refusal is not None:
+            await _send_json(send, 400, refusal)
+            return
         transport = negotiate_transport(_header(scope, b"accept"))
-        events = run_events(handler, run_input, max_buffered_events=max_buffered_events)
+        events = _run_events(handler, run_input, max_buffered_events, issued)
         # every event comes from the run's producer, which checked it against the schema
         await EventStreamResponse(events, transport=transport, check=False)(scope, receive, send)
 
