@@ -86,7 +86,9 @@ EXPECTED_ALL = {
         "answer_tool_calls",
         "unanswered_tool_calls",
         "aconsume",
+        "agent_api_route",
         "agent_app",
+        "agent_route",
         "aiter_events",
         "asgi",
         "compact_events",
@@ -105,6 +107,7 @@ EXPECTED_ALL = {
         "parse_run_input",
         "quirks",
         "run_events",
+        "run_input_schema",
         "schema",
         "stream_headers",
     ],
@@ -426,12 +429,34 @@ def _unexported(roots: list[Any]) -> set[str]:
         for where, annotation, namespace in _annotations_of(obj):
             for text, value in _names_in(annotation, {**fallback, **namespace}):
                 if value is _MISSING:
+                    if text in _third_party_for_typing(namespace):
+                        continue  # an optional framework's class, e.g. starlette's Route
                     problems.add(f"{where}: {text} (not importable from a public namespace)")
                 elif _is_sdk(value, aliases):
                     if id(value) not in exported:
                         problems.add(f"{where}: {text}")
                     queue.append(value)
     return problems
+
+
+def _third_party_for_typing(namespace: dict[str, Any]) -> set[str]:
+    """The names a module imports only for type checking (``if TYPE_CHECKING:``) from a
+    package that is not agentproto: classes of optional dependencies, which a public
+    signature may name without the SDK exporting (or importing) them."""
+    module = sys.modules.get(namespace.get("__name__", ""))
+    try:
+        tree = ast.parse(inspect.getsource(module)) if module is not None else None
+    except (OSError, TypeError):
+        tree = None
+    names: set[str] = set()
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for imported in node.body:
+                if isinstance(imported, ast.ImportFrom) and not (
+                    imported.module or "agentproto"
+                ).startswith("agentproto"):
+                    names.update(alias.asname or alias.name for alias in imported.names)
+    return names
 
 
 def test_public_signatures_name_only_exported_types() -> None:

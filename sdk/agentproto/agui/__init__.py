@@ -23,7 +23,9 @@ exports the hand-written API:
   ``parentRunId``, time travel) and :func:`compact_events` (:class:`Compaction`);
 * producing: :class:`RunProducer` (typed helpers that enforce the producer duties),
   :func:`agent_app` / :class:`EventStreamResponse` (ASGI serving), the SSE and JSON
-  Lines encoders;
+  Lines encoders; :func:`agent_route` / :func:`agent_api_route` (the agent as a
+  Starlette / FastAPI route at an exact path) and :func:`run_input_schema` (the run
+  input's JSON Schema, e.g. for OpenAPI);
 * fitting known peers: :mod:`agentproto.agui.quirks`, opt-in repairs of their bugs.
 """
 
@@ -69,8 +71,10 @@ from agentproto.agui._handles import (
     ToolCallWriter,
 )
 from agentproto.agui._history import Compaction, History, RecordedRun, compact_events
+from agentproto.agui._input_schema import run_input_schema
 from agentproto.agui._interrupts import InterruptLookup, OpenInterrupts
 from agentproto.agui._producer import Phase, RunProducer, Sink
+from agentproto.agui._routes import agent_api_route, agent_route
 from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
 from agentproto.agui._state_view import StateShapeError, StateView
 from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
@@ -130,7 +134,9 @@ __all__ = [
     "Verifier",
     "aanswer_tool_calls",
     "aconsume",
+    "agent_api_route",
     "agent_app",
+    "agent_route",
     "aiter_events",
     "answer_tool_calls",
     "asgi",
@@ -152,6 +158,7 @@ __all__ = [
     "parse_run_input",
     "quirks",
     "run_events",
+    "run_input_schema",
     "schema",
     "stream_headers",
     "unanswered_tool_calls",

@@ -103,8 +103,7 @@ def next_run_input(
     Raises:
         UsageError: ``version.not-declarable``: ``protocol_version`` is not
             ``MAJOR.MINOR`` (``"draft"`` is never declared); ``toolcall.*``: a call
-            to ``tools`` left unanswered, or an answer that fits no call;
-            ``resume.*``: the answers break the interrupt rules (ids named).
+            to ``tools`` left unanswered, or an answer fitting no call; ``resume.*``.
     """
     check_declarable(protocol_version, "next_run_input()")
     tools = list(tools)

@@ -17,18 +17,26 @@ Two layers, each usable alone, on top of the sans-I/O encoders of
   taken the same way). It needs no framework, only asyncio (it runs under
   uvicorn, hypercorn's asyncio worker, and as a Starlette endpoint's response). A
   sync iterable that is not a list or tuple is iterated in a worker thread, one
-  event at a time, so that a blocking agent does not stall the event loop.
+  event at a time, so that a blocking agent does not stall the event loop. With a
+  ``keepalive`` interval, an SSE stream gets a comment in every quiet stretch of
+  that length (:mod:`agentproto.agui._keepalive`).
 * :func:`agent_app` turns an agent handler into a whole ASGI application: it reads
-  the POST body, checks it as a ``RunAgentInput`` (unknown fields are dropped, a
-  malformed known field is a 400 response whose JSON body names the JSON Schema
-  keyword and location), gives the handler a :class:`~agentproto.agui.RunProducer`
-  for that input, and streams what it emits (:func:`run_events`) in the transport
-  the request's ``Accept`` asks for (``application/jsonl``: JSON Lines; anything
-  else: SSE). When the handler raises, or returns with the run still open, the
-  client gets a RUN_ERROR (the exception itself is logged on the server, never sent).
-  It is built for clients it does not trust: the body is read within a size and a
-  time limit, the handler runs at most ``max_buffered_events`` ahead of the client
+  the POST body (:mod:`agentproto.agui._request`: JSON or no ``content-type``,
+  within a size and a time limit), checks it as a ``RunAgentInput`` (unknown
+  fields are dropped, each logged at WARNING with its path; a malformed known field
+  is a 400 response whose JSON body names the JSON Schema keyword and location),
+  gives the handler a :class:`~agentproto.agui.RunProducer` for that input (a
+  refusal of the producer is a 400 too, before anything streams), and streams what
+  it emits (:func:`run_events`) in the transport the request's ``Accept`` asks for
+  (``application/jsonl``: JSON Lines; anything else: SSE). When the handler raises,
+  or returns with the run still open, the client gets a RUN_ERROR (the exception
+  itself is logged on the server, never sent). It is built for clients it does not
+  trust: the handler runs at most ``max_buffered_events`` ahead of the client
   (:mod:`agentproto.agui._outbox`), and it is cancelled when the client goes away.
+
+Framework routes that serve it at an exact path, with the run input's schema for
+OpenAPI, are :func:`~agentproto.agui.agent_route` (Starlette) and
+:func:`~agentproto.agui.agent_api_route` (FastAPI), in :mod:`agentproto.agui._routes`.
 """
 
 from __future__ import annotations
@@ -40,18 +48,17 @@ from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
-    Awaitable,
     Callable,
     Iterable,
     Mapping,
-    MutableMapping,
 )
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, TypeAlias
 
 from agentproto._core.describe import describe
+from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
-from agentproto._core.jsonutil import dumps, loads
+from agentproto._core.jsonutil import loads
 from agentproto.agui._compat import upgrade_input
 from agentproto.agui._decoder import Transport
 from agentproto.agui._encoding import (
@@ -63,8 +70,22 @@ from agentproto.agui._encoding import (
 )
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._interrupts import InterruptLookup, OpenInterrupts, screen_resume
+from agentproto.agui._keepalive import with_keepalives
 from agentproto.agui._outbox import Outbox, start_handler, stream_outbox
 from agentproto.agui._producer import RunProducer
+from agentproto.agui._request import (
+    ASGIApp,
+    ASGIMessage,
+    BodyLimits,
+    Receive,
+    Refusal,
+    Scope,
+    Send,
+    check_content_type,
+    header,
+    raw_headers,
+    send_json,
+)
 from agentproto.agui._wire import _converter
 
 __all__ = [
@@ -87,17 +108,9 @@ _DEFAULT_BODY_TIMEOUT: Final = 30.0
 """Seconds :func:`agent_app` waits for a whole request body."""
 _DEFAULT_MAX_BUFFERED_EVENTS: Final = 256
 """Events a handler may emit ahead of a slow client before it is held."""
+_MAX_LOGGED_PER_REQUEST: Final = 20
+"""Tolerated problems of one request logged one by one (the rest are counted)."""
 
-Scope: TypeAlias = MutableMapping[str, Any]
-"""An ASGI connection scope."""
-ASGIMessage: TypeAlias = MutableMapping[str, Any]
-"""An ASGI event or message (``{"type": "http.request", ...}``)."""
-Receive: TypeAlias = Callable[[], Awaitable[ASGIMessage]]
-"""The ASGI ``receive`` callable."""
-Send: TypeAlias = Callable[[ASGIMessage], Awaitable[None]]
-"""The ASGI ``send`` callable."""
-ASGIApp: TypeAlias = Callable[[Scope, Receive, Send], Awaitable[None]]
-"""An ASGI 3 application."""
 AgentHandler: TypeAlias = Callable[[RunAgentInput, RunProducer], Any]
 """``handler(run_input, producer)``: a coroutine function (``-> None``), an async
 generator function yielding events, or a plain function; see :func:`agent_app`."""
@@ -160,10 +173,6 @@ async def _wait_for_disconnect(receive: Receive) -> None:
             return
 
 
-def _raw_headers(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
-    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-
-
 class EventStreamResponse:
     """An ASGI application that streams AG-UI events as SSE or JSON Lines.
 
@@ -181,9 +190,14 @@ class EventStreamResponse:
             :func:`stream_headers`).
         check: hold each event to the schema before it is sent (``False`` for
             events checked already, e.g. a :class:`~agentproto.agui.RunProducer`'s).
+        keepalive: seconds of silence after which an SSE stream gets a
+            ``: keep-alive`` comment (again after each such stretch, always
+            between two frames, never after the last); ``None`` (default): none.
+            JSON Lines has no comments: it gets none.
 
     Raises:
-        UsageError: ``transport`` is neither ``"sse"`` nor ``"jsonl"``.
+        UsageError: ``transport`` is neither ``"sse"`` nor ``"jsonl"``, or
+            ``keepalive`` is not a positive number.
     """
 
     def __init__(
@@ -194,8 +208,11 @@ class EventStreamResponse:
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
         check: bool = True,
+        keepalive: float | None = None,
     ) -> None:
         self.encode = _encoder(transport, check=check)
+        _check_limit("keepalive", keepalive, integer=False, optional=True)
+        self.keepalive = keepalive if transport == "sse" else None
         self.events = events
         self.transport = transport
         self.status_code = status_code
@@ -229,12 +246,14 @@ class EventStreamResponse:
 
     async def _stream(self, send: Send) -> None:
         body = _body(self.events, self.encode)
+        if self.keepalive is not None:
+            body = with_keepalives(body, self.keepalive)
         try:
             await send(
                 {
                     "type": "http.response.start",
                     "status": self.status_code,
-                    "headers": _raw_headers(self.headers),
+                    "headers": raw_headers(self.headers),
                 }
             )
             async for chunk in body:
@@ -249,105 +268,34 @@ class EventStreamResponse:
 # ---- the agent application --------------------------------------------------------------
 
 
-async def _send_json(
-    send: Send, status: int, body: Any, headers: Mapping[str, str] | None = None
-) -> None:
-    payload = dumps(body)
-    all_headers = {
-        "content-type": "application/json",
-        "content-length": str(len(payload)),
-        **(headers or {}),
-    }
-    await send(
-        {"type": "http.response.start", "status": status, "headers": _raw_headers(all_headers)}
-    )
-    await send({"type": "http.response.body", "body": payload, "more_body": False})
-
-
-class _Refusal(Exception):
-    """A request refused for reaching a limit of :func:`agent_app` (never raised out
-    of the app: :meth:`answer` sends it)."""
-
-    def __init__(self, status: int, error: str, limit: str, value: float, what: str) -> None:
-        super().__init__(what)
-        self.status = status
-        self.body = {
-            "error": error,
-            "limit": limit,
-            "value": value,
-            "detail": f"{what} (limit {limit}={value}; raise it with agent_app({limit}=...))",
-        }
-
-    async def answer(self, send: Send) -> None:
-        """Send the refusal; the connection closes (the rest of the body is unread)."""
-        await _send_json(send, self.status, self.body, {"connection": "close"})
-
-
-def _declared_size(scope: Scope) -> int:
-    """The request's ``content-length`` (a long one counts as huge); 0 without one."""
-    declared = (_header(scope, b"content-length") or "").strip().lstrip("0")
-    if not (declared.isascii() and declared.isdigit()):
-        return 0
-    return int(declared) if len(declared) <= 18 else 10**18
-
-
-class _BodyLimits:
-    """How much of a request body is read, and for how long."""
-
-    __slots__ = ("max_bytes", "timeout")
-
-    def __init__(self, max_bytes: int, timeout: float | None) -> None:
-        self.max_bytes = max_bytes
-        self.timeout = timeout
-
-    async def read(self, scope: Scope, receive: Receive) -> bytes | None:
-        """The request body; ``None`` when the client disconnected first.
-
-        Raises:
-            _Refusal: the body is (or is declared) over ``max_bytes``, or did not
-                arrive whole within ``timeout`` seconds.
-        """
-        if _declared_size(scope) > self.max_bytes:
-            raise self._too_large()
-        try:
-            async with asyncio.timeout(self.timeout):
-                return await self._read(receive)
-        except TimeoutError:
-            what = f"the request body did not arrive within {self.timeout} s"
-            raise _Refusal(408, "body-timeout", "body_timeout", self.timeout or 0, what) from None
-
-    async def _read(self, receive: Receive) -> bytes | None:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_bytes:
-                raise self._too_large()
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-
-    def _too_large(self) -> _Refusal:
-        what = f"the request body is over {self.max_bytes} bytes"
-        return _Refusal(413, "body-too-large", "max_body_bytes", self.max_bytes, what)
-
-
 def _load_run_input(body: bytes) -> RunAgentInput:
-    """Check a request body as a ``RunAgentInput`` (tolerantly: unknown fields dropped)."""
+    """Check a request body as a ``RunAgentInput`` (tolerantly: unknown fields
+    dropped, each logged at WARNING with its path).
+
+    Raises:
+        DecodeError: the body is not JSON (or nests too deep).
+        SchemaError: the JSON is not a ``RunAgentInput``.
+    """
     document = loads(body)
     if not isinstance(document, dict):
         raise SchemaError("type", "", "a RunAgentInput must be a JSON object")
-    found: list[Any] = []
+    found: list[Diagnostic] = []
     run_input: RunAgentInput = _converter.load(
         upgrade_input(document), RunAgentInput, diagnostics=found
     )
-    for diagnostic in found:
-        _logger.debug("run input: %s", diagnostic)
+    _log_warnings("run input", found)
     return run_input
+
+
+def _log_warnings(what: str, found: list[Diagnostic]) -> None:
+    """Each tolerated problem at WARNING with its path; past
+    :data:`_MAX_LOGGED_PER_REQUEST` only their number (one request cannot flood the log)."""
+    for diagnostic in found[:_MAX_LOGGED_PER_REQUEST]:
+        where = f" at {diagnostic.path!r}" if diagnostic.path is not None else ""
+        _logger.warning("%s%s: %s [%s]", what, where, diagnostic.message, diagnostic.code)
+    if len(found) > _MAX_LOGGED_PER_REQUEST:
+        more = len(found) - _MAX_LOGGED_PER_REQUEST
+        _logger.warning("%s: %d more problem(s) tolerated, not logged one by one", what, more)
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
@@ -360,18 +308,12 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key.lower() == name:
-            return bytes(value).decode("latin-1")
-    return None
-
-
 def run_events(
     handler: AgentHandler,
     run_input: RunAgentInput,
     *,
     max_buffered_events: int = _DEFAULT_MAX_BUFFERED_EVENTS,
+    interrupts: OpenInterrupts | None = None,
 ) -> AsyncIterator[Event]:
     """Run ``handler`` with a producer for ``run_input``; yields what it emits, in order.
 
@@ -390,23 +332,27 @@ def run_events(
         run_input: the checked run input.
         max_buffered_events: how many emitted events may wait before the handler
             is held (at least 1; default 256).
+        interrupts: what the thread's last run left open, for the producer's
+            interrupt rules (see :class:`~agentproto.agui.RunProducer`).
 
     Returns:
         An async generator of the events.
 
     Raises:
         UsageError: ``max_buffered_events`` is not a positive integer.
+        AgentProtoError: the :class:`~agentproto.agui.RunProducer` refused
+            ``run_input`` (raised here, before anything streams).
     """
     _check_limit("max_buffered_events", max_buffered_events, integer=True)
-    return _run_events(handler, run_input, max_buffered_events)
+    outbox = Outbox(max_buffered_events)
+    producer = RunProducer(run_input, sink=outbox.put, interrupts=interrupts)
+    _log_warnings("run input", producer.diagnostics)
+    return _run_events(handler, run_input, producer, outbox)
 
 
 async def _run_events(
-    handler: AgentHandler, run_input: RunAgentInput, max_buffered_events: int,
-    interrupts: OpenInterrupts | None = None,
-) -> AsyncGenerator[Event, None]:  # fmt: skip
-    outbox = Outbox(max_buffered_events)
-    producer = RunProducer(run_input, sink=outbox.put, interrupts=interrupts)
+    handler: AgentHandler, run_input: RunAgentInput, producer: RunProducer, outbox: Outbox
+) -> AsyncGenerator[Event, None]:
     error: Exception | None = None
     try:
         task = start_handler(handler(run_input, producer), producer, outbox)
@@ -426,8 +372,11 @@ async def _run_events(
         yield event
 
 
-def _check_limit(name: str, value: Any, *, integer: bool) -> None:
-    """Refuse a limit that is not a positive integer (or number, unless ``integer``)."""
+def _check_limit(name: str, value: Any, *, integer: bool, optional: bool = False) -> None:
+    """Refuse a limit that is not a positive integer (or number, unless ``integer``;
+    or ``None``, when ``optional``)."""
+    if optional and value is None:
+        return
     number = None if isinstance(value, bool) or not isinstance(value, int | float) else value
     if number is None or (integer and not isinstance(number, int)) or not number > 0:
         what = "a positive integer" if integer else "a positive number of seconds or None"
@@ -460,6 +409,7 @@ def agent_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     body_timeout: float | None = _DEFAULT_BODY_TIMEOUT,
     max_buffered_events: int = _DEFAULT_MAX_BUFFERED_EVENTS,
+    keepalive: float | None = None,
     interrupts: InterruptLookup | None = None,
 ) -> ASGIApp:
     """An ASGI application serving one agent: POST a ``RunAgentInput``, get its events.
@@ -471,13 +421,14 @@ def agent_app(
     through the producer, unless the producer already emitted that very object), or
     a plain function (it runs on the event loop: keep it quick).
 
-    Responses: 405 for a method other than POST; 413 or 408 for a body over a limit;
-    400 with ``{"error": "invalid-json"|"invalid-run-input", "detail": ...}`` (and
-    the JSON Schema ``keyword`` and ``location``) for a body that is not a
-    ``RunAgentInput``; else 200 and the event stream (:func:`run_events`), JSON Lines
-    when ``Accept`` asks for ``application/jsonl``, else SSE. Lifespan is
-    acknowledged; for browsers on another origin, wrap the app in a CORS middleware
-    (for example Starlette's ``CORSMiddleware``), which answers the preflight.
+    Responses: 405 for a method other than POST; 415 for a ``content-type`` that is
+    not JSON (none at all is accepted); 413 or 408 for a body over a limit; 400 for a
+    body that is not a ``RunAgentInput`` (``{"error": "invalid-json", "offset": ...}``
+    or ``{"error": "invalid-run-input", "keyword", "location", "problems", ...}``,
+    each with a ``detail``) or that the producer refuses (with its ``code``); else 200
+    and the event stream (:func:`run_events`), JSON Lines when ``Accept`` asks for
+    ``application/jsonl``, else SSE. Unknown input members are dropped, each logged
+    at WARNING with its path. Lifespan is acknowledged; CORS is a middleware's job.
 
     Limits, for clients the server does not trust: a refusal's JSON body names the
     ``limit``, its ``value`` and how to raise it, and the connection closes. The
@@ -496,26 +447,31 @@ def agent_app(
             30); then 408 ``body-timeout``. ``None``: as long as the client takes.
         max_buffered_events: emitted events that may wait for the client before the
             handler is held (default 256).
+        keepalive: seconds of silence before an SSE keep-alive comment; ``None``: none.
         interrupts: ``lookup(run_input)``, maybe async: what the thread's last run left
             open; a ``resume`` breaking a rule gets 400 ``invalid-resume`` (README).
 
     Returns:
-        The ASGI 3 application; for example ``app = agent_app(handler)``, served with
-        ``uvicorn module:app``.
+        The ASGI 3 application (``app = agent_app(handler)``; ``uvicorn module:app``).
 
     Raises:
-        UsageError: a limit is not a positive number.
+        UsageError: a limit (or ``keepalive``) is not a positive number.
     """
     _check_limit("max_body_bytes", max_body_bytes, integer=True)
-    if body_timeout is not None:
-        _check_limit("body_timeout", body_timeout, integer=False)
+    _check_limit("body_timeout", body_timeout, integer=False, optional=True)
     _check_limit("max_buffered_events", max_buffered_events, integer=True)
-    reading = _BodyLimits(max_body_bytes, body_timeout)
-    return _serving(handler, reading, max_buffered_events, interrupts)
+    _check_limit("keepalive", keepalive, integer=False, optional=True)
+    reading = BodyLimits(max_body_bytes, body_timeout)
+    return _serving(handler, reading, max_buffered_events, keepalive, interrupts)
 
 
-def _serving(handler: AgentHandler, reading: _BodyLimits, max_buffered_events: int,
-             lookup: InterruptLookup | None) -> ASGIApp:  # fmt: skip
+def _serving(
+    handler: AgentHandler,
+    reading: BodyLimits,
+    max_buffered_events: int,
+    keepalive: float | None,
+    lookup: InterruptLookup | None,
+) -> ASGIApp:
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await _not_http(scope, receive, send)
@@ -525,12 +481,21 @@ def _serving(handler: AgentHandler, reading: _BodyLimits, max_buffered_events: i
             return  # answered with an error, or the client left before its request
         issued, refusal = await screen_resume(lookup, run_input)  # the interrupt rules
         if refusal is not None:
-            await _send_json(send, 400, refusal)
+            await send_json(send, 400, refusal)
             return
-        transport = negotiate_transport(_header(scope, b"accept"))
-        events = _run_events(handler, run_input, max_buffered_events, issued)
+        try:
+            events = run_events(
+                handler, run_input, max_buffered_events=max_buffered_events, interrupts=issued
+            )
+        except AgentProtoError as exc:  # the producer refused the input: nothing started
+            await _refuse_input(send, exc)
+            return
+        transport = negotiate_transport(header(scope, b"accept"))
         # every event comes from the run's producer, which checked it against the schema
-        await EventStreamResponse(events, transport=transport, check=False)(scope, receive, send)
+        response = EventStreamResponse(
+            events, transport=transport, check=False, keepalive=keepalive
+        )
+        await response(scope, receive, send)
 
     return app
 
@@ -547,12 +512,12 @@ async def _not_http(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 async def _request_input(
-    scope: Scope, receive: Receive, send: Send, reading: _BodyLimits
+    scope: Scope, receive: Receive, send: Send, reading: BodyLimits
 ) -> RunAgentInput | None:
     """The request's checked run input; ``None`` once an error response is sent, or
     when the client left before sending its request."""
     if scope.get("method") != "POST":
-        await _send_json(
+        await send_json(
             send,
             405,
             {"error": "method-not-allowed", "detail": "POST a RunAgentInput"},
@@ -560,25 +525,46 @@ async def _request_input(
         )
         return None
     try:
+        check_content_type(scope)
         body = await reading.read(scope, receive)
-    except _Refusal as refusal:
+    except Refusal as refusal:
         await refusal.answer(send)
         return None
     if body is None:
         return None
     try:
         return _load_run_input(body)
-    except DecodeError as exc:
-        await _send_json(send, 400, {"error": "invalid-json", "detail": str(exc)})
-    except SchemaError as exc:
-        await _send_json(
-            send,
-            400,
-            {
-                "error": "invalid-run-input",
-                "keyword": exc.keyword,
-                "location": exc.location,
-                "detail": exc.detail,
-            },
-        )
+    except AgentProtoError as exc:
+        await _refuse_input(send, exc)
     return None
+
+
+async def _refuse_input(send: Send, exc: AgentProtoError) -> None:
+    """Answer 400 for a run input that cannot run, saying where it is wrong."""
+    await send_json(send, 400, _refusal_body(exc))
+
+
+def _refusal_body(exc: AgentProtoError) -> dict[str, Any]:
+    """The JSON body of a 400: what is wrong, and where (a byte offset in the body for
+    bad JSON, a JSON Pointer for a schema problem)."""
+    if isinstance(exc, DecodeError):
+        body: dict[str, Any] = {"error": "invalid-json", "detail": str(exc)}
+        if exc.offset is not None:
+            body["offset"] = exc.offset
+        return body
+    if isinstance(exc, SchemaError):
+        return {
+            "error": "invalid-run-input",
+            "keyword": exc.keyword,
+            "location": exc.location,
+            "detail": exc.detail,
+            "problems": [
+                {"keyword": p.keyword, "location": p.location, "detail": p.detail}
+                for p in exc.problems
+            ],
+        }
+    body = {"error": "invalid-run-input", "detail": str(exc)}
+    code = getattr(exc, "code", None)
+    if isinstance(code, str):
+        body["code"] = code
+    return body
