@@ -49,6 +49,11 @@ EXPECTED_ALL = {
         "EventDecoder",
         "EventStreamResponse",
         "History",
+        "HttpAgent",  # the HTTP agent clients (httpx, imported on first use) and their errors
+        "AsyncHttpAgent",
+        "HttpError",
+        "HttpStatusError",
+        "HttpTimeoutError",
         "Message",
         "Middleware",
         "NextStage",

@@ -14,8 +14,13 @@ exports the hand-written API:
 * producing: :class:`RunProducer` (typed helpers that enforce the producer duties),
   :func:`agent_app` / :class:`EventStreamResponse` (ASGI serving), the SSE and JSON
   Lines encoders;
+* running an agent over HTTP: :class:`HttpAgent` / :class:`AsyncHttpAgent` (httpx,
+  the ``agentproto[http]`` extra, imported on first use of either name) and their
+  errors :class:`HttpError`, :class:`HttpStatusError`, :class:`HttpTimeoutError`;
 * fitting known peers: :mod:`agentproto.agui.quirks`, opt-in repairs of their bugs.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from agentproto.agui import asgi, quirks, schema
 from agentproto.agui._consumer import Consumer
@@ -47,6 +52,7 @@ from agentproto.agui._handles import (
     ToolCallWriter,
 )
 from agentproto.agui._history import Compaction, History, RecordedRun, compact_events
+from agentproto.agui._http_run import HttpError, HttpStatusError, HttpTimeoutError
 from agentproto.agui._producer import Phase, RunProducer, Sink
 from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
 from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
@@ -60,8 +66,12 @@ from agentproto.agui._wire import (
 )
 from agentproto.agui.asgi import EventStreamResponse, agent_app, run_events
 
+if TYPE_CHECKING:
+    from agentproto.agui._http_client import AsyncHttpAgent, HttpAgent
+
 __all__ = [
     "PROTOCOL_VERSION",
+    "AsyncHttpAgent",
     "Attribution",
     "Change",
     "Compaction",
@@ -71,6 +81,10 @@ __all__ = [
     "EventDecoder",
     "EventStreamResponse",
     "History",
+    "HttpAgent",
+    "HttpError",
+    "HttpStatusError",
+    "HttpTimeoutError",
     "Message",
     "Middleware",
     "NextStage",
@@ -117,3 +131,24 @@ __all__ = [
     "schema",
     "stream_headers",
 ]
+
+_NEED_HTTPX = ("AsyncHttpAgent", "HttpAgent")
+
+
+def __getattr__(name: str) -> Any:
+    # the HTTP clients need httpx (the ``agentproto[http]`` extra): imported on first
+    # use, so that ``import agentproto.agui`` works without it
+    if name not in _NEED_HTTPX:
+        raise AttributeError(f"module 'agentproto.agui' has no attribute {name!r}")
+    try:
+        from agentproto.agui import _http_client
+    except ModuleNotFoundError as exc:
+        if exc.name != "httpx":
+            raise
+        raise ImportError(
+            f"agentproto.agui.{name} needs httpx: pip install 'agentproto[http]'",
+            name="httpx",
+        ) from exc
+    value = getattr(_http_client, name)
+    globals()[name] = value
+    return value
