@@ -4,6 +4,11 @@ over real sockets, in SSE and JSON Lines, sync and async."""
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,6 +27,8 @@ from agentproto.agui._encoding import JSONL_CONTENT_TYPE
 from agentproto.agui.examples.scripted_agent import app as scripted_app
 from tests.agui.http_peers import RUN_FINISHED, RUN_STARTED, Echo, scripted
 from tests.agui.live_server import serve
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def texts(conversation: Conversation) -> list[tuple[str, Any]]:
@@ -264,3 +271,40 @@ def test_several_runs_in_one_stream_are_all_kept() -> None:
         list(agent.run("hi"))
     assert [r.run_id for r in agent.runs][1] == "extra"
     assert all(r.succeeded for r in agent.runs)
+
+
+# ---- the README example ----------------------------------------------------------------------
+
+
+def test_readme_example_runs_as_written(tmp_path: Path) -> None:
+    """The README's HTTP agent client block runs as written and prints what it says."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("#### HTTP agent client", 1)[1].split("\n#### ", 1)[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    (tmp_path / "example.py").write_text(code, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "sdk")}
+    done = subprocess.run(
+        [sys.executable, "example.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:6] == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "STATE_SNAPSHOT",
+        "RUN_FINISHED",
+    ]
+    assert lines[6:] == [
+        "['hello', 'You said: hello', 'again', 'You said: again']",
+        "{'turns': 2} ['succeeded', 'succeeded']",
+    ]
+    said = " ".join(section.split("It prints", 1)[1].split("\n\n", 1)[0].split())
+    assert all(line in said for line in lines[6:])
