@@ -21,6 +21,7 @@ from agentproto.agui import (
     Conversation,
     HttpAgent,
     dump_event,
+    quirks,
     schema,
 )
 from agentproto.agui._encoding import JSONL_CONTENT_TYPE
@@ -214,6 +215,29 @@ def test_bad_options_are_refused() -> None:
         HttpAgent("http://127.0.0.1:1/agent", run_timeout=0)
     with pytest.raises(UsageError, match="URL"):
         HttpAgent("http://[::1/agent")
+
+
+def test_middleware_factory_gives_each_run_fresh_repairs() -> None:
+    """``middleware`` is called once per run; a LangGraph stream is then repaired each
+    time (strictly, the mismatched RUN_FINISHED fails the run)."""
+    events = [RUN_STARTED, {**RUN_FINISHED, "runId": "019cd777"}]
+    made: list[quirks.LangGraphRunId] = []
+
+    def fresh() -> list[quirks.LangGraphRunId]:
+        made.append(quirks.LangGraphRunId())
+        return made[-1:]
+
+    with serve(scripted(events)) as url:
+        with HttpAgent(url, middleware=fresh) as agent:
+            list(agent.run("one"))
+            list(agent.run("two"))
+        with HttpAgent(url) as strict, pytest.raises(ProtocolError):
+            list(strict.run("one"))
+    assert len(made) == 2 and made[0] is not made[1]
+    assert [r.status for r in agent.runs] == ["succeeded", "succeeded"]
+    assert [d.subject for d in agent.diagnostics] == ["langgraph-run-id"] * 2
+    with pytest.raises(UsageError, match="factory"):
+        HttpAgent(url, consumer_options={"middleware": made})
 
 
 # ---- async -------------------------------------------------------------------------------

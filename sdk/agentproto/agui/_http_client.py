@@ -10,15 +10,15 @@ module on first use of a name it defines.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any, Final, cast
+from typing import Any, Final, Generic, TypeVar, cast
 
 import httpx
 
 from agentproto._core.errors import AgentProtoError, UsageError
 from agentproto.agui._conversation import Conversation
-from agentproto.agui._decoder import Transport
+from agentproto.agui._decoder import Middleware, Transport
 from agentproto.agui._generated import Event, Message
 from agentproto.agui._http_run import (
     ERROR_BODY_BYTES,
@@ -34,6 +34,8 @@ __all__ = ["DEFAULT_TIMEOUT", "AsyncHttpAgent", "HttpAgent"]
 DEFAULT_TIMEOUT: Final = httpx.Timeout(60.0, connect=10.0)
 """10 s to connect, 60 s for each read (and write, and a pooled connection)."""
 
+_Client = TypeVar("_Client", httpx.Client, httpx.AsyncClient)
+
 _TIMEOUTS: Final = (
     (httpx.ConnectTimeout, "http.connect-timeout", "connect", "could not connect to {url}"),
     (httpx.ReadTimeout, "http.read-timeout", "read", "no bytes from {url}"),
@@ -42,20 +44,24 @@ _TIMEOUTS: Final = (
 )
 
 
-class _HttpBase(AgentThread):
+class _HttpBase(AgentThread, Generic[_Client]):
     """What both clients share: the options, the request, the translation of errors."""
+
+    _new_client: Callable[[], _Client]
 
     def __init__(
         self,
         url: str,
         *,
-        thread_id: str | None,
-        conversation: Conversation | None,
-        headers: Mapping[str, str] | None,
-        timeout: float | httpx.Timeout | None,
-        transport: Transport,
-        run_timeout: float | None,
-        consumer_options: Mapping[str, Any] | None,
+        thread_id: str | None = None,
+        conversation: Conversation | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = DEFAULT_TIMEOUT,
+        client: _Client | None = None,
+        transport: Transport = "sse",
+        run_timeout: float | None = None,
+        middleware: Callable[[], Sequence[Middleware]] | None = None,
+        consumer_options: Mapping[str, Any] | None = None,
     ) -> None:
         try:
             httpx.URL(url)
@@ -67,15 +73,18 @@ class _HttpBase(AgentThread):
             conversation=conversation,
             transport=transport,
             run_timeout=run_timeout,
+            middleware=middleware,
             consumer_options=consumer_options or {},
         )
         self._headers = httpx.Headers(headers or {})
         self._timeout = httpx.Timeout(timeout)
+        self._owns_client = client is None
+        self._client: _Client = client if client is not None else type(self)._new_client()
 
-    def _request(self, client: httpx.Client | httpx.AsyncClient, exchange: _Exchange) -> Any:
+    def _request(self, exchange: _Exchange) -> httpx.Request:
         headers = httpx.Headers(self._headers)
         headers.update(exchange.headers())
-        return client.build_request(
+        return self._client.build_request(
             "POST", self.url, content=exchange.body, headers=headers, timeout=self._timeout
         )
 
@@ -121,7 +130,7 @@ def _generator(events: AsyncIterator[Event]) -> AsyncGenerator[Event, None]:
     return cast(AsyncGenerator[Event, None], events)
 
 
-class HttpAgent(_HttpBase):
+class HttpAgent(_HttpBase[httpx.Client]):
     """Run an AG-UI agent over HTTP, one thread, run after run (sync, httpx).
 
     Each :meth:`run` POSTs the thread's next run input and yields the verified,
@@ -150,9 +159,20 @@ class HttpAgent(_HttpBase):
             ``content-type`` decides how it is read.
         run_timeout: the longest a whole run may stream, in seconds (checked as
             bytes arrive; the read timeout covers silence); ``None``: no limit.
-        consumer_options: :class:`~agentproto.agui.Consumer` keywords for each
-            run (limits, ``middleware``, versions), besides ``run_input`` and
-            ``transport``.
+        middleware: called at each run for that stream's middleware (for example
+            ``lambda: [quirks.LangGraphRunId()]``): a repair object serves one stream.
+        consumer_options: other :class:`~agentproto.agui.Consumer` keywords for
+            each run (limits, versions).
+
+    Attributes:
+        url: the agent's URL.
+        thread_id: the thread every run belongs to.
+        conversation: what the thread's runs built (messages, activities, state);
+            the next run starts from it.
+        runs: every run's :class:`~agentproto.agui.RunRecord`, in order, failed and
+            cancelled ones included.
+        diagnostics: every tolerated problem of every run, in order.
+        last_consumer: the latest run's :class:`~agentproto.agui.Consumer`.
 
     Raises:
         UsageError: a bad URL or option.
@@ -165,31 +185,7 @@ class HttpAgent(_HttpBase):
             agent.conversation.messages  # the question, the answer, ...
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        thread_id: str | None = None,
-        conversation: Conversation | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | httpx.Timeout | None = DEFAULT_TIMEOUT,
-        client: httpx.Client | None = None,
-        transport: Transport = "sse",
-        run_timeout: float | None = None,
-        consumer_options: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(
-            url,
-            thread_id=thread_id,
-            conversation=conversation,
-            headers=headers,
-            timeout=timeout,
-            transport=transport,
-            run_timeout=run_timeout,
-            consumer_options=consumer_options,
-        )
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.Client()
+    _new_client = httpx.Client
 
     def run(
         self, *messages: Message | str, run_id: str | None = None, **options: Any
@@ -227,7 +223,7 @@ class HttpAgent(_HttpBase):
         cause: list[BaseException] = []
         try:
             try:
-                response = self._client.send(self._request(self._client, exchange), stream=True)
+                response = self._client.send(self._request(exchange), stream=True)
             except httpx.HTTPError as exc:
                 raise self._error(exc) from exc
             try:
@@ -295,7 +291,7 @@ class HttpAgent(_HttpBase):
         self.close()
 
 
-class AsyncHttpAgent(_HttpBase):
+class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
     """:class:`HttpAgent` for asyncio (``httpx.AsyncClient``); the same arguments.
 
     ``run()`` returns an async iterator. Cancelling the task that iterates it
@@ -304,31 +300,7 @@ class AsyncHttpAgent(_HttpBase):
     once (an async generator left unclosed is closed only when collected).
     """
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        thread_id: str | None = None,
-        conversation: Conversation | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | httpx.Timeout | None = DEFAULT_TIMEOUT,
-        client: httpx.AsyncClient | None = None,
-        transport: Transport = "sse",
-        run_timeout: float | None = None,
-        consumer_options: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(
-            url,
-            thread_id=thread_id,
-            conversation=conversation,
-            headers=headers,
-            timeout=timeout,
-            transport=transport,
-            run_timeout=run_timeout,
-            consumer_options=consumer_options,
-        )
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient()
+    _new_client = httpx.AsyncClient
 
     def run(
         self, *messages: Message | str, run_id: str | None = None, **options: Any
@@ -341,7 +313,7 @@ class AsyncHttpAgent(_HttpBase):
         cause: list[BaseException] = []
         try:
             try:
-                request = self._request(self._client, exchange)
+                request = self._request(exchange)
                 response = await self._client.send(request, stream=True)
             except httpx.HTTPError as exc:
                 raise self._error(exc) from exc

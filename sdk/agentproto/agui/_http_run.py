@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast, get_args
 
 import attrs
@@ -44,7 +44,7 @@ from agentproto._core.errors import AgentProtoError, ProtocolError, UsageError
 from agentproto._core.jsonutil import dumps, loads
 from agentproto.agui._consumer import Consumer
 from agentproto.agui._conversation import Conversation
-from agentproto.agui._decoder import Transport
+from agentproto.agui._decoder import Middleware, Transport
 from agentproto.agui._encoding import JSONL_CONTENT_TYPE
 from agentproto.agui._generated import Message, RunAgentInput, UserMessage
 from agentproto.agui._run_input import dump_run_input, next_run_input
@@ -146,14 +146,17 @@ class AgentThread:
         conversation: Conversation | None,
         transport: Transport,
         run_timeout: float | None,
+        middleware: Callable[[], Sequence[Middleware]] | None,
         consumer_options: Mapping[str, Any],
     ) -> None:
         if transport not in _ACCEPT:
             raise UsageError("http.transport", f"transport must be 'sse' or 'jsonl': {transport!r}")
-        for reserved in ("run_input", "transport"):
+        for reserved in ("run_input", "transport", "middleware"):
             if reserved in consumer_options:
                 raise UsageError(
-                    "http.consumer-option", f"{reserved!r} is set by the client, per run"
+                    "http.consumer-option",
+                    f"{reserved!r} is set by the client, per run"
+                    + (" (pass a factory as middleware=)" if reserved == "middleware" else ""),
                 )
         if run_timeout is not None and not (
             isinstance(run_timeout, int | float) and run_timeout > 0
@@ -170,6 +173,7 @@ class AgentThread:
         self._transport = transport
         self._run_timeout = run_timeout
         self._consumer_options = dict(consumer_options)
+        self._middleware = middleware
         self._busy = False
         self._generation = 0  # settled runs so far: an exchange built before one is stale
 
@@ -246,8 +250,12 @@ class _Exchange:
                 f" ({JSONL_CONTENT_TYPE})",
                 subject=content_type,
             )
+        thread = self.thread
         self.consumer = Consumer(
-            run_input=self.local_input, transport=transport, **self.thread._consumer_options
+            run_input=self.local_input,
+            transport=transport,
+            middleware=thread._middleware() if thread._middleware is not None else (),
+            **thread._consumer_options,
         )
         self.thread.last_consumer = self.consumer
         return self.consumer
