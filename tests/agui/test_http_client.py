@@ -153,6 +153,11 @@ def test_bad_input_is_refused_before_anything_is_sent() -> None:
             agent.run(schema.UserMessage(id="u", content=3))  # type: ignore[arg-type]
         with pytest.raises(UsageError, match="thread_id"):
             agent.run(thread_id="other")
+        with pytest.raises(UsageError) as caught:
+            agent.run(
+                schema.UserMessage(id="u", content="a"), schema.UserMessage(id="u", content="b")
+            )
+        assert caught.value.code == "http.duplicate-id"
     assert echo.headers == [] and agent.runs == []
 
 

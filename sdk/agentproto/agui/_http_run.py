@@ -5,10 +5,11 @@ Theory of operation. :class:`AgentThread` keeps what a thread's runs said
 :attr:`~AgentThread.diagnostics`) and builds each next request with
 :func:`~agentproto.agui.next_run_input`. A run is one :class:`_Exchange`:
 
-1. **building** (before any I/O): the new messages join a copy of the thread's
-   conversation, ``next_run_input`` builds the typed input from it (every keyword
-   the caller gave passed through), ``dump_run_input`` checks it and gives the body.
-   A bad input raises here, and nothing is sent.
+1. **building** (before any I/O): ``next_run_input`` builds the typed input from
+   the thread's conversation (every keyword the caller gave passed through, so its
+   own checks, of ``resume`` or of unanswered tool calls, hold), the new messages
+   are appended, ``dump_run_input`` checks it all and gives the body. A bad input
+   raises here, and nothing is sent.
 2. **opening**: the response's status and ``content-type`` decide: a non-2xx answer
    is :class:`HttpStatusError`, a type that is neither SSE nor JSON Lines is
    ``ProtocolError("http.content-type")``; else a :class:`Consumer` is built for the
@@ -186,15 +187,18 @@ class AgentThread:
         for name in ("thread_id", "run_id"):
             if name in options:
                 raise UsageError("http.option", f"{name!r} is not a run option here")
-        added = [_as_message(message) for message in messages]
-        base = Conversation(
-            messages=[*self.conversation.messages, *added], state=self.conversation.state_json()
-        )
         run_input = next_run_input(
-            base, thread_id=self.thread_id, run_id=run_id or str(uuid.uuid4()), **options
+            self.conversation,
+            thread_id=self.thread_id,
+            run_id=run_id or str(uuid.uuid4()),
+            **options,
         )
+        added = [_as_message(message) for message in messages]
+        if added:
+            _check_new_ids([*self.conversation.messages, *run_input.messages], added)
+            run_input = attrs.evolve(run_input, messages=[*run_input.messages, *added])
         body = dumps(dump_run_input(run_input))
-        return _Exchange(self, run_input, _local_input(base, run_input), body)
+        return _Exchange(self, run_input, _local_input(self.conversation, run_input), body)
 
 
 @attrs.define
@@ -352,6 +356,17 @@ def _as_message(message: object) -> Message:
             "http.message", f"a new message is a Message or text, not {describe(message)}"
         )
     return cast(Message, message)
+
+
+def _check_new_ids(messages: Sequence[Message], added: Sequence[Message]) -> None:
+    """Refuse a new message whose id the conversation (or another new one) has."""
+    seen = {message.id for message in messages}
+    for message in added:
+        if message.id in seen:
+            raise UsageError(
+                "http.duplicate-id", f"a message with the id {message.id!r} is in the thread"
+            )
+        seen.add(message.id)
 
 
 def _local_input(base: Conversation, run_input: RunAgentInput) -> RunAgentInput:
