@@ -216,8 +216,9 @@ def test_bad_options_are_refused() -> None:
         HttpAgent("http://127.0.0.1:1/agent", transport="xml")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="run_input"):
         HttpAgent("http://127.0.0.1:1/agent", consumer_options={"run_input": {}})
-    with pytest.raises(UsageError, match="run_timeout"):
-        HttpAgent("http://127.0.0.1:1/agent", run_timeout=0)
+    for bad in (0, True, "5"):
+        with pytest.raises(UsageError, match="run_timeout"):
+            HttpAgent("http://127.0.0.1:1/agent", run_timeout=bad)  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="URL"):
         HttpAgent("http://[::1/agent")
 

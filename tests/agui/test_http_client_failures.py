@@ -85,6 +85,24 @@ def test_text_error_answer_is_kept_as_text() -> None:
     assert caught.value.text == "no agent here"
 
 
+def test_redirect_is_reported_with_its_location() -> None:
+    """A redirect (Starlette's mount answers ``POST /agent`` with 307) is not followed by
+    the agent's own client: HttpStatusError names where it points."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    app = Starlette(routes=[Mount("/agent", app=Echo().app)])
+    with serve(app) as url, HttpAgent(url + "/agent") as agent:
+        with pytest.raises(HttpStatusError) as caught:
+            list(agent.run("hi"))
+        assert caught.value.status == 307
+        assert f"location: {url}/agent/" in str(caught.value)
+        assert agent.runs == [] and agent.conversation.messages == ()
+        agent.url = url + "/agent/"  # where it points: the thread runs on
+        list(agent.run("hi"))
+    assert [m.role for m in agent.conversation.messages] == ["user", "assistant"]
+
+
 def test_wrong_content_type_is_a_protocol_error() -> None:
     """A 2xx answer that is neither SSE nor JSON Lines is ProtocolError http.content-type."""
     app = scripted([], content_type="application/json", raw=b'{"ok": true}')

@@ -159,8 +159,10 @@ class AgentThread:
                     f"{reserved!r} is set by the client, per run"
                     + (" (pass a factory as middleware=)" if reserved == "middleware" else ""),
                 )
-        if run_timeout is not None and not (
-            isinstance(run_timeout, int | float) and run_timeout > 0
+        if run_timeout is not None and (
+            isinstance(run_timeout, bool)
+            or not isinstance(run_timeout, int | float)
+            or not run_timeout > 0
         ):
             raise UsageError(
                 "http.run-timeout", f"run_timeout must be positive or None: {describe(run_timeout)}"
