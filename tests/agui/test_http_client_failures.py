@@ -130,8 +130,7 @@ def test_truncated_stream_fails_the_run_and_keeps_the_conversation() -> None:
     run failed; the conversation is the one from before the run."""
     echo = Echo()
     events = [RUN_STARTED, {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}]
-    with serve(echo.app) as good, serve(scripted(events)) as cut:
-        agent = settled_once(good)
+    with serve(echo.app) as good, serve(scripted(events)) as cut, settled_once(good) as agent:
         before = agent.conversation.to_json()
         agent.url = cut
         got = []
@@ -248,8 +247,7 @@ def test_break_closes_the_response_and_cancels_the_run() -> None:
     """Leaving the loop mid-run closes the response (the server's handler stops), fails
     the run as http.cancelled and leaves the conversation as before; the thread runs on."""
     endless, echo = Endless(), Echo()
-    with serve(echo.app) as good, serve(endless.app) as forever:
-        agent = settled_once(good)
+    with serve(echo.app) as good, serve(endless.app) as forever, settled_once(good) as agent:
         before = agent.conversation.to_json()
         agent.url = forever
         for event in agent.run("second"):

@@ -80,6 +80,9 @@ def node_agent() -> Iterator[tuple[str, IO[str]]]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 def report(lines: IO[str]) -> dict[str, Any]:
