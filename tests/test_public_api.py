@@ -58,6 +58,11 @@ EXPECTED_ALL = {
         "EventStreamResponse",
         "History",
         "InterruptLookup",
+        "HttpAgent",  # the HTTP agent clients (httpx, imported on first use) and their errors
+        "AsyncHttpAgent",
+        "HttpError",
+        "HttpStatusError",
+        "HttpTimeoutError",
         "Message",
         "Middleware",
         "NextStage",

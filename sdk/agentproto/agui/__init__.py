@@ -26,8 +26,13 @@ exports the hand-written API:
   Lines encoders; :func:`agent_route` / :func:`agent_api_route` (the agent as a
   Starlette / FastAPI route at an exact path) and :func:`run_input_schema` (the run
   input's JSON Schema, e.g. for OpenAPI);
+* running an agent over HTTP: :class:`HttpAgent` / :class:`AsyncHttpAgent` (httpx,
+  the ``agentproto[http]`` extra, imported on first use of either name) and their
+  errors :class:`HttpError`, :class:`HttpStatusError`, :class:`HttpTimeoutError`;
 * fitting known peers: :mod:`agentproto.agui.quirks`, opt-in repairs of their bugs.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from agentproto.agui import asgi, quirks, schema
 from agentproto.agui._capabilities import (
@@ -71,6 +76,7 @@ from agentproto.agui._handles import (
     ToolCallWriter,
 )
 from agentproto.agui._history import Compaction, History, RecordedRun, compact_events
+from agentproto.agui._http_run import HttpError, HttpStatusError, HttpTimeoutError
 from agentproto.agui._input_schema import run_input_schema
 from agentproto.agui._interrupts import InterruptLookup, OpenInterrupts
 from agentproto.agui._producer import Phase, RunProducer, Sink
@@ -89,9 +95,13 @@ from agentproto.agui._wire import (
 )
 from agentproto.agui.asgi import EventStreamResponse, agent_app, run_events
 
+if TYPE_CHECKING:
+    from agentproto.agui._http_client import AsyncHttpAgent, HttpAgent
+
 __all__ = [
     "CAPABILITY_FLAGS",
     "PROTOCOL_VERSION",
+    "AsyncHttpAgent",
     "Attribution",
     "Capabilities",
     "Change",
@@ -102,6 +112,10 @@ __all__ = [
     "EventDecoder",
     "EventStreamResponse",
     "History",
+    "HttpAgent",
+    "HttpError",
+    "HttpStatusError",
+    "HttpTimeoutError",
     "InterruptLookup",
     "Message",
     "Middleware",
@@ -163,3 +177,24 @@ __all__ = [
     "stream_headers",
     "unanswered_tool_calls",
 ]
+
+_NEED_HTTPX = ("AsyncHttpAgent", "HttpAgent")
+
+
+def __getattr__(name: str) -> Any:
+    # the HTTP clients need httpx (the ``agentproto[http]`` extra): imported on first
+    # use, so that ``import agentproto.agui`` works without it
+    if name not in _NEED_HTTPX:
+        raise AttributeError(f"module 'agentproto.agui' has no attribute {name!r}")
+    try:
+        from agentproto.agui import _http_client
+    except ModuleNotFoundError as exc:
+        if exc.name != "httpx":
+            raise
+        raise ImportError(
+            f"agentproto.agui.{name} needs httpx: pip install 'agentproto[http]'",
+            name="httpx",
+        ) from exc
+    value = getattr(_http_client, name)
+    globals()[name] = value
+    return value
