@@ -8,10 +8,14 @@ from typing import Any
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
+def readme_block(heading: str) -> str:
+    """The code of the first ``python`` block after ``heading``."""
+    section = README.read_text(encoding="utf-8").split(heading + "\n", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
 def run_readme_block(heading: str) -> dict[str, Any]:
     """Execute the first ``python`` block after ``heading``; returns its namespace."""
-    section = README.read_text(encoding="utf-8").split(heading + "\n", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
     namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(readme_block(heading), "README.md", "exec"), namespace)
     return namespace

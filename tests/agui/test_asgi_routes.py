@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -30,6 +29,7 @@ from agentproto.agui import (
 )
 from agentproto.agui._encoding import JSONL_CONTENT_TYPE, SSE_CONTENT_TYPE
 from tests.agui.live_server import serve
+from tests.readme import run_readme_block
 
 BODY: dict[str, Any] = {"threadId": "t1", "runId": "r1", "messages": []}
 TIMEOUT = httpx.Timeout(10.0)
@@ -334,11 +334,7 @@ async def test_a_newer_consumer_version_is_served_and_logged(
 async def test_readme_routes_example_runs_as_written() -> None:
     """The README's Starlette/FastAPI block runs as written; both apps serve ``POST
     /agent`` and the FastAPI one documents the request body."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("#### Inside Starlette or FastAPI", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    namespace = run_readme_block("#### Inside Starlette or FastAPI")
     for app in (namespace["site"], namespace["api"]):
         consumer = succeeded(await post(app, json=BODY))
         assert consumer.conversation.messages[-1].content == "Hello"  # type: ignore[union-attr]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from agentproto.agui import (
     schema,
     unanswered_tool_calls,
 )
+from tests.readme import run_readme_block
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r1"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r1"}
@@ -247,11 +247,7 @@ def test_only_unanswered_declared_calls_are_run() -> None:
 
 def test_readme_frontend_tools_example_runs_as_written() -> None:
     """The README's "Frontend tools" example runs, and shows what it says."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("#### Frontend tools", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    namespace = run_readme_block("#### Frontend tools")
     assert [c.id for c in namespace["calls"]] == ["call-1"]
     [answer] = namespace["answers"]
     assert answer.tool_call_id == "call-1" and answer.content == '{"confirmed":true}'

@@ -22,6 +22,7 @@ from agentproto.agui import (
     parse_event,
 )
 from tests.jsonsame import same_json
+from tests.readme import run_readme_block
 
 THREAD = "t-history"
 
@@ -759,13 +760,7 @@ def test_random_histories_compact_equivalently(history: list[dict[str, Any]]) ->
 
 def test_readme_example_runs_as_written() -> None:
     """The README's serialization and compaction example runs, and says what it shows."""
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("#### Serialization and compaction", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    namespace = run_readme_block("#### Serialization and compaction")
     compacted, history = namespace["compacted"], namespace["history"]
     assert compacted.to_json()[1] == {
         "type": "TEXT_MESSAGE_CHUNK",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ from agentproto.agui._encoding import JSONL_CONTENT_TYPE
 from agentproto.agui.examples.scripted_agent import app as scripted_app
 from tests.agui.http_peers import RUN_FINISHED, RUN_STARTED, Echo, scripted
 from tests.agui.live_server import serve
+from tests.readme import README, readme_block
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -308,10 +308,7 @@ def test_several_runs_in_one_stream_are_all_kept() -> None:
 
 def test_readme_example_runs_as_written(tmp_path: Path) -> None:
     """The README's HTTP agent client block runs as written and prints what it says."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("#### HTTP agent client", 1)[1].split("\n#### ", 1)[0]
-    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    (tmp_path / "example.py").write_text(code, encoding="utf-8")
+    (tmp_path / "example.py").write_text(readme_block("#### HTTP agent client"), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "sdk")}
     done = subprocess.run(
         [sys.executable, "example.py"],
@@ -336,5 +333,7 @@ def test_readme_example_runs_as_written(tmp_path: Path) -> None:
         "['hello', 'You said: hello', 'again', 'You said: again']",
         "{'turns': 2} ['succeeded', 'succeeded']",
     ]
-    said = " ".join(section.split("It prints", 1)[1].split("\n\n", 1)[0].split())
+    said = " ".join(
+        README.read_text(encoding="utf-8").split("It prints", 1)[1].split("\n\n", 1)[0].split()
+    )
     assert all(line in said for line in lines[6:])

@@ -4,7 +4,6 @@ expiry by an injectable clock, answering them, and the README example."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from agentproto.agui import (
     next_run_input,
     schema,
 )
+from tests.readme import run_readme_block
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 FULL: dict[str, Any] = {
@@ -290,11 +290,7 @@ def test_resume_refuses_until_every_interrupt_is_answered() -> None:
 
 def test_readme_example_runs_as_written() -> None:
     """The README's "Interrupts and resume" example runs, and shows what it says."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("#### Interrupts and resume", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    namespace = run_readme_block("#### Interrupts and resume")
     pending, producer = namespace["pending"], namespace["producer"]
     assert pending.ids == ("send-email", "form") and pending.is_expired("form")
     assert dump_run_input(namespace["run_input"])["resume"] == [
