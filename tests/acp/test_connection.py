@@ -13,6 +13,7 @@ import pytest
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import UsageError
 from agentproto.acp._generated_v2 import (
+    BooleanSetSessionConfigOptionRequest,
     CancelSessionNotification,
     NewSessionRequest,
     NewSessionResponse,
@@ -22,6 +23,8 @@ from agentproto.acp._generated_v2 import (
     RequestPermissionRequest,
     RequestPermissionResponse,
     SelectedRequestPermissionOutcome,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
     TextContentBlock,
 )
 from agentproto.acp._rpcerrors import (
@@ -91,6 +94,24 @@ async def test_typed_request_and_result() -> None:
         assert await client.request("session/new", {"cwd": "/x"}) == NewSessionResponse(
             session_id="sess:/x"
         )
+
+
+async def test_a_union_alias_registers_its_method() -> None:
+    """A handler registered for a union alias of params classes serves that method (the
+    typing side of it: tests/typing/acp_handlers.py)."""
+    agent, client = connect_pair()
+    seen: list[Any] = []
+
+    async def on_config(params: SetSessionConfigOptionRequest) -> SetSessionConfigOptionResponse:
+        seen.append(params)
+        return SetSessionConfigOptionResponse(config_options=[])
+
+    agent.handle(SetSessionConfigOptionRequest, on_config)
+    request = BooleanSetSessionConfigOptionRequest(session_id="s", config_id="c", value=True)
+    async with agent, client:
+        result = await client.request("session/set_config_option", request)
+    assert result == SetSessionConfigOptionResponse(config_options=[])
+    assert seen == [request]
 
 
 async def test_concurrent_requests_in_both_directions() -> None:

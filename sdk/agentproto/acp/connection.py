@@ -31,7 +31,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import AgentProtoError, SchemaError, UsageError
@@ -53,6 +53,9 @@ from agentproto.acp._rpcerrors import (
     RpcErrorCode,
 )
 from agentproto.acp._streams import ByteReader, ByteWriter, Translator
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeForm
 
 __all__ = [
     "AgentSideConnection",
@@ -139,10 +142,13 @@ class Connection:
     @overload
     def handle(self, target: type[P], handler: Callable[[P], Awaitable[Any]]) -> None: ...
 
+    @overload  # a union alias of params classes (SetSessionConfigOptionRequest)
+    def handle(self, target: TypeForm[P], handler: Callable[[P], Awaitable[Any]]) -> None: ...
+
     @overload
     def handle(self, target: str, handler: Handler) -> None: ...
 
-    def handle(self, target: type[Any] | str, handler: Handler) -> None:
+    def handle(self, target: Any, handler: Handler) -> None:
         """Register the handler of a method this side handles.
 
         A request handler returns the result (an instance of the method's result
@@ -151,7 +157,9 @@ class Connection:
         error``. A notification handler's return value is ignored.
 
         Args:
-            target: the method's params class (``PromptRequest``) or its name;
+            target: the method's params class (``PromptRequest``), the union
+                alias of its params classes (``SetSessionConfigOptionRequest``;
+                the handler then takes the union), or its name;
                 a name that is both a request and a notification registers both.
                 A ``_``-prefixed name registers an extension method, whose
                 handler gets the params as plain JSON.
