@@ -148,6 +148,7 @@ EXPECTED_ALL = {
         "MemoryPipe",
         "RpcError",
         "RpcErrorCode",
+        "AuthRequiredError",
         "ConnectionClosedError",
         "RequestTimeoutError",
         "PeerProtocolError",

@@ -228,6 +228,15 @@ class Agent:
         """The capabilities the ``initialize`` response advertises (none by default)."""
         return v2.AgentCapabilities()
 
+    def auth_methods(self) -> list[v2.AuthMethod]:
+        """The ``authMethods`` the ``initialize`` response advertises (none by default).
+
+        Advertising any means serving :meth:`login` and :meth:`logout`. A method
+        that needs a login raises :class:`~agentproto.acp.AuthRequiredError`
+        (``-32000``) until then.
+        """
+        return []
+
     async def initialize(
         self, request: v2.InitializeRequest, version: int
     ) -> v2.InitializeResponse:
@@ -238,7 +247,10 @@ class Agent:
             version: the negotiated protocol version.
         """
         return v2.InitializeResponse(
-            protocol_version=version, info=self.info, capabilities=self.capabilities()
+            protocol_version=version,
+            info=self.info,
+            capabilities=self.capabilities(),
+            auth_methods=self.auth_methods() or None,
         )
 
     async def login(self, request: v2.LoginAuthRequest) -> v2.LoginAuthResponse:

@@ -63,7 +63,12 @@ from agentproto.acp._client_session import ClientHandlers, ClientSession
 from agentproto.acp._methods import method_table
 from agentproto.acp._negotiation import SUPPORTED_VERSIONS, check_answer, refused
 from agentproto.acp._permission import outcome_for
-from agentproto.acp._rpcerrors import ConnectionClosedError, RpcError, RpcErrorCode
+from agentproto.acp._rpcerrors import (
+    AuthRequiredError,
+    ConnectionClosedError,
+    RpcError,
+    RpcErrorCode,
+)
 from agentproto.acp._transports import spawn_agent
 from agentproto.acp._turn import CANCELLED
 from agentproto.acp._unstable import UnstableCalls
@@ -239,9 +244,13 @@ class AcpClient:
             await self.connection.notify(params)
             return None
         options = {} if timeout is None else {"timeout": timeout}
-        if method is not None:
-            return await self.connection.request(method, params, **options)
-        return await self.connection.request(params, **options)
+        try:
+            if method is not None:
+                return await self.connection.request(method, params, **options)
+            return await self.connection.request(params, **options)
+        except AuthRequiredError as err:
+            err.auth_methods = self.login_methods
+            raise
 
     # ---- initialization and auth --------------------------------------------------------
 
@@ -299,8 +308,35 @@ class AcpClient:
         self.agent = response
         return response  # type: ignore[no-any-return]
 
+    @property
+    def login_methods(self) -> list[v2.AgentAuthMethod]:
+        """The agent's advertised ``authMethods`` that :meth:`login` may use (type ``agent``).
+
+        A ``terminal`` method is run by the client as a process of its own, never
+        passed to ``auth/login``; a method of an unknown type is not used.
+        """
+        methods = [] if self.agent is None else self.agent.auth_methods or []
+        return [method for method in methods if isinstance(method, v2.AgentAuthMethod)]
+
     async def login(self, method_id: str, **fields: Any) -> v2.LoginAuthResponse:
-        """``auth/login`` with one of the agent's ``authMethods``."""
+        """``auth/login`` with one of the agent's :attr:`login_methods`.
+
+        Call it when a call raised :class:`~agentproto.acp.AuthRequiredError`
+        (its ``auth_methods`` are the same), then call again.
+
+        Raises:
+            UsageError: ``client.auth-method``: not initialized, or ``method_id``
+                is not one of :attr:`login_methods` (the schema: a client calls
+                ``auth/login`` only with an advertised method of a login flow).
+            RpcError, ConnectionClosedError, RequestTimeoutError: from the request.
+        """
+        offered = [method.method_id for method in self.login_methods]
+        if method_id not in offered:
+            raise UsageError(
+                "client.auth-method",
+                f"{method_id!r} is not an auth method the agent advertised for auth/login "
+                f"(advertised: {offered})",
+            )
         result: v2.LoginAuthResponse = await self._call(
             v2.LoginAuthRequest(method_id=method_id, **fields)
         )

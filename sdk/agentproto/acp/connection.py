@@ -31,7 +31,9 @@ import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import Any, TypeVar, overload
+
+from typing_extensions import TypeForm
 
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import AgentProtoError, SchemaError, UsageError
@@ -53,9 +55,6 @@ from agentproto.acp._rpcerrors import (
     RpcErrorCode,
 )
 from agentproto.acp._streams import ByteReader, ByteWriter, Translator
-
-if TYPE_CHECKING:
-    from typing_extensions import TypeForm
 
 __all__ = [
     "AgentSideConnection",
