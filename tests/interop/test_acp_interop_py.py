@@ -29,7 +29,7 @@ import pytest
 
 import agentproto
 from tests.interop.acp_side import METHODS as SCENARIO_METHODS
-from tests.interop.acp_side import PEERS, PERMISSIONS, STOP_REASONS, drive_agent
+from tests.interop.acp_side import PEERS, PERMISSIONS, SCENARIO, STOP_REASONS, drive_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 UNDER_TEST = str(Path(agentproto.__file__).resolve())  # the spawned agent must run this one
@@ -197,9 +197,22 @@ def test_agentproto_agent_reports_the_v1_diff_loss(
     assert ours["diagnostics"].count(DIFF_LOSS) == 2
 
 
+def _permission_losses() -> list[str]:
+    """The scenario's permission titles, which differ from their tool calls' titles: a v1
+    permission request has no title of its own (a v1 client shows the tool call's)."""
+    steps = [step for turn in SCENARIO["turns"].values() for step in turn]
+    return [
+        "v1.permission-lossy: a v1 permission request has no place for title "
+        f"{step['ask']['title']!r}: not sent (v1 shows the tool call's title)"
+        for step in steps
+        if "ask" in step
+    ]
+
+
 def test_agentproto_agent_reports_only_real_v1_losses(
     python_client: tuple[dict[str, Any], ...],
 ) -> None:
     """The agent's diagnostics to a v1 client are the documented losses, nothing more."""
     _, ours = python_client
-    assert ours["diagnostics"] == [DIFF_LOSS, DIFF_LOSS]
+    permission_c1, permission_c3 = _permission_losses()
+    assert ours["diagnostics"] == [permission_c1, DIFF_LOSS, permission_c3, DIFF_LOSS]

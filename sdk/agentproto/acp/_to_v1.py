@@ -154,6 +154,11 @@ class V2ToV1Adapter(_Adapter):
         converted = self._load(_v1_converter, wire, v1.SessionUpdate)
         return [] if converted is None else [converted]
 
+    def state(self, session_id: str) -> SessionState | None:
+        """The v2 state kept for a session (stateful mode), ``None`` before its first update."""
+        session = self._sessions.get(session_id)
+        return None if session is None else session.state
+
     def convert_notification(
         self, notification: v2.UpdateSessionNotification
     ) -> list[v1.SessionNotification]:

@@ -226,6 +226,7 @@ class ClientBridge(_Bridge):
             title=params.tool_call.title or "",
             options=[self._to_v2(option, v2.PermissionOption) for option in params.options],
             subject=subject,
+            meta=params.meta,
         )
         response = await self._permission(request)
         return _convert(response, v1.RequestPermissionResponse, to_v1=True, report=self._report)
@@ -372,11 +373,28 @@ class AgentBridge(_Bridge):
         method, params = _v2_target(target, params, "request")
         if method != _PERMISSION:
             return await self._plain_request(send, method, params)
-        adapter = self._adapter(params.session_id)
+        request = _convert(
+            self._permission_to_v1(params),
+            v1.RequestPermissionRequest,
+            to_v1=True,
+            report=self._report,
+        )
+        response = await send(request)
+        return _convert(response, v2.RequestPermissionResponse, to_v1=False, report=self._report)
+
+    def _permission_to_v1(self, params: v2.RequestPermissionRequest) -> dict[str, Any]:
+        """The v1 wire params of a v2 permission request.
+
+        v1 has no ``title`` or ``description`` of its own: a v1 client shows the
+        ``toolCall``'s title. A request without a tool call sends the title as
+        that of its placeholder ``toolCall``; what v1 cannot hold otherwise (a
+        title other than the tool call's, the description, a subject that is not
+        a tool call) is reported as ``v1.permission-lossy``.
+        """
         call: dict[str, Any] = {"toolCallId": ""}
-        wire: dict[str, Any]
-        subject = params.subject
+        subject, shown = params.subject, None
         if isinstance(subject, v2.ToolCallRequestPermissionSubject):
+            adapter = self._adapter(params.session_id)
             wire = _v2_converter.dump(subject.tool_call) | {"sessionUpdate": "tool_call_update"}
             update = _v2_converter.load(wire, v2.SessionUpdate)
             converted = adapter.convert(update, session_id=params.session_id)
@@ -384,11 +402,30 @@ class AgentBridge(_Bridge):
             if converted:
                 call = _v1_converter.dump(converted[0])
                 call.pop("sessionUpdate", None)
+            state = adapter.state(params.session_id)
+            stored = None if state is None else state.tool_calls.get(call["toolCallId"])
+            shown = call.get("title") if stored is None else stored.title
+        elif params.title:
+            shown = call["title"] = params.title
+        lost = [] if shown == params.title else [f"title {params.title!r}"]
+        if params.description:
+            lost.append(f"description {params.description!r}")
+        if subject is not None and not isinstance(subject, v2.ToolCallRequestPermissionSubject):
+            lost.append(f"the subject of type {getattr(subject, 'type', '?')!r}")
+        if lost:
+            self._report(
+                Diagnostic(
+                    code="v1.permission-lossy",
+                    message=f"a v1 permission request has no place for {', '.join(lost)}: "
+                    "not sent (v1 shows the tool call's title)",
+                    subject=params.session_id,
+                )
+            )
         wire = {"sessionId": params.session_id, "toolCall": call}
         wire["options"] = [_v2_converter.dump(option) for option in params.options]
-        request = _convert(wire, v1.RequestPermissionRequest, to_v1=True, report=self._report)
-        response = await send(request)
-        return _convert(response, v2.RequestPermissionResponse, to_v1=False, report=self._report)
+        if params.meta is not None:
+            wire["_meta"] = params.meta
+        return wire
 
     async def notify(self, send: Send, target: Any, params: Any) -> None:
         """Send a v2 notification to the v1 client (``session/update`` through the adapter)."""
