@@ -180,12 +180,22 @@ class ClientBridge(_Bridge):
         update: the client's v2 ``session/update`` handler.
         permission: the client's v2 ``session/request_permission`` handler.
         report: where diagnostics go.
+        tool_call_title: the title the client holds for a tool call (session id,
+            tool call id), if any: a v1 permission request's title is its tool
+            call's, which its ``toolCall`` need not repeat.
     """
 
-    def __init__(self, update: Handler, permission: Handler, report: Report) -> None:
+    def __init__(
+        self,
+        update: Handler,
+        permission: Handler,
+        report: Report,
+        tool_call_title: Callable[[str, str], str | None] = lambda session, call: None,
+    ) -> None:
         super().__init__(report)
         self._update = update
         self._permission = permission
+        self._title_of = tool_call_title
         self._stops: dict[str, str | None] = {}
         self._prompts = itertools.count(1)
         self.settle: Callable[[], Awaitable[None]] | None = None
@@ -221,9 +231,12 @@ class ClientBridge(_Bridge):
             wire.pop("sessionUpdate", None)
             tool_call = self._to_v2(wire, v2.ToolCallUpdate)
             subject = v2.ToolCallRequestPermissionSubject(tool_call=tool_call)
+        title = params.tool_call.title
+        if title is None:
+            title = self._title_of(params.session_id, params.tool_call.tool_call_id)
         request = v2.RequestPermissionRequest(
             session_id=params.session_id,
-            title=params.tool_call.title or "",
+            title=title or "",
             options=[self._to_v2(option, v2.PermissionOption) for option in params.options],
             subject=subject,
             meta=params.meta,

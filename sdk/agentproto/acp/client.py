@@ -300,7 +300,9 @@ class AcpClient:
                 await self.connection.close()
             raise
         if response.protocol_version == 1:
-            bridge = ClientBridge(self._update, self._permission, self._diagnostic)
+            bridge = ClientBridge(
+                self._update, self._permission, self._diagnostic, self._tool_call_title
+            )
             bridge.settle = self.connection.settle
             self.connection._switch_protocol(1, bridge)
             for method, handler in bridge.handlers().items():
@@ -508,6 +510,11 @@ class AcpClient:
                 await result
         except Exception:
             _logger.exception("the on_update handler failed")
+
+    def _tool_call_title(self, session_id: str, tool_call_id: str) -> str | None:
+        session = self.sessions.get(session_id)
+        call = None if session is None else session.state.tool_calls.get(tool_call_id)
+        return None if call is None else call.title
 
     def _announce(self, parent: ClientSession, child_id: str) -> None:
         child = self.sessions.get(child_id)
