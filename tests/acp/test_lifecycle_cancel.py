@@ -126,3 +126,20 @@ async def test_the_wire_carries_cancel_request_for_the_permission_request() -> N
     raw.to_agent.close()
     await asyncio.wait_for(serving, 5)
     assert other_tasks() == set()
+
+
+async def test_acp_client_cancel_answers_itself_and_ignores_the_late_cancel_request() -> None:
+    """AcpClient.cancel answers the pending request `cancelled` at once (the schema allows it
+    for requests of the cancelled work); the agent's $/cancel_request that follows names an
+    answered request and is ignored without a diagnostic."""
+    agent, handlers = Cooperative(), Answers("wait")
+    async with pair(agent, handlers) as (_, client):
+        await client.initialize()
+        session = await client.new_session("/w")
+        turn = asyncio.create_task(client.prompt(session.session_id, "go"))
+        await asyncio.wait_for(handlers.asked.wait(), 5)
+        await client.cancel(session.session_id)
+        assert await asyncio.wait_for(turn, 5) == "cancelled"
+        await client.connection.settle()
+        assert agent.decisions[0].cancelled
+        assert client.diagnostics == []
