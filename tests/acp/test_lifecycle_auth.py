@@ -7,11 +7,22 @@ import asyncio
 
 import pytest
 
+from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import UsageError
-from agentproto.acp import Agent, AgentSession, AuthRequiredError, RpcError, RpcErrorCode
+from agentproto.acp import (
+    AcpClient,
+    Agent,
+    AgentRunner,
+    AgentSession,
+    AuthRequiredError,
+    MemoryPipe,
+    RpcError,
+    RpcErrorCode,
+)
 from agentproto.acp import schema as acp
 from tests.acp.lifecycle_helpers import pair
 from tests.acp.test_lifecycle_bad_input import FakeAgent
+from tests.acp.test_lifecycle_v1 import Tap
 
 BROWSER = acp.AgentAuthMethod(method_id="browser", name="Log in with a browser")
 TERMINAL = acp.TerminalAuthMethod(method_id="tui", name="Log in in a terminal")
@@ -98,3 +109,52 @@ async def test_a_raw_agents_auth_required_answer() -> None:
         with pytest.raises(AuthRequiredError) as refused:
             await new
         assert [m.method_id for m in refused.value.auth_methods] == ["key"]
+
+
+class GatedV1(Gated):
+    """The same agent, speaking only v1; it also advertises a method of a type v1 lacks."""
+
+    protocol_versions = (1,)
+
+    def auth_methods(self) -> list[acp.AuthMethod]:
+        custom = acp.OtherAuthMethod(type="_sso", method_id="sso", name="SSO")
+        return [*super().auth_methods(), custom]
+
+    async def logout(self, request: acp.LogoutAuthRequest) -> acp.LogoutAuthResponse:
+        self.logins.append("logout")
+        return acp.LogoutAuthResponse()
+
+
+async def test_auth_through_a_v1_connection() -> None:
+    """With v1 negotiated: authMethods in the v1 shape (`id`, no `type` for an agent method;
+    a method of a type v1 lacks left out, reported), -32000 raises AuthRequiredError on the
+    v2 client, auth/login and auth/logout are v1 authenticate and logout on the wire."""
+    to_agent, to_client = MemoryPipe(), MemoryPipe()
+    agent_out, client_out = Tap(to_client), Tap(to_agent)
+    agent, diagnostics = GatedV1(), list[Diagnostic]()
+    runner = AgentRunner(agent, to_agent, agent_out, on_diagnostic=diagnostics.append)
+    client = AcpClient.connect(to_client, client_out)
+    serving = asyncio.create_task(runner.serve())
+    async with client:
+        answer = await client.initialize()
+        assert answer.protocol_version == 1 and answer.auth_methods == [BROWSER, TERMINAL]
+        with pytest.raises(AuthRequiredError) as refused:
+            await client.new_session("/w")
+        assert refused.value.auth_methods == [BROWSER]
+        await client.login("browser")
+        await client.new_session("/w")
+        await client.logout()
+    await runner.close()
+    await serving
+    assert agent.logins == ["browser", "logout"]
+    assert client.diagnostics == []
+    assert [d.code for d in diagnostics] == ["v1.auth-method"]
+    assert agent_out.sent[0]["result"]["authMethods"] == [
+        {"id": "browser", "name": "Log in with a browser"},
+        {"type": "terminal", "id": "tui", "name": "Log in in a terminal"},
+    ]
+    requests = [(m["method"], m.get("params")) for m in client_out.sent if "method" in m]
+    assert ("authenticate", {"methodId": "browser"}) in requests
+    assert "logout" in [method for method, _ in requests]
+    (error,) = [m["error"] for m in agent_out.sent if "error" in m]
+    assert error["code"] == -32000
