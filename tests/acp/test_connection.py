@@ -36,6 +36,7 @@ from agentproto.acp._rpcerrors import (
 )
 from agentproto.acp._transports import MemoryPipe, connect_pair, spawn_agent
 from agentproto.acp.connection import AgentSideConnection, ClientSideConnection
+from tests.acp.lifecycle_helpers import Lines
 
 AGENT_SCRIPT = Path(__file__).with_name("stdio_agent.py")
 ROOT = Path(__file__).parents[2]
@@ -64,20 +65,11 @@ class RawPeer:
         self.conn = cls(
             self.inbound, self.outbound, on_diagnostic=self.diagnostics.append, **options
         )
-        self._buffer = b""
+        self.recv = Lines(self.outbound).next
 
     def send(self, obj: dict[str, Any] | bytes) -> None:
         data = obj if isinstance(obj, bytes) else orjson.dumps({"jsonrpc": "2.0", **obj}) + b"\n"
         self.inbound.write(data)
-
-    async def recv(self) -> dict[str, Any]:
-        while b"\n" not in self._buffer:
-            chunk = await asyncio.wait_for(self.outbound.read(65536), 5)
-            assert chunk, "the connection closed"
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        value: dict[str, Any] = orjson.loads(line)
-        return value
 
 
 async def test_typed_request_and_result() -> None:

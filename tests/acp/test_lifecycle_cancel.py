@@ -12,7 +12,7 @@ import orjson
 
 from agentproto.acp import Agent, AgentRunner, AgentSession, MemoryPipe
 from agentproto.acp import schema as acp
-from tests.acp.lifecycle_helpers import ALLOW, Answers, other_tasks, pair
+from tests.acp.lifecycle_helpers import ALLOW, Answers, Lines, other_tasks, pair
 
 
 class Cooperative(Agent):
@@ -73,19 +73,10 @@ class RawClient:
         self.runner = AgentRunner(
             agent, self.to_agent, self.to_client, on_diagnostic=self.diagnostics.append
         )
-        self._buffer = b""
+        self.recv = Lines(self.to_client).next
 
     def send(self, obj: dict[str, Any]) -> None:
         self.to_agent.write(orjson.dumps({"jsonrpc": "2.0", **obj}) + b"\n")
-
-    async def recv(self) -> dict[str, Any]:
-        while b"\n" not in self._buffer:
-            chunk = await asyncio.wait_for(self.to_client.read(65536), 5)
-            assert chunk, "the agent closed"
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        value: dict[str, Any] = orjson.loads(line)
-        return value
 
     async def until(self, method: str | None = None, ident: int | None = None) -> dict[str, Any]:
         """The next message of ``method`` (or the response to ``ident``), skipping others."""
