@@ -170,6 +170,7 @@ EXPECTED_ALL = {
         "MemoryPipe",
         "RpcError",
         "RpcErrorCode",
+        "AuthRequiredError",
         "ConnectionClosedError",
         "RequestTimeoutError",
         "PeerProtocolError",

@@ -7,6 +7,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
+
 from agentproto.acp import AcpClient, Agent, AgentRunner, ClientHandlers, MemoryPipe
 from agentproto.acp import schema as acp
 
@@ -16,6 +18,24 @@ REJECT = acp.PermissionOption(option_id="no", name="No", kind="reject_once")
 
 def other_tasks() -> set[asyncio.Task[Any]]:
     return asyncio.all_tasks() - {asyncio.current_task()}  # type: ignore[operator]
+
+
+class Lines:
+    """The JSON-RPC messages a hand-driven test reads from a pipe, one line each."""
+
+    def __init__(self, pipe: MemoryPipe) -> None:
+        self.pipe = pipe
+        self._buffer = b""
+
+    async def next(self) -> dict[str, Any]:
+        """The next message (fails after 5 s, or when the pipe ends)."""
+        while b"\n" not in self._buffer:
+            chunk = await asyncio.wait_for(self.pipe.read(65536), 5)
+            assert chunk, "the peer closed"
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        value: dict[str, Any] = orjson.loads(line)
+        return value
 
 
 class Answers(ClientHandlers):

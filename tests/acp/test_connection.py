@@ -13,6 +13,7 @@ import pytest
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import UsageError
 from agentproto.acp._generated_v2 import (
+    BooleanSetSessionConfigOptionRequest,
     CancelSessionNotification,
     NewSessionRequest,
     NewSessionResponse,
@@ -22,6 +23,8 @@ from agentproto.acp._generated_v2 import (
     RequestPermissionRequest,
     RequestPermissionResponse,
     SelectedRequestPermissionOutcome,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
     TextContentBlock,
 )
 from agentproto.acp._rpcerrors import (
@@ -33,6 +36,7 @@ from agentproto.acp._rpcerrors import (
 )
 from agentproto.acp._transports import MemoryPipe, connect_pair, spawn_agent
 from agentproto.acp.connection import AgentSideConnection, ClientSideConnection
+from tests.acp.lifecycle_helpers import Lines
 
 AGENT_SCRIPT = Path(__file__).with_name("stdio_agent.py")
 ROOT = Path(__file__).parents[2]
@@ -61,20 +65,11 @@ class RawPeer:
         self.conn = cls(
             self.inbound, self.outbound, on_diagnostic=self.diagnostics.append, **options
         )
-        self._buffer = b""
+        self.recv = Lines(self.outbound).next
 
     def send(self, obj: dict[str, Any] | bytes) -> None:
         data = obj if isinstance(obj, bytes) else orjson.dumps({"jsonrpc": "2.0", **obj}) + b"\n"
         self.inbound.write(data)
-
-    async def recv(self) -> dict[str, Any]:
-        while b"\n" not in self._buffer:
-            chunk = await asyncio.wait_for(self.outbound.read(65536), 5)
-            assert chunk, "the connection closed"
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        value: dict[str, Any] = orjson.loads(line)
-        return value
 
 
 async def test_typed_request_and_result() -> None:
@@ -91,6 +86,24 @@ async def test_typed_request_and_result() -> None:
         assert await client.request("session/new", {"cwd": "/x"}) == NewSessionResponse(
             session_id="sess:/x"
         )
+
+
+async def test_a_union_alias_registers_its_method() -> None:
+    """A handler registered for a union alias of params classes serves that method (the
+    typing side of it: tests/typing/acp_handlers.py)."""
+    agent, client = connect_pair()
+    seen: list[Any] = []
+
+    async def on_config(params: SetSessionConfigOptionRequest) -> SetSessionConfigOptionResponse:
+        seen.append(params)
+        return SetSessionConfigOptionResponse(config_options=[])
+
+    agent.handle(SetSessionConfigOptionRequest, on_config)
+    request = BooleanSetSessionConfigOptionRequest(session_id="s", config_id="c", value=True)
+    async with agent, client:
+        result = await client.request("session/set_config_option", request)
+    assert result == SetSessionConfigOptionResponse(config_options=[])
+    assert seen == [request]
 
 
 async def test_concurrent_requests_in_both_directions() -> None:

@@ -21,7 +21,7 @@ from agentproto.acp import (
     RpcError,
 )
 from agentproto.acp import schema as acp
-from tests.acp.lifecycle_helpers import Answers, other_tasks, pair
+from tests.acp.lifecycle_helpers import Answers, Lines, other_tasks, pair
 
 
 def line(obj: dict[str, Any]) -> bytes:
@@ -34,19 +34,10 @@ class FakeAgent:
     def __init__(self, **options: Any) -> None:
         self.to_client, self.to_agent = MemoryPipe(), MemoryPipe()
         self.client = AcpClient.connect(self.to_client, self.to_agent, Answers("yes"), **options)
-        self._buffer = b""
+        self.recv = Lines(self.to_agent).next
 
     def send(self, data: dict[str, Any] | bytes) -> None:
         self.to_client.write(data if isinstance(data, bytes) else line(data))
-
-    async def recv(self) -> dict[str, Any]:
-        while b"\n" not in self._buffer:
-            chunk = await asyncio.wait_for(self.to_agent.read(65536), 5)
-            assert chunk, "the client closed"
-            self._buffer += chunk
-        first, self._buffer = self._buffer.split(b"\n", 1)
-        value: dict[str, Any] = orjson.loads(first)
-        return value
 
     async def answer_setup(self) -> str:
         """Answer initialize and session/new; return the session id."""

@@ -230,6 +230,19 @@ def test_cancel_for_an_unknown_request_is_a_diagnostic() -> None:
     assert isinstance(event, Diagnostic) and event.code == "rpc.cancel-unknown-id"
 
 
+def test_cancel_that_races_the_answer_is_ignored() -> None:
+    """$/cancel_request for a request this side has just answered is ignored without a
+    diagnostic (the schema: ignore it for an already-answered id, send no second answer)."""
+    client, agent = Endpoint("client"), Endpoint("agent")
+    ident = client.send_request(NewSessionRequest(cwd="/"))
+    pump(client, agent)
+    agent.respond(ident, NewSessionResponse(session_id="s"))
+    agent.data_to_send()
+    client.cancel(ident)
+    assert pump(client, agent) == []
+    assert agent.data_to_send() == b""
+
+
 def test_forgotten_request_drops_its_late_response_silently() -> None:
     """After cancel(forget=True) the late response produces no event."""
     client = Endpoint("client")

@@ -297,6 +297,26 @@ def test_stateful_v2_to_v1_shows_a_terminal_as_its_transcript() -> None:
     assert adapter.diagnostics == []
 
 
+def test_a_loss_is_reported_once_per_entity_not_on_every_resend() -> None:
+    """A tool call showing a diff v1 cannot hold and a terminal: every output chunk resends the
+    whole content, the diff lost again, but reported once; the same diff in another tool call,
+    or another lost diff in the same one, is a loss of its own."""
+    moved = {"type": "diff", "changes": [{"operation": "move", "oldPath": "/a", "path": "/b"}]}
+    deleted = {"type": "diff", "changes": [{"operation": "delete", "path": "/c"}]}
+    adapter = V2ToV1Adapter()
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "content": [moved, TERMINAL]}
+    to_v1(adapter, update)
+    chunk = {"sessionUpdate": "terminal_output_chunk", "terminalId": "t1", "data": "aGk="}
+    resent = [to_v1(adapter, chunk) for _ in range(3)]
+    assert [out[0]["content"] for out in resent] == [
+        [text_item("move /a -> /b"), text_item("hi" * n)] for n in (1, 2, 3)
+    ]
+    assert codes(adapter) == ["lossy-conversion"]
+    to_v1(adapter, update | {"toolCallId": "c2"})
+    to_v1(adapter, update | {"content": [moved, deleted, TERMINAL]})
+    assert codes(adapter) == ["lossy-conversion"] * 3
+
+
 def test_terminal_traffic_no_tool_call_shows_is_reported() -> None:
     """A terminal update for a terminal no tool call shows yet cannot reach v1: reported."""
     adapter = V2ToV1Adapter()

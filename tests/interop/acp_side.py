@@ -7,9 +7,10 @@ the agent is an :class:`~agentproto.acp.Agent` served by an
 The agent plays ``acp_peers/scenario.json`` as the TypeScript agent does; the
 client drives any agent through the same scenario: a prompt turn with a plan, a
 tool call that asks permission and shows a diff, a terminal; a second turn it
-cancels while the agent's permission request is pending (answering that request
-``cancelled``); then it closes the session and resumes it with replay into a
-fresh :class:`~agentproto.acp.SessionState`.
+cancels while the agent's permission request is pending (a v2 agent then cancels
+that request with ``$/cancel_request`` and the client answers it ``cancelled``;
+agentproto's agent does so too); then it closes the session and resumes it with
+replay into a fresh :class:`~agentproto.acp.SessionState`.
 
 Each side reports its view of the session in the shape ``acp_peers/view.mjs``
 prints (:func:`view_of`), so the tests can compare the two sides.
@@ -195,12 +196,21 @@ class ScenarioAgent(Agent):
 
 
 class ScenarioHandlers(ClientHandlers):
-    """agentproto's scenario client's answers: allow, or cancel the turn and answer so."""
+    """agentproto's scenario client's answers: allow, or cancel the turn.
+
+    Cancelling, with a v2 agent: send ``session/cancel`` and leave the pending request
+    to the agent, which cancels it with ``$/cancel_request`` (the schema's SHOULD);
+    the client then answers it ``cancelled`` (recorded in :attr:`cancel_requests`).
+    With a v1 agent: :meth:`AcpClient.cancel`, which answers it ``cancelled`` at once
+    (v1: the client answers the cancelled turn's pending requests itself).
+    """
 
     def __init__(self) -> None:
         self.client: AcpClient | None = None
         self.cancel_next = False
         self.permissions: list[dict[str, Any]] = []
+        self.cancel_requests: list[str] = []
+        self.errors: list[str] = []
 
     async def on_permission(
         self, session: ClientSession, request: v2.RequestPermissionRequest
@@ -208,13 +218,24 @@ class ScenarioHandlers(ClientHandlers):
         subject = request.subject
         assert isinstance(subject, v2.ToolCallRequestPermissionSubject), subject
         ident = subject.tool_call.tool_call_id
-        if self.cancel_next:  # cancel the turn: that answers the pending request `cancelled`
-            assert self.client is not None
-            self.permissions.append({"toolCallId": ident, "outcome": "cancelled"})
-            await self.client.cancel(session.session_id)
+        if not self.cancel_next:
+            self.permissions.append({"toolCallId": ident, "outcome": "allow"})
+            return "allow"
+        client = self.client
+        assert client is not None and client.agent is not None
+        self.permissions.append({"toolCallId": ident, "outcome": "cancelled"})
+        if client.agent.protocol_version == 1:
+            await client.cancel(session.session_id)
             return None
-        self.permissions.append({"toolCallId": ident, "outcome": "allow"})
-        return "allow"
+        cancel = v2.CancelSessionNotification(session_id=session.session_id)
+        await client.connection.notify(cancel)
+        try:
+            await asyncio.sleep(10)  # until the agent's $/cancel_request cancels this handler
+        except asyncio.CancelledError:
+            self.cancel_requests.append(ident)
+            raise
+        self.errors.append(f"{ident}: no $/cancel_request within 10 s after session/cancel")
+        return None
 
 
 class ScenarioClient:
@@ -258,6 +279,8 @@ class ScenarioClient:
             "replayedState": replayed.to_json(),
             "diagnostics": [f"{d.code}: {d.message}" for d in diagnostics],
             "permissions": self.handlers.permissions,
+            "cancelRequests": self.handlers.cancel_requests,
+            "errors": self.handlers.errors,
             "stopReasons": self.stop_reasons,
         }
 

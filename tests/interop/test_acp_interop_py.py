@@ -5,7 +5,8 @@ negotiates version 1), and that SDK's client drives agentproto's agent, each ove
 a real subprocess and its stdio, through the v1 form of the scenario (see
 ``acp_peers/py_agent.py`` and ``acp_peers/py_client.py``): a turn with a plan, a
 permission and a diff, a turn cancelled while its permission request is pending,
-``session/close`` and ``session/load`` with its replay. agentproto speaks v2 to
+``session/close`` and ``session/load`` with its replay (the SDK has no
+``$/cancel_request``: it neither sends one nor routes ours). agentproto speaks v2 to
 the application and v1 on the wire, through the lifecycle API's own v1 mode
 (``tests/interop/acp_side.py``).
 
@@ -29,7 +30,7 @@ import pytest
 
 import agentproto
 from tests.interop.acp_side import METHODS as SCENARIO_METHODS
-from tests.interop.acp_side import PEERS, PERMISSIONS, STOP_REASONS, drive_agent
+from tests.interop.acp_side import PEERS, PERMISSIONS, SCENARIO, STOP_REASONS, drive_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 UNDER_TEST = str(Path(agentproto.__file__).resolve())  # the spawned agent must run this one
@@ -74,13 +75,17 @@ def python_client(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, A
         env={**os.environ, "PYTHONPATH": env_path},
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    return json.loads(result.stdout), json.loads(path.read_text("utf-8"))
+    theirs = json.loads(result.stdout) | {"stderr": result.stderr}
+    return theirs, json.loads(path.read_text("utf-8"))
 
 
 def test_agentproto_client_drives_python_agent(python_agent: tuple[dict[str, Any], ...]) -> None:
     """agentproto's client (v1 on the wire) and the SDK's v1 agent agree on the session."""
     ours, theirs = python_agent
     assert theirs["errors"] == [] and theirs["methods"] == METHODS
+    # v1: the client answers the cancelled turn's pending permission request itself; the
+    # SDK's agent (0.12.1) sends no $/cancel_request (it has no support for it)
+    assert ours["errors"] == [] and ours["cancelRequests"] == []
     assert ours["permissions"] == theirs["permissions"] == PERMISSIONS
     assert ours["stopReasons"] == theirs["stopReasons"] == STOP_REASONS
     view, expected = copy.deepcopy(ours["view"]), copy.deepcopy(theirs["view"])
@@ -197,9 +202,36 @@ def test_agentproto_agent_reports_the_v1_diff_loss(
     assert ours["diagnostics"].count(DIFF_LOSS) == 2
 
 
+def _permission_losses() -> list[str]:
+    """The scenario's permission titles, which differ from their tool calls' titles: a v1
+    permission request has no title of its own (a v1 client shows the tool call's)."""
+    steps = [step for turn in SCENARIO["turns"].values() for step in turn]
+    return [
+        "v1.permission-lossy: a v1 permission request has no place for title "
+        f"{step['ask']['title']!r}: not sent (v1 shows the tool call's title)"
+        for step in steps
+        if "ask" in step
+    ]
+
+
 def test_agentproto_agent_reports_only_real_v1_losses(
     python_client: tuple[dict[str, Any], ...],
 ) -> None:
     """The agent's diagnostics to a v1 client are the documented losses, nothing more."""
     _, ours = python_client
-    assert ours["diagnostics"] == [DIFF_LOSS, DIFF_LOSS]
+    permission_c1, permission_c3 = _permission_losses()
+    assert ours["diagnostics"] == [permission_c1, DIFF_LOSS, permission_c3, DIFF_LOSS]
+
+
+def test_agentproto_agent_cancels_the_permission_request_the_sdk_ignores(
+    python_client: tuple[dict[str, Any], ...],
+) -> None:
+    """On session/cancel agentproto's agent cancels its pending permission request with
+    $/cancel_request, which the v1 schema defines too; the SDK's client (0.12.1) routes no
+    `$/` method and logs it as unhandled (the schema lets a receiver ignore `$/`
+    notifications), and answers the request `cancelled` itself, as v1 asks."""
+    theirs, ours = python_client
+    assert (
+        "Unhandled error while handling notification method=$/cancel_request" in (theirs["stderr"])
+    )
+    assert theirs["permissions"][-1] == ours["permissions"][-1] == PERMISSIONS[-1]

@@ -3,7 +3,10 @@
 Both directions run over a real subprocess and its stdio, through the scenario of
 ``acp_peers/scenario.json`` (a turn with a plan, a permission, a diff and a
 terminal; a turn cancelled while its permission request is pending; a
-``session/close`` and a ``session/resume`` with replay). Each side dumps its view
+``session/close`` and a ``session/resume`` with replay). On ``session/cancel`` each
+agent cancels its pending permission request with ``$/cancel_request`` and each client
+answers it ``cancelled`` only then (the SDK supports both directions: a request's
+``cancellationSignal``, a handler's ``signal``). Each side dumps its view
 of the session (the shape of ``acp_peers/view.mjs``) and the two must agree.
 
 The SDK is installed with npm into ``.interop/acp/`` (ignored by git) on first use.
@@ -83,8 +86,11 @@ async def test_agentproto_client_drives_typescript_agent(tmp_path: Path) -> None
     theirs = json.loads(agent_view.read_text("utf-8"))
 
     assert protocol == 2
-    assert theirs["errors"] == [] and ours["diagnostics"] == []
+    assert theirs["errors"] == [] and ours["diagnostics"] == [] and ours["errors"] == []
     assert theirs["methods"] == METHODS
+    # session/cancel: the TS agent cancels its pending permission request with
+    # $/cancel_request, and agentproto's client answers that request `cancelled`
+    assert theirs["cancelRequests"] == ours["cancelRequests"] == ["c3"]
     check_scenario_ran(ours["view"])
     assert ours["view"] == theirs["view"]
     assert ours["permissions"] == theirs["permissions"] == PERMISSIONS
@@ -117,6 +123,9 @@ def test_typescript_client_drives_agentproto_agent(tmp_path: Path) -> None:
     assert ours["errors"] == [] and ours["diagnostics"] == []
     assert ours["methods"] == METHODS
     assert theirs["initialize"]["protocolVersion"] == 2
+    # session/cancel: agentproto's agent cancels its pending permission request with
+    # $/cancel_request (the TS client waits for it before answering `cancelled`)
+    assert theirs["cancelRequests"] == ["c3"]
     check_scenario_ran(theirs["view"])
     assert theirs["view"] == ours["view"]
     assert theirs["replayed"] == theirs["view"]

@@ -33,6 +33,7 @@ from agentproto.acp._records import (
 )
 from agentproto.acp._rpc import Side
 from agentproto.acp._rpcerrors import (
+    AuthRequiredError,
     ConnectionClosedError,
     PeerProtocolError,
     RequestTimeoutError,
@@ -77,6 +78,7 @@ __all__ = [
     "AgentSession",
     "AgentSideConnection",
     "Answer",
+    "AuthRequiredError",
     "ByteReader",
     "ByteWriter",
     "ClientHandlers",

@@ -129,6 +129,7 @@ class Endpoint:
         self._pending: dict[int, _Pending] = {}
         self._forgotten: OrderedDict[int, None] = OrderedDict()
         self._in_flight: dict[int | str, MethodSpec | str] = {}
+        self._answered: OrderedDict[int | str, None] = OrderedDict()  # the latest, capped
         self._outbox: list[bytes] = []
         self._closed = False
 
@@ -286,7 +287,9 @@ class Endpoint:
 
     def _cancel_requested(self, ident: int | str) -> list[Event]:
         entry = self._in_flight.get(ident)
-        if entry is None:  # answered already, or never sent: a race, not an error
+        if entry is None and ident in self._answered:
+            return []  # it raced our answer: ignored, as the schema asks
+        if entry is None:  # never received (or answered long ago)
             return [_diagnostic("rpc.cancel-unknown-id", f"no request {ident!r} in flight")]
         method = entry if isinstance(entry, str) else entry.method
         return [CancelRequested(id=ident, method=method)]
@@ -432,6 +435,9 @@ class Endpoint:
         """Queue the answer; the request leaves flight only once it encodes."""
         self._outbox.append(encode_message(response))
         del self._in_flight[ident]
+        self._answered[ident] = None
+        if len(self._answered) > _FORGOTTEN_CAP:
+            self._answered.popitem(last=False)
 
     def respond(self, ident: int | str, result: Any) -> None:
         """Answer the peer's request ``ident`` with a result.

@@ -14,6 +14,7 @@ from agentproto._core.errors import AgentProtoError, ProtocolError
 from agentproto.acp._generated_v2 import KnownErrorCode
 
 __all__ = [
+    "AuthRequiredError",
     "ConnectionClosedError",
     "PeerProtocolError",
     "RequestTimeoutError",
@@ -53,7 +54,12 @@ class RpcError(AgentProtoError):
 
     @classmethod
     def from_error(cls, error: dict[str, Any], *, method: str | None = None) -> RpcError:
-        """The exception of a response's ``error`` object (already shape-checked)."""
+        """The exception of a response's ``error`` object (already shape-checked).
+
+        ``-32000`` becomes an :class:`AuthRequiredError`.
+        """
+        if error["code"] == RpcErrorCode.AUTHENTICATION_REQUIRED:
+            return AuthRequiredError(error["message"], error.get("data"), method=method)
         return cls(error["code"], error["message"], error.get("data"), method=method)
 
     def to_error(self) -> dict[str, Any]:
@@ -62,6 +68,30 @@ class RpcError(AgentProtoError):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+
+class AuthRequiredError(RpcError):
+    """``-32000``, authentication required: the agent wants ``auth/login`` first.
+
+    A call raises it when the agent answers so (``session/new`` may); an agent's
+    handler raises it to answer so. The client then logs in with one of
+    :attr:`auth_methods` and calls again.
+
+    Attributes:
+        auth_methods: the advertised methods the client may pass to
+            ``auth/login`` (those of type ``agent``), as :class:`~agentproto.acp.AcpClient`
+            read them from the ``initialize`` answer; empty on a bare connection.
+    """
+
+    def __init__(
+        self,
+        message: str = "authentication required",
+        data: Any = None,
+        *,
+        method: str | None = None,
+    ) -> None:
+        super().__init__(RpcErrorCode.AUTHENTICATION_REQUIRED, message, data, method=method)
+        self.auth_methods: list[Any] = []
 
 
 class PeerProtocolError(ProtocolError):

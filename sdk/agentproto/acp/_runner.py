@@ -300,13 +300,17 @@ class AgentRunner:
                 "session.unknown", f"session/cancel for unknown session {params.session_id!r}"
             )
             return
+        await self._cancel_work(session)
+
+    async def _cancel_work(self, session: AgentSession) -> None:
+        """``session/cancel``'s duties: withdraw the work's permission requests, cancel it."""
         if session.foreground.cancel():
+            session.withdraw_permissions()
             await self.agent.cancel(session)
 
     async def _stop_turn(self, session: AgentSession) -> None:
         """Cancel the session's work and wait (``close_grace``) for its turn to end."""
-        if session.foreground.cancel():
-            await self.agent.cancel(session)
+        await self._cancel_work(session)
         turn = session.turn
         if turn is not None and not turn.done():
             _, pending = await asyncio.wait({turn}, timeout=self._grace)

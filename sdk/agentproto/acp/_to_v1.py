@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
+import orjson
 
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto._core.unset import UNSET
@@ -30,7 +31,7 @@ from agentproto.acp._versions import (
     _convert_lists,
     _notifications,
 )
-from agentproto.acp._versions_content import items_to_v1
+from agentproto.acp._versions_content import _V2_SHAPES, Report, items_to_v1
 from agentproto.acp._versions_content import v1_converter as _v1_converter
 from agentproto.acp._wire import _converter as _v2_converter
 
@@ -46,6 +47,7 @@ class _V2Session:
     state: SessionState
     tool_calls: set[str] = attrs.Factory(set)
     messages: dict[tuple[str, str], list[Any]] = attrs.Factory(dict)
+    reported: set[tuple[tuple[str, bytes], str, str]] = attrs.Factory(set)  # losses, once each
 
 
 def _v1_kind(kind: str) -> str:
@@ -144,7 +146,7 @@ class V2ToV1Adapter(_Adapter):
         wire = _main_plan(update)
         if wire is None:
             wire = _v2_converter.dump(update)
-            _convert_lists(update, wire, self._items(session))
+            _convert_lists(update, wire, self._items(session, str(_entity(update) or kind)))
         if self.stateful and cls in _META_PATCHED and update.meta is not UNSET:  # type: ignore[union-attr]
             entity = session.state.entity(_state_key(update))
             wire["_meta"] = entity.meta or {}
@@ -154,6 +156,11 @@ class V2ToV1Adapter(_Adapter):
         converted = self._load(_v1_converter, wire, v1.SessionUpdate)
         return [] if converted is None else [converted]
 
+    def state(self, session_id: str) -> SessionState | None:
+        """The v2 state kept for a session (stateful mode), ``None`` before its first update."""
+        session = self._sessions.get(session_id)
+        return None if session is None else session.state
+
     def convert_notification(
         self, notification: v2.UpdateSessionNotification
     ) -> list[v1.SessionNotification]:
@@ -161,10 +168,35 @@ class V2ToV1Adapter(_Adapter):
         updates = self.convert(notification.update, session_id=notification.session_id)
         return _notifications(v1.SessionNotification, notification, updates)
 
-    def _items(self, session: _V2Session) -> Callable[[list[Any], list[Any]], list[Any]]:
-        """The list conversion for this mode (terminals shown as text when stateful)."""
+    def _items(
+        self, session: _V2Session, entity: str
+    ) -> Callable[[list[Any], list[Any]], list[Any]]:
+        """The list conversion for this mode (terminals shown as text when stateful).
+
+        A loss is reported once per entity and item: content resent whole (a
+        tool call's content again when its terminal's output grows) does not
+        report the same lost item again; another item, or another entity, does.
+        """
         terminals = session.state.terminals if self.stateful else None
-        return lambda items, wires: items_to_v1(items, wires, terminals, self._report)
+
+        def convert(items: list[Any], wires: list[Any]) -> list[Any]:
+            if all(item.__class__ not in _V2_SHAPES for item in items):
+                return wires
+            out = []
+            for item, wire in zip(items, wires, strict=True):
+                key = (entity, orjson.dumps(wire, option=orjson.OPT_SORT_KEYS))
+                out += items_to_v1([item], [wire], terminals, self._once(session, key))
+            return out
+
+        return convert
+
+    def _once(self, session: _V2Session, key: tuple[str, bytes]) -> Report:
+        def report(code: str, message: str, subject: str) -> None:
+            if (key, code, message) not in session.reported:
+                session.reported.add((key, code, message))
+                self._report(code, message, subject)
+
+        return report
 
     def _tool_call(self, session: _V2Session, update: Any) -> list[Any]:
         if not self.stateful:
@@ -177,7 +209,7 @@ class V2ToV1Adapter(_Adapter):
                 )
                 return []
             wire = _v2_converter.dump(update)
-            _convert_lists(update, wire, self._items(session))
+            _convert_lists(update, wire, self._items(session, f"tool_call:{update.tool_call_id}"))
             if isinstance(wire.get("kind"), str):
                 wire["kind"] = _v1_kind(wire["kind"])
             if isinstance(wire.get("status"), str):
@@ -204,7 +236,8 @@ class V2ToV1Adapter(_Adapter):
             "sessionUpdate": "tool_call" if full else "tool_call_update",
             "toolCallId": call.tool_call_id,
         }
-        out.update(_v1_tool_call_fields(call, changed, full, self._items(session)))
+        items = self._items(session, f"tool_call:{call.tool_call_id}")
+        out.update(_v1_tool_call_fields(call, changed, full, items))
         if "meta" in changed and (call.meta or not full):
             out["_meta"] = call.meta or {}
         converted = self._load(_v1_converter, out, v1.SessionUpdate)

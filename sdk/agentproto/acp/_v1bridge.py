@@ -64,6 +64,13 @@ _UPDATE = v2.UpdateSessionNotification.__agentproto_method__
 _PERMISSION = v2.RequestPermissionRequest.__agentproto_method__
 _V1_STOP_REASONS = frozenset(v1.ENUM_VALUES["StopReason"])
 _UNKNOWN_PEER = v2.Implementation(name="unknown", version="")
+# the v2 requests v1 names otherwise (same params and results but for the name)
+_V1_NAMES = {
+    v2.LoginAuthRequest.__agentproto_method__: v1.AuthenticateRequest.__agentproto_method__,
+    v2.LogoutAuthRequest.__agentproto_method__: v1.LogoutRequest.__agentproto_method__,
+}
+_AGENT_AUTH = str(attrs.fields(v2.AgentAuthMethod).type.default)  # v1: the untagged default
+_V1_AUTH_TYPES = frozenset({_AGENT_AUTH, attrs.fields(v1.TerminalAuthMethod).type.default})
 
 
 def _convert(value: Any, tp: Any, *, to_v1: bool, report: Report) -> Any:
@@ -107,15 +114,55 @@ def _v2_target(target: Any, params: Any, kind: str) -> tuple[str, Any]:
 
 
 def _v1_spec(method: str, kind: str) -> Any:
+    method = _V1_NAMES.get(method, method) if kind == "request" else method
     spec = (_V1.requests if kind == "request" else _V1.notifications).get(method)
     if spec is None:
         raise UsageError("v1.unsupported", f"{method!r} does not exist in ACP v1")
     return spec
 
 
+def _auth_methods(wire: dict[str, Any], *, to_v1: bool, report: Report) -> None:
+    """Rename the ids of ``wire``'s ``authMethods`` (v1 ``id``, v2 ``methodId``), in place.
+
+    A v1 method without ``type`` is an ``agent`` method (v2 tags it); v1 has only
+    ``agent`` and ``terminal`` methods, so a v2 method of another type is left out,
+    reported as ``v1.auth-method``.
+    """
+    methods = wire.get("authMethods")
+    if not isinstance(methods, list):
+        return
+    old, new = ("methodId", "id") if to_v1 else ("id", "methodId")
+    out = []
+    for method in methods:
+        if not isinstance(method, dict):
+            out.append(method)
+            continue
+        method = dict(method)
+        kind = method.get("type", _AGENT_AUTH)
+        if to_v1 and kind not in _V1_AUTH_TYPES:
+            report(
+                Diagnostic(
+                    code="v1.auth-method",
+                    message=f"auth method {method.get('methodId')!r} of type {kind!r} has no v1 "
+                    "form: not advertised to the v1 client",
+                    subject="authMethods",
+                )
+            )
+            continue
+        if old in method:
+            method[new] = method.pop(old)
+        if to_v1 and kind == _AGENT_AUTH:
+            method.pop("type", None)  # v1's default
+        elif not to_v1:
+            method["type"] = kind
+        out.append(method)
+    wire["authMethods"] = out
+
+
 def _initialize_v2(value: Any, tp: Any, prefix: str, report: Report) -> Any:
     """A v1 ``initialize`` message read as v2: ``{prefix}Info`` and ``{prefix}Capabilities``."""
     wire: dict[str, Any] = _v1_converter.dump(value)
+    _auth_methods(wire, to_v1=False, report=report)
     info = wire.pop(f"{prefix}Info", None)
     capabilities = wire.pop(f"{prefix}Capabilities", None)
     wire["info"] = info if info is not None else _v2_converter.dump(_UNKNOWN_PEER)
@@ -145,6 +192,7 @@ def agent_initialize_response(
     capabilities = wire.pop("capabilities", None) or {}
     capabilities["loadSession"] = True  # session/load is served as a resume with replay
     wire |= {"agentInfo": info, "agentCapabilities": capabilities}
+    _auth_methods(wire, to_v1=True, report=report)
     result: v1.InitializeResponse = _convert(wire, v1.InitializeResponse, to_v1=True, report=report)
     return result
 
@@ -180,12 +228,22 @@ class ClientBridge(_Bridge):
         update: the client's v2 ``session/update`` handler.
         permission: the client's v2 ``session/request_permission`` handler.
         report: where diagnostics go.
+        tool_call_title: the title the client holds for a tool call (session id,
+            tool call id), if any: a v1 permission request's title is its tool
+            call's, which its ``toolCall`` need not repeat.
     """
 
-    def __init__(self, update: Handler, permission: Handler, report: Report) -> None:
+    def __init__(
+        self,
+        update: Handler,
+        permission: Handler,
+        report: Report,
+        tool_call_title: Callable[[str, str], str | None] = lambda session, call: None,
+    ) -> None:
         super().__init__(report)
         self._update = update
         self._permission = permission
+        self._title_of = tool_call_title
         self._stops: dict[str, str | None] = {}
         self._prompts = itertools.count(1)
         self.settle: Callable[[], Awaitable[None]] | None = None
@@ -221,11 +279,15 @@ class ClientBridge(_Bridge):
             wire.pop("sessionUpdate", None)
             tool_call = self._to_v2(wire, v2.ToolCallUpdate)
             subject = v2.ToolCallRequestPermissionSubject(tool_call=tool_call)
+        title = params.tool_call.title
+        if title is None:
+            title = self._title_of(params.session_id, params.tool_call.tool_call_id)
         request = v2.RequestPermissionRequest(
             session_id=params.session_id,
-            title=params.tool_call.title or "",
+            title=title or "",
             options=[self._to_v2(option, v2.PermissionOption) for option in params.options],
             subject=subject,
+            meta=params.meta,
         )
         response = await self._permission(request)
         return _convert(response, v1.RequestPermissionResponse, to_v1=True, report=self._report)
@@ -316,15 +378,16 @@ class AgentBridge(_Bridge):
         if _RESUME in self._v2:
             own[_LOAD] = self.on_load
         for method, handler in self._v2.items():
-            if method not in own and method != _RESUME and method in _V1.requests:
-                own[method] = self._plain(method, handler)
+            v1_name = _V1_NAMES.get(method, method)
+            if method not in own and method != _RESUME and v1_name in _V1.requests:
+                own[v1_name] = self._plain(method, handler)
             elif method in _V1.notifications:
                 own[method] = self._plain(method, handler, notification=True)
         return own
 
     def _plain(self, method: str, handler: Handler, *, notification: bool = False) -> Handler:
         v2_spec = (_V2.notifications if notification else _V2.requests)[method]
-        v1_spec = (_V1.notifications if notification else _V1.requests)[method]
+        v1_spec = _v1_spec(method, "notification" if notification else "request")
 
         async def serve(params: Any) -> Any:
             result = await handler(self._to_v2(params, v2_spec.params))
@@ -372,11 +435,28 @@ class AgentBridge(_Bridge):
         method, params = _v2_target(target, params, "request")
         if method != _PERMISSION:
             return await self._plain_request(send, method, params)
-        adapter = self._adapter(params.session_id)
+        request = _convert(
+            self._permission_to_v1(params),
+            v1.RequestPermissionRequest,
+            to_v1=True,
+            report=self._report,
+        )
+        response = await send(request)
+        return _convert(response, v2.RequestPermissionResponse, to_v1=False, report=self._report)
+
+    def _permission_to_v1(self, params: v2.RequestPermissionRequest) -> dict[str, Any]:
+        """The v1 wire params of a v2 permission request.
+
+        v1 has no ``title`` or ``description`` of its own: a v1 client shows the
+        ``toolCall``'s title. A request without a tool call sends the title as
+        that of its placeholder ``toolCall``; what v1 cannot hold otherwise (a
+        title other than the tool call's, the description, a subject that is not
+        a tool call) is reported as ``v1.permission-lossy``.
+        """
         call: dict[str, Any] = {"toolCallId": ""}
-        wire: dict[str, Any]
-        subject = params.subject
+        subject, shown = params.subject, None
         if isinstance(subject, v2.ToolCallRequestPermissionSubject):
+            adapter = self._adapter(params.session_id)
             wire = _v2_converter.dump(subject.tool_call) | {"sessionUpdate": "tool_call_update"}
             update = _v2_converter.load(wire, v2.SessionUpdate)
             converted = adapter.convert(update, session_id=params.session_id)
@@ -384,11 +464,30 @@ class AgentBridge(_Bridge):
             if converted:
                 call = _v1_converter.dump(converted[0])
                 call.pop("sessionUpdate", None)
+            state = adapter.state(params.session_id)
+            stored = None if state is None else state.tool_calls.get(call["toolCallId"])
+            shown = call.get("title") if stored is None else stored.title
+        elif params.title:
+            shown = call["title"] = params.title
+        lost = [] if shown == params.title else [f"title {params.title!r}"]
+        if params.description:
+            lost.append(f"description {params.description!r}")
+        if subject is not None and not isinstance(subject, v2.ToolCallRequestPermissionSubject):
+            lost.append(f"the subject of type {getattr(subject, 'type', '?')!r}")
+        if lost:
+            self._report(
+                Diagnostic(
+                    code="v1.permission-lossy",
+                    message=f"a v1 permission request has no place for {', '.join(lost)}: "
+                    "not sent (v1 shows the tool call's title)",
+                    subject=params.session_id,
+                )
+            )
         wire = {"sessionId": params.session_id, "toolCall": call}
         wire["options"] = [_v2_converter.dump(option) for option in params.options]
-        request = _convert(wire, v1.RequestPermissionRequest, to_v1=True, report=self._report)
-        response = await send(request)
-        return _convert(response, v2.RequestPermissionResponse, to_v1=False, report=self._report)
+        if params.meta is not None:
+            wire["_meta"] = params.meta
+        return wire
 
     async def notify(self, send: Send, target: Any, params: Any) -> None:
         """Send a v2 notification to the v1 client (``session/update`` through the adapter)."""

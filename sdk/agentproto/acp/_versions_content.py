@@ -16,7 +16,8 @@ v1 gives one v1 diff per change when every change is an ``add`` or ``modify``
 whose patch section shows the file whole; any other v2 diff (a delete, move or
 copy, partial context, no patch) has no v1 diff form and is sent as text
 content holding its patch text (else a line per change), reported as
-``lossy-conversion``.
+``lossy-conversion`` (by :class:`~agentproto.acp.V2ToV1Adapter` once per entity
+and item: content resent whole does not report the same lost diff again).
 
 **Terminals.** The two versions' terminal items look alike but are different
 things (the v2 terminal-output RFD): a v1 terminal is a process the *client*

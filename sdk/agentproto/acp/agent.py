@@ -18,9 +18,12 @@ keeps the protocol's duties, so the methods only do the agent's work:
   session's *turn* in a task of its own. What it returns is the stop reason of
   the ``idle`` update that ends the work; an exception ends it with ``error``;
   a prompt while a turn runs is refused (``-32600``);
-* ``session/cancel`` marks the turn cancelled and calls :meth:`Agent.cancel`,
-  which by default cancels the turn's task; the turn then ends with
-  ``cancelled`` whatever it returns or raises (the schema's rule);
+* ``session/cancel`` marks the turn cancelled, withdraws the permission
+  requests of the work (each waiting :meth:`AgentSession.request_permission`
+  returns ``cancelled`` at once and its request is cancelled at the client
+  with ``$/cancel_request``) and calls :meth:`Agent.cancel`, which by default
+  cancels the turn's task; the turn then ends with ``cancelled`` whatever it
+  returns or raises (the schema's rule);
 * ``session/resume`` sends the requested replay (by default every entity the
   session holds, resent with :func:`~agentproto.acp.resync_update`) and the
   current state before answering; ``session/close`` cancels the turn first.
@@ -93,6 +96,7 @@ class AgentSession(SessionUpdates):
         self.data: dict[str, Any] = {}
         self._runner = runner
         self.turn: asyncio.Task[None] | None = None
+        self._asking: set[asyncio.Future[v2.RequestPermissionOutcome]] = set()
 
     @property
     def cancelled(self) -> bool:
@@ -179,10 +183,53 @@ class AgentSession(SessionUpdates):
         blocked = block and self.foreground.phase == "running"
         if blocked:
             await self.emit(self.foreground.block(), state_ok=True)
-        response = await self._runner.connection.request(request)
-        if blocked and self.foreground.phase == "requires_action" and not self.closed:
+        outcome = await self._ask(request, of_work=self.foreground.active)
+        resumes = not (self.closed or self.foreground.cancel_requested)
+        if blocked and self.foreground.phase == "requires_action" and resumes:
             await self.emit(self.foreground.resume(), state_ok=True)
-        return decide(request, response.outcome)
+        return decide(request, outcome)
+
+    async def _ask(
+        self, request: v2.RequestPermissionRequest, *, of_work: bool
+    ) -> v2.RequestPermissionOutcome:
+        """The client's outcome, or ``cancelled`` once :meth:`withdraw_permissions` ran.
+
+        A request given up on (withdrawn, or this task cancelled) is cancelled at
+        the client with ``$/cancel_request``, and its late answer is ignored.
+        """
+        withdrawn: asyncio.Future[v2.RequestPermissionOutcome] = (
+            asyncio.get_running_loop().create_future()
+        )
+        if of_work:
+            self._asking.add(withdrawn)
+        asking = asyncio.ensure_future(self._runner.connection.request(request))
+        try:
+            await asyncio.wait({withdrawn, asking}, return_when=asyncio.FIRST_COMPLETED)
+            if withdrawn.done():
+                return withdrawn.result()
+            response: v2.RequestPermissionResponse = asking.result()
+            return response.outcome
+        finally:
+            self._asking.discard(withdrawn)
+            if not asking.done():
+                asking.cancel()  # the connection sends $/cancel_request and forgets the id
+                await asyncio.wait({asking})
+
+    def withdraw_permissions(self) -> int:
+        """Stop waiting for the permission requests of the session's foreground work.
+
+        Each waiting :meth:`request_permission` returns a ``cancelled`` decision
+        at once and its request is cancelled at the client (``$/cancel_request``).
+        The runner calls it on ``session/cancel`` and ``session/close`` (the
+        schema: the agent stops waiting and treats them as not approved).
+
+        Returns:
+            How many requests were withdrawn.
+        """
+        waiting = [future for future in self._asking if not future.done()]
+        for future in waiting:
+            future.set_result(v2.CancelledRequestPermissionOutcome())
+        return len(waiting)
 
     # ---- child sessions -----------------------------------------------------------------
 
@@ -228,6 +275,15 @@ class Agent:
         """The capabilities the ``initialize`` response advertises (none by default)."""
         return v2.AgentCapabilities()
 
+    def auth_methods(self) -> list[v2.AuthMethod]:
+        """The ``authMethods`` the ``initialize`` response advertises (none by default).
+
+        Advertising any means serving :meth:`login` and :meth:`logout`. A method
+        that needs a login raises :class:`~agentproto.acp.AuthRequiredError`
+        (``-32000``) until then.
+        """
+        return []
+
     async def initialize(
         self, request: v2.InitializeRequest, version: int
     ) -> v2.InitializeResponse:
@@ -238,7 +294,10 @@ class Agent:
             version: the negotiated protocol version.
         """
         return v2.InitializeResponse(
-            protocol_version=version, info=self.info, capabilities=self.capabilities()
+            protocol_version=version,
+            info=self.info,
+            capabilities=self.capabilities(),
+            auth_methods=self.auth_methods() or None,
         )
 
     async def login(self, request: v2.LoginAuthRequest) -> v2.LoginAuthResponse:

@@ -63,7 +63,12 @@ from agentproto.acp._client_session import ClientHandlers, ClientSession
 from agentproto.acp._methods import method_table
 from agentproto.acp._negotiation import SUPPORTED_VERSIONS, check_answer, refused
 from agentproto.acp._permission import outcome_for
-from agentproto.acp._rpcerrors import ConnectionClosedError, RpcError, RpcErrorCode
+from agentproto.acp._rpcerrors import (
+    AuthRequiredError,
+    ConnectionClosedError,
+    RpcError,
+    RpcErrorCode,
+)
 from agentproto.acp._transports import spawn_agent
 from agentproto.acp._turn import CANCELLED
 from agentproto.acp._unstable import UnstableCalls
@@ -239,9 +244,13 @@ class AcpClient:
             await self.connection.notify(params)
             return None
         options = {} if timeout is None else {"timeout": timeout}
-        if method is not None:
-            return await self.connection.request(method, params, **options)
-        return await self.connection.request(params, **options)
+        try:
+            if method is not None:
+                return await self.connection.request(method, params, **options)
+            return await self.connection.request(params, **options)
+        except AuthRequiredError as err:
+            err.auth_methods = self.login_methods
+            raise
 
     # ---- initialization and auth --------------------------------------------------------
 
@@ -291,7 +300,9 @@ class AcpClient:
                 await self.connection.close()
             raise
         if response.protocol_version == 1:
-            bridge = ClientBridge(self._update, self._permission, self._diagnostic)
+            bridge = ClientBridge(
+                self._update, self._permission, self._diagnostic, self._tool_call_title
+            )
             bridge.settle = self.connection.settle
             self.connection._switch_protocol(1, bridge)
             for method, handler in bridge.handlers().items():
@@ -299,8 +310,35 @@ class AcpClient:
         self.agent = response
         return response  # type: ignore[no-any-return]
 
+    @property
+    def login_methods(self) -> list[v2.AgentAuthMethod]:
+        """The agent's advertised ``authMethods`` that :meth:`login` may use (type ``agent``).
+
+        A ``terminal`` method is run by the client as a process of its own, never
+        passed to ``auth/login``; a method of an unknown type is not used.
+        """
+        methods = [] if self.agent is None else self.agent.auth_methods or []
+        return [method for method in methods if isinstance(method, v2.AgentAuthMethod)]
+
     async def login(self, method_id: str, **fields: Any) -> v2.LoginAuthResponse:
-        """``auth/login`` with one of the agent's ``authMethods``."""
+        """``auth/login`` with one of the agent's :attr:`login_methods`.
+
+        Call it when a call raised :class:`~agentproto.acp.AuthRequiredError`
+        (its ``auth_methods`` are the same), then call again.
+
+        Raises:
+            UsageError: ``client.auth-method``: not initialized, or ``method_id``
+                is not one of :attr:`login_methods` (the schema: a client calls
+                ``auth/login`` only with an advertised method of a login flow).
+            RpcError, ConnectionClosedError, RequestTimeoutError: from the request.
+        """
+        offered = [method.method_id for method in self.login_methods]
+        if method_id not in offered:
+            raise UsageError(
+                "client.auth-method",
+                f"{method_id!r} is not an auth method the agent advertised for auth/login "
+                f"(advertised: {offered})",
+            )
         result: v2.LoginAuthResponse = await self._call(
             v2.LoginAuthRequest(method_id=method_id, **fields)
         )
@@ -472,6 +510,11 @@ class AcpClient:
                 await result
         except Exception:
             _logger.exception("the on_update handler failed")
+
+    def _tool_call_title(self, session_id: str, tool_call_id: str) -> str | None:
+        session = self.sessions.get(session_id)
+        call = None if session is None else session.state.tool_calls.get(tool_call_id)
+        return None if call is None else call.title
 
     def _announce(self, parent: ClientSession, child_id: str) -> None:
         child = self.sessions.get(child_id)

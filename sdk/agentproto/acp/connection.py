@@ -33,6 +33,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, overload
 
+from typing_extensions import TypeForm
+
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import AgentProtoError, SchemaError, UsageError
 from agentproto.acp._rpc import (
@@ -139,10 +141,13 @@ class Connection:
     @overload
     def handle(self, target: type[P], handler: Callable[[P], Awaitable[Any]]) -> None: ...
 
+    @overload  # a union alias of params classes (SetSessionConfigOptionRequest)
+    def handle(self, target: TypeForm[P], handler: Callable[[P], Awaitable[Any]]) -> None: ...
+
     @overload
     def handle(self, target: str, handler: Handler) -> None: ...
 
-    def handle(self, target: type[Any] | str, handler: Handler) -> None:
+    def handle(self, target: Any, handler: Handler) -> None:
         """Register the handler of a method this side handles.
 
         A request handler returns the result (an instance of the method's result
@@ -151,7 +156,9 @@ class Connection:
         error``. A notification handler's return value is ignored.
 
         Args:
-            target: the method's params class (``PromptRequest``) or its name;
+            target: the method's params class (``PromptRequest``), the union
+                alias of its params classes (``SetSessionConfigOptionRequest``;
+                the handler then takes the union), or its name;
                 a name that is both a request and a notification registers both.
                 A ``_``-prefixed name registers an extension method, whose
                 handler gets the params as plain JSON.

@@ -3,7 +3,7 @@
 It spawns the agent command it is given and drives the interop scenario over the
 child's stdio: ``initialize`` (version 1), the turn "go" (allowing the permission
 it is asked), the turn "cancel me" (cancelling it when the permission request
-comes, then answering that request ``cancelled``), ``session/close``, and
+comes, then answering that request ``cancelled`` a second later), ``session/close``, and
 ``session/load``, whose replay it folds into a fresh view.
 
 It prints one JSON object on stdout: its live and replayed views (folded by the
@@ -54,6 +54,9 @@ class ScenarioClient:
         if self.cancel_next:
             await self.conn.cancel(session_id=session_id)
             self.out["permissions"].append({"toolCallId": ident, "outcome": "cancelled"})
+            # answer as a UI would, a moment later: the agent meanwhile handles the cancel
+            # (agentproto's sends $/cancel_request for this request, which the SDK ignores)
+            await asyncio.sleep(0.5)
             return schema.RequestPermissionResponse(
                 outcome=schema.DeniedOutcome(outcome="cancelled")
             )

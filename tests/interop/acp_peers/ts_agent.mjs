@@ -2,7 +2,9 @@
 // point, serving one client on stdio. It plays scenario.json: each prompt's turn
 // (a plan, a tool call that asks permission and shows a diff, a tool call running
 // a terminal; or a turn the client cancels while its permission request is
-// pending), and on `session/resume` replays what it kept.
+// pending: on `session/cancel` it cancels that request with `$/cancel_request` and
+// waits for the client's `cancelled` answer), and on `session/resume` replays what
+// it kept.
 //
 // When stdin ends it writes its own view of the session (what it sent, folded by
 // view.mjs) as JSON to the file named by its first argument.
@@ -17,12 +19,16 @@ const [viewPath] = process.argv.slice(2);
 const scenario = JSON.parse(readFileSync(new URL("./scenario.json", import.meta.url), "utf8"));
 const view = new SessionView();
 const history = []; // the updates kept for replay (state snapshots are not history)
-const record = { permissions: [], stopReasons: [], methods: [], errors: [] };
+const record = { permissions: [], stopReasons: [], methods: [], errors: [], cancelRequests: [] };
 let sessions = 0;
 let turns = 0;
 let lastStop = null;
 let cancelRequested = () => {};
 const cancelled = new Promise((resolve) => (cancelRequested = resolve));
+// the permission requests of the running turn: session/cancel cancels each with
+// $/cancel_request (the SDK sends it when the request's cancellationSignal aborts) and
+// still waits for the client's answer, which must then be `cancelled`
+const pendingPermissions = new Map();
 
 async function send(client, sessionId, update, { retain = true } = {}) {
   await client.notify(acp.methods.client.session.update, { sessionId, update });
@@ -31,14 +37,20 @@ async function send(client, sessionId, update, { retain = true } = {}) {
 }
 
 async function ask(client, sessionId, { toolCallId, title, expect }) {
-  const request = client.request(acp.methods.client.session.requestPermission, {
+  const abort = new AbortController();
+  pendingPermissions.set(toolCallId, abort);
+  const params = {
     sessionId,
     title,
     subject: { type: "tool_call", toolCall: { toolCallId } },
     options: scenario.options,
+  };
+  const request = client.request(acp.methods.client.session.requestPermission, params, {
+    cancellationSignal: abort.signal,
   });
   // a turn the client cancels: both the cancellation and the `cancelled` answer must come
   const [response] = await Promise.all([request, expect === "cancelled" ? cancelled : null]);
+  pendingPermissions.delete(toolCallId);
   const { outcome } = response;
   const seen = outcome.outcome === "selected" ? outcome.optionId : outcome.outcome;
   record.permissions.push({ toolCallId, outcome: seen });
@@ -88,6 +100,10 @@ const app = acp
   })
   .onNotification(acp.methods.agent.session.cancel, () => {
     record.methods.push("session/cancel");
+    for (const [toolCallId, abort] of pendingPermissions) {
+      record.cancelRequests.push(toolCallId);
+      abort.abort();
+    }
     cancelRequested();
   })
   .onRequest(acp.methods.agent.session.close, () => {

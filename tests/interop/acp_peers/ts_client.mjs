@@ -2,12 +2,13 @@
 // point. It spawns the agent command it is given, talks to it over the child's
 // stdio and drives scenario.json: the turn "go" (allowing the permission it is
 // asked), the turn "cancel me" (cancelling it when the permission request comes,
-// then answering that request `cancelled`), then `session/close` and
+// then answering that request `cancelled` once the agent cancels it with
+// `$/cancel_request`), then `session/close` and
 // `session/resume` with replay from the start into a fresh view.
 //
 // It prints one JSON object on stdout: its live view and its replayed view (folded
 // by view.mjs), the raw updates it received live, the permission outcomes it gave,
-// the stop reasons it saw and any error.
+// the permission requests the agent cancelled, the stop reasons it saw and any error.
 //
 // usage: node ts_client.mjs -- AGENT_COMMAND...
 import { spawn } from "node:child_process";
@@ -21,6 +22,7 @@ const scenario = JSON.parse(readFileSync(new URL("./scenario.json", import.meta.
 const live = new SessionView();
 const replayed = new SessionView();
 const out = { updates: [], permissions: [], stopReasons: [], initialize: null, error: null };
+out.cancelRequests = []; // the permission requests the agent cancelled with $/cancel_request
 let target = live;
 let cancelTurn = false;
 let idle = () => {};
@@ -47,10 +49,22 @@ const app = acp
       idle();
     }
   })
-  .onRequest(acp.methods.client.session.requestPermission, async ({ params, agent }) => {
+  .onRequest(acp.methods.client.session.requestPermission, async ({ params, agent, signal }) => {
     const toolCallId = params.subject?.toolCall?.toolCallId ?? null;
     if (cancelTurn) {
+      // cancel the turn, then answer the request once the agent cancels it with
+      // $/cancel_request (the SDK aborts the handler's signal), `cancelled`
       await agent.notify(acp.methods.agent.session.cancel, { sessionId: params.sessionId });
+      const withdrawn = await new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), 10000);
+        const done = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        if (signal.aborted) done();
+        else signal.addEventListener("abort", done, { once: true });
+      });
+      if (withdrawn) out.cancelRequests.push(toolCallId);
       out.permissions.push({ toolCallId, outcome: "cancelled" });
       return { outcome: { outcome: "cancelled" } };
     }
