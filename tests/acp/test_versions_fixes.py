@@ -317,6 +317,30 @@ def test_a_loss_is_reported_once_per_entity_not_on_every_resend() -> None:
     assert codes(adapter) == ["lossy-conversion"] * 3
 
 
+def test_a_v1_terminal_loss_is_reported_once_per_tool_call() -> None:
+    """A v1 agent resends a tool call's content, a client terminal in it, on every update:
+    the terminal is left out each time but reported once per tool call; another terminal,
+    or the same one in another tool call, is reported again."""
+    terminal = {"type": "terminal", "terminalId": "term-1"}
+    adapter = V1ToV2Adapter()
+    update = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "c1",
+        "title": "Run tests",
+        "content": [terminal],
+    }
+    to_v2(adapter, update)
+    for status in ("in_progress", "in_progress", "completed"):
+        resent = {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": status}
+        (out,) = to_v2(adapter, resent | {"content": [terminal]})
+        assert out["content"] == []
+    assert codes(adapter) == ["not-convertible"]
+    to_v2(adapter, update | {"toolCallId": "c2"})
+    other = {"type": "terminal", "terminalId": "term-2"}
+    to_v2(adapter, {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "content": [other]})
+    assert codes(adapter) == ["not-convertible"] * 3
+
+
 def test_terminal_traffic_no_tool_call_shows_is_reported() -> None:
     """A terminal update for a terminal no tool call shows yet cannot reach v1: reported."""
     adapter = V2ToV1Adapter()

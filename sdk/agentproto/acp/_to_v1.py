@@ -31,7 +31,7 @@ from agentproto.acp._versions import (
     _convert_lists,
     _notifications,
 )
-from agentproto.acp._versions_content import _V2_SHAPES, Report, items_to_v1
+from agentproto.acp._versions_content import _V2_SHAPES, items_to_v1
 from agentproto.acp._versions_content import v1_converter as _v1_converter
 from agentproto.acp._wire import _converter as _v2_converter
 
@@ -47,7 +47,7 @@ class _V2Session:
     state: SessionState
     tool_calls: set[str] = attrs.Factory(set)
     messages: dict[tuple[str, str], list[Any]] = attrs.Factory(dict)
-    reported: set[tuple[tuple[str, bytes], str, str]] = attrs.Factory(set)  # losses, once each
+    reported: set[tuple[Any, str, str]] = attrs.Factory(set)  # losses, once each
 
 
 def _v1_kind(kind: str) -> str:
@@ -185,18 +185,10 @@ class V2ToV1Adapter(_Adapter):
             out = []
             for item, wire in zip(items, wires, strict=True):
                 key = (entity, orjson.dumps(wire, option=orjson.OPT_SORT_KEYS))
-                out += items_to_v1([item], [wire], terminals, self._once(session, key))
+                out += items_to_v1([item], [wire], terminals, self._once(session.reported, key))
             return out
 
         return convert
-
-    def _once(self, session: _V2Session, key: tuple[str, bytes]) -> Report:
-        def report(code: str, message: str, subject: str) -> None:
-            if (key, code, message) not in session.reported:
-                session.reported.add((key, code, message))
-                self._report(code, message, subject)
-
-        return report
 
     def _tool_call(self, session: _V2Session, update: Any) -> list[Any]:
         if not self.stateful:

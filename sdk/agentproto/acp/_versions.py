@@ -111,7 +111,7 @@ from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._combine import _entity
 from agentproto.acp._entities import BY_UPSERT, KINDS, EntityKind, union_members
 from agentproto.acp._meta import Meta, apply_meta_update
-from agentproto.acp._versions_content import items_to_v2
+from agentproto.acp._versions_content import Report, items_to_v2
 from agentproto.acp._versions_content import v1_converter as _v1_converter
 from agentproto.acp._wire import _converter as _v2_converter
 
@@ -203,6 +203,17 @@ class _Adapter:
     def _report(self, code: str, message: str, subject: str | None = None) -> None:
         self.diagnostics.append(Diagnostic(code=code, message=message, subject=subject))
 
+    def _once(self, reported: set[tuple[Any, str, str]], key: Any) -> Report:
+        """A report that tells each loss once per ``key`` (an entity, or an item of one):
+        content resent whole does not report the same lost item again."""
+
+        def report(code: str, message: str, subject: str) -> None:
+            if (key, code, message) not in reported:
+                reported.add((key, code, message))
+                self._report(code, message, subject)
+
+        return report
+
     def _load(self, converter: WireConverter, wire: dict[str, Any], tp: Any) -> Any:
         """Load ``wire`` tolerantly; ``None`` (reported) when it cannot be."""
         repairs: list[Diagnostic] = []
@@ -225,6 +236,7 @@ class _V1Session:
     tool_calls: set[str] = attrs.Factory(set)
     run: tuple[str, str] | None = None  # (chunk kind, synthesized id) of the open chunk run
     runs: int = 0
+    reported: set[tuple[Any, str, str]] = attrs.Factory(set)  # losses, once per entity
 
 
 class V1ToV2Adapter(_Adapter):
@@ -279,8 +291,10 @@ class V1ToV2Adapter(_Adapter):
             )
         session = self._sessions.setdefault(session_id, _V1Session())
         wire: dict[str, Any] = _v1_converter.dump(update)
-        _convert_lists(update, wire, lambda items, wires: items_to_v2(items, wires, self._report))
         kind = wire["sessionUpdate"]
+        ident = wire.get("toolCallId") if kind in ("tool_call", "tool_call_update") else None
+        report = self._once(session.reported, kind if ident is None else f"tool_call:{ident}")
+        _convert_lists(update, wire, lambda items, wires: items_to_v2(items, wires, report))
         if kind in _MESSAGE_CHUNK_KINDS:
             if "messageId" not in wire:
                 wire["messageId"] = self._message_id(session, kind)
