@@ -133,31 +133,35 @@ def run_case_in_place(case: dict[str, Any]) -> tuple[str, str]:
     return "passed", ""
 
 
-@pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
-@pytest.mark.parametrize(
+needs_corpus = pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
+every_case = pytest.mark.parametrize(
     "case", [case for _, case in CASES] or [None], ids=[i for i, _ in CASES] or ["no-corpus"]
 )
+
+
+def judge(result: tuple[str, str]) -> None:
+    """A runner's (outcome, reason): skipped stays skipped, anything but passed fails."""
+    outcome, reason = result
+    if outcome == "skipped":
+        pytest.skip(reason)
+    assert outcome == "passed", reason
+
+
+@needs_corpus
+@every_case
 def test_jsonpatch_case_in_place(case: dict[str, Any]) -> None:
     """Each corpus case through apply_patch_in_place, failed patches fully rolled back."""
-    outcome, reason = run_case_in_place(case)
-    if outcome == "skipped":
-        pytest.skip(reason)
-    assert outcome == "passed", reason
+    judge(run_case_in_place(case))
 
 
-@pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
-@pytest.mark.parametrize(
-    "case", [case for _, case in CASES] or [None], ids=[i for i, _ in CASES] or ["no-corpus"]
-)
+@needs_corpus
+@every_case
 def test_jsonpatch_case(case: dict[str, Any]) -> None:
     """Each corpus case: the expected result, or PatchError for error cases; disabled ones skip."""
-    outcome, reason = run_case(case)
-    if outcome == "skipped":
-        pytest.skip(reason)
-    assert outcome == "passed", reason
+    judge(run_case(case))
 
 
-@pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
+@needs_corpus
 @pytest.mark.parametrize(
     ("label", "runner"),
     [("jsonpatch-tests", run_case), ("jsonpatch-tests in place", run_case_in_place)],
