@@ -4,7 +4,8 @@ Every strategy draws *wire* objects (what a peer sends) from small id and value
 spaces, so that consecutive updates often touch the same entity, clear what an
 earlier one set, or patch the same ``_meta`` keys; :data:`updates` parses them
 into typed updates. A few terminal updates carry invalid base64 on purpose.
-:func:`update_line` is the line a peer writes for one update.
+:func:`update_line` is the line a peer writes for one update, :func:`tool_update` a
+plain ``tool_call_update`` of tool call ``c1``.
 """
 
 from __future__ import annotations
@@ -193,6 +194,11 @@ def apply_tolerantly(state: SessionState, items: list[Any]) -> SessionState:
         with contextlib.suppress(AgentProtoError):
             state.apply(update)
     return state
+
+
+def tool_update(**members: Any) -> dict[str, Any]:
+    """A ``tool_call_update`` wire object for tool call ``c1`` with ``members``."""
+    return {"sessionUpdate": "tool_call_update", "toolCallId": "c1", **members}
 
 
 def update_line(update: dict[str, Any], session: str = "s1") -> bytes:
