@@ -35,7 +35,7 @@ from hypothesis.strategies import SearchStrategy
 
 from agentproto._core.unset import UNSET, Unset
 
-__all__ = ["MAX_DEPTH", "instances", "json_objects", "json_pointers", "json_values"]
+__all__ = ["MAX_DEPTH", "any_json", "instances", "json_objects", "json_pointers", "json_values"]
 
 MAX_DEPTH = 3
 """Nesting depth past which optional content is left out."""
@@ -83,6 +83,19 @@ def json_objects(*, shallow: bool = False) -> SearchStrategy[dict[str, Any]]:
     values = json_values(shallow=True) if shallow else _json
     return st.dictionaries(_text, values, max_size=0 if shallow else 3)
 
+
+any_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+"""Any JSON value, integers of any size: what the one parser reads and writes exactly."""
 
 _pointer_tokens = st.text(alphabet=st.sampled_from("ab~/c1 é"), max_size=4).map(
     lambda token: token.replace("~", "~0").replace("/", "~1")

@@ -16,6 +16,7 @@ from agentproto._core import jsonlines
 from agentproto._core.errors import DecodeError, SchemaError, UsageError
 from agentproto._core.jsonlines import JSONLine, JSONLinesDecoder, encode_jsonl
 from tests.jsonsame import same_json
+from tests.strategies import any_json
 
 # --- helpers ------------------------------------------------------------------
 
@@ -42,18 +43,6 @@ def split_at(data: bytes, cuts: Sequence[int]) -> list[bytes]:
 def values(lines: Iterable[JSONLine]) -> list[Any]:
     return [line.value for line in lines]
 
-
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
-    max_leaves=10,
-)
 
 # --- the public surface -------------------------------------------------------
 
@@ -271,7 +260,7 @@ def streams(draw: st.DrawFn) -> tuple[bytes, list[JSONLine]]:
     """A random JSON Lines stream and its documents."""
     out = bytearray()
     expected: list[JSONLine] = []
-    items = draw(st.lists(st.one_of(json_values.map(lambda v: ("doc", v)), _blank), max_size=8))
+    items = draw(st.lists(st.one_of(any_json.map(lambda v: ("doc", v)), _blank), max_size=8))
     for index, item in enumerate(items):
         number = index + 1
         start = len(out)

@@ -19,18 +19,7 @@ from agentproto._core import jsonutil
 from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, dumps, has_digit_run, loads
 from tests.jsonsame import same_json
-
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
-    ),
-    max_leaves=20,
-)
+from tests.strategies import any_json
 
 
 def nested(depth: int) -> bytes:
@@ -46,7 +35,7 @@ def test_public_names() -> None:
     assert sorted(jsonutil.__all__) == ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads"]
 
 
-@given(json_values)
+@given(any_json)
 def test_loads_inverts_dumps(value: Any) -> None:
     """Any JSON value survives dumps then loads, types included, from bytes and from text."""
     encoded = dumps(value)
@@ -324,7 +313,7 @@ def test_dumps_enums_and_uuids_also_in_the_fallback() -> None:
     assert big == f'["red",3,"{ident}",{2**64}]'.encode()
 
 
-@given(json_values)
+@given(any_json)
 def test_dumps_matches_stdlib_compact_output(value: Any) -> None:
     """dumps encodes the same JSON value as the standard library (floats may be spelled apart)."""
     expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

@@ -4,6 +4,8 @@ Every strategy draws *wire* objects (what a peer sends) from small id and value
 spaces, so that consecutive updates often touch the same entity, clear what an
 earlier one set, or patch the same ``_meta`` keys; :data:`updates` parses them
 into typed updates. A few terminal updates carry invalid base64 on purpose.
+:func:`update_line` is the line a peer writes for one update, :func:`tool_update` a
+plain ``tool_call_update`` of tool call ``c1``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from agentproto._core.errors import AgentProtoError
+from agentproto._core.jsonutil import dumps
 from agentproto.acp import SessionState, parse_session_update
 
 IDS = st.sampled_from(["a", "b"])
@@ -191,6 +194,22 @@ def apply_tolerantly(state: SessionState, items: list[Any]) -> SessionState:
         with contextlib.suppress(AgentProtoError):
             state.apply(update)
     return state
+
+
+def tool_update(**members: Any) -> dict[str, Any]:
+    """A ``tool_call_update`` wire object for tool call ``c1`` with ``members``."""
+    return {"sessionUpdate": "tool_call_update", "toolCallId": "c1", **members}
+
+
+def update_line(update: dict[str, Any], session: str = "s1") -> bytes:
+    """The JSON-RPC ``session/update`` notification carrying ``update``, as one line
+    (``_core``'s dumps: integers of any size, any depth)."""
+    message = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": session, "update": update},
+    }
+    return dumps(message) + b"\n"
 
 
 def state_after(items: list[Any]) -> SessionState:

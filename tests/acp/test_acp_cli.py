@@ -12,9 +12,10 @@ from typing import Any
 import orjson
 import pytest
 
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, dumps
+from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
 from agentproto.cli import main
 from agentproto.cli.acp import example_log, replay_bytes, replay_json
+from tests.acp.acp_updates import update_line as line
 
 ISSUE_LINES = (
     b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":'
@@ -38,15 +39,6 @@ def write(tmp_path: Path, data: bytes) -> str:
     path = tmp_path / "log.ndjson"
     path.write_bytes(data)
     return str(path)
-
-
-def line(update: dict[str, Any], session: str = "s1") -> bytes:
-    message = {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": session, "update": update},
-    }
-    return dumps(message) + b"\n"  # _core's: integers of any size, any depth
 
 
 def test_issue_example_prints_exactly_the_documented_json(

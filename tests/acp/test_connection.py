@@ -36,7 +36,7 @@ from agentproto.acp._rpcerrors import (
 )
 from agentproto.acp._transports import MemoryPipe, connect_pair, spawn_agent
 from agentproto.acp.connection import AgentSideConnection, ClientSideConnection
-from tests.acp.lifecycle_helpers import Lines
+from tests.acp.lifecycle_helpers import Lines, other_tasks
 
 AGENT_SCRIPT = Path(__file__).with_name("stdio_agent.py")
 ROOT = Path(__file__).parents[2]
@@ -49,10 +49,6 @@ def prompt(text: str = "hi", session: str = "s") -> PromptRequest:
 def permission() -> RequestPermissionRequest:
     option = PermissionOption(option_id="y", name="Yes", kind="allow_once")
     return RequestPermissionRequest(session_id="s", title="ok?", options=[option])
-
-
-def other_tasks() -> set[asyncio.Task[Any]]:
-    return asyncio.all_tasks() - {asyncio.current_task()}  # type: ignore[operator]
 
 
 class RawPeer:

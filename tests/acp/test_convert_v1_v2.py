@@ -17,6 +17,7 @@ from agentproto.acp import (
     schema_v1,
 )
 from agentproto.acp._versions import DEFAULT_PLAN_ID, WHOLE_META_V1
+from tests.acp.acp_updates import tool_update as tool
 
 V1 = make_v1_converter()
 
@@ -245,10 +246,6 @@ def test_sessions_are_kept_apart() -> None:
 
 
 # ---- v2 -> v1 ------------------------------------------------------------------------------
-
-
-def tool(**members: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": "c1", **members}
 
 
 def test_first_v2_update_becomes_a_v1_tool_call_and_later_ones_updates() -> None:

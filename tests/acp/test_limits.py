@@ -10,6 +10,7 @@ import pytest
 
 from agentproto import LimitError, UsageError
 from agentproto.acp import SessionState, SessionStore, parse_session_update
+from tests.acp.acp_updates import update_line
 
 
 def _update(tag: str, **fields: Any) -> Any:
@@ -18,15 +19,6 @@ def _update(tag: str, **fields: Any) -> Any:
 
 def _call(ident: str, **fields: Any) -> Any:
     return _update("tool_call_update", toolCallId=ident, title=f"call {ident}", **fields)
-
-
-def _line(session: str, update: dict[str, Any]) -> bytes:
-    message = {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": session, "update": update},
-    }
-    return orjson.dumps(message) + b"\n"
 
 
 NEW_ITEMS = {
@@ -93,7 +85,9 @@ def test_no_limit_when_none() -> None:
 
 def _calls_stream(session: str, count: int) -> bytes:
     return b"".join(
-        _line(session, {"sessionUpdate": "tool_call_update", "toolCallId": f"c{i}", "title": "t"})
+        update_line(
+            {"sessionUpdate": "tool_call_update", "toolCallId": f"c{i}", "title": "t"}, session
+        )
         for i in range(count)
     )
 

@@ -140,6 +140,17 @@ def pick_entity(state: SessionState, index: int) -> tuple[str, Any] | None:
     return candidates[index % len(candidates)] if candidates else None
 
 
+def sender_entity_and_client(
+    sender_log: list[Any], client_log: list[Any], index: int
+) -> tuple[str, Any, SessionState] | None:
+    """The sender's entity ``index`` (key, value) and the client's state; ``None``: no entity."""
+    picked = pick_entity(state_after(sender_log), index)
+    if picked is None:
+        return None
+    key, current = picked
+    return key, current, state_after(client_log)
+
+
 @given(
     st.lists(updates, min_size=1, max_size=8),
     st.lists(updates, max_size=8),
@@ -151,12 +162,10 @@ def test_resync_brings_any_client_to_the_current_entity(
     sender_log: list[Any], client_log: list[Any], index: int, clear_first: bool
 ) -> None:
     """Whatever the client holds for the entity, applying the resync updates gives the entity."""
-    sender = state_after(sender_log)
-    picked = pick_entity(sender, index)
-    if picked is None:
+    found = sender_entity_and_client(sender_log, client_log, index)
+    if found is None:
         return
-    key, current = picked
-    client = state_after(client_log)
+    key, current, client = found
     try:
         known = client.entity(key).meta
     except KeyError:
@@ -171,11 +180,9 @@ def test_clear_first_fits_a_client_whose_metadata_is_unknown(
     sender_log: list[Any], client_log: list[Any], index: int
 ) -> None:
     """The two-update form gives the entity even when the client's metadata is not known."""
-    sender = state_after(sender_log)
-    picked = pick_entity(sender, index)
-    if picked is None:
+    found = sender_entity_and_client(sender_log, client_log, index)
+    if found is None:
         return
-    key, current = picked
-    client = state_after(client_log)
+    key, current, client = found
     apply_tolerantly(client, resync_update(None, current, clear_first=True))
     assert client.entity(key) == current

@@ -17,6 +17,7 @@ from agentproto.acp import (
     parse_session_update,
     schema,
 )
+from tests.acp.acp_updates import tool_update as tool
 
 
 def apply(state: SessionState, *objs: dict[str, Any]) -> SessionState:
@@ -33,10 +34,6 @@ def fresh(*objs: dict[str, Any]) -> SessionState:
 def entities(state: SessionState) -> dict[str, Any]:
     result: dict[str, Any] = state.to_json()["entities"]
     return result
-
-
-def tool(**members: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": "c1", **members}
 
 
 def text(value: str) -> dict[str, Any]:

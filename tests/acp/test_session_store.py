@@ -11,24 +11,12 @@ import pytest
 from agentproto import DecodeError, SchemaError, UsageError
 from agentproto._core.jsonutil import dumps
 from agentproto.acp import Notification, Request, Response, SessionStore
+from tests.acp.acp_updates import tool_update as tool
+from tests.acp.acp_updates import update_line as update
 
 
 def line(obj: Any) -> bytes:
     return dumps(obj) + b"\n"  # _core's: integers of any size, any depth
-
-
-def update(update_obj: dict[str, Any], session: str = "s1") -> bytes:
-    return line(
-        {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {"sessionId": session, "update": update_obj},
-        }
-    )
-
-
-def tool(**members: Any) -> dict[str, Any]:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": "c1", **members}
 
 
 def permission(tool_call: dict[str, Any], ident: int = 1) -> bytes:

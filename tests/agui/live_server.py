@@ -1,4 +1,5 @@
-"""A real uvicorn server on 127.0.0.1 for the serving tests (started in a thread)."""
+"""A real uvicorn server on 127.0.0.1 for the serving tests (started in a thread), and a
+recorder of what an ASGI app sends."""
 
 from __future__ import annotations
 
@@ -34,3 +35,17 @@ def serve(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+def recording(asgi: Any, bodies: list[bytes]) -> Any:
+    """Wrap an ASGI app so that every response body it sends is recorded in ``bodies``."""
+
+    async def recorded(scope: Any, receive: Any, send: Any) -> None:
+        async def tee(message: Any) -> None:
+            if message["type"] == "http.response.body":
+                bodies.append(message.get("body", b""))
+            await send(message)
+
+        await asgi(scope, receive, tee)
+
+    return recorded

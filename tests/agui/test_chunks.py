@@ -38,28 +38,27 @@ def types(out: list[dict[str, Any]]) -> list[str]:
 RUN_FINISHED = E("RUN_FINISHED", threadId="t", runId="r")
 
 
-def text(message_id: str | None = None, delta: str | None = "x", **fields: Any) -> Event:
-    if message_id is not None:
-        fields["messageId"] = message_id
+def chunk(
+    kind: str, id_field: str, item_id: str | None, delta: str | None, fields: dict[str, Any]
+) -> Event:
+    """A ``kind`` chunk with ``fields``; a ``None`` id or delta is left out."""
+    if item_id is not None:
+        fields[id_field] = item_id
     if delta is not None:
         fields["delta"] = delta
-    return E("TEXT_MESSAGE_CHUNK", **fields)
+    return E(kind, **fields)
+
+
+def text(message_id: str | None = None, delta: str | None = "x", **fields: Any) -> Event:
+    return chunk("TEXT_MESSAGE_CHUNK", "messageId", message_id, delta, fields)
 
 
 def tool(call_id: str | None = None, delta: str | None = "{}", **fields: Any) -> Event:
-    if call_id is not None:
-        fields["toolCallId"] = call_id
-    if delta is not None:
-        fields["delta"] = delta
-    return E("TOOL_CALL_CHUNK", **fields)
+    return chunk("TOOL_CALL_CHUNK", "toolCallId", call_id, delta, fields)
 
 
 def reasoning(message_id: str | None = None, delta: str | None = "x", **fields: Any) -> Event:
-    if message_id is not None:
-        fields["messageId"] = message_id
-    if delta is not None:
-        fields["delta"] = delta
-    return E("REASONING_MESSAGE_CHUNK", **fields)
+    return chunk("REASONING_MESSAGE_CHUNK", "messageId", message_id, delta, fields)
 
 
 def raises(code: str, *events: Event) -> ProtocolError:

@@ -26,7 +26,7 @@ from agentproto.agui import (
 from agentproto.agui._encoding import JSONL_CONTENT_TYPE
 from agentproto.agui.examples.scripted_agent import app as scripted_app
 from tests.agui.http_peers import RUN_FINISHED, RUN_STARTED, Echo, scripted
-from tests.agui.live_server import serve
+from tests.agui.live_server import recording, serve
 from tests.readme import README, readme_block
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,16 +92,7 @@ def test_request_headers_and_transport(transport: str, accept: str) -> None:
 def test_events_are_the_verified_typed_events() -> None:
     """What ``run`` yields is what a Consumer fed the same bytes delivers."""
     recorded: list[bytes] = []
-
-    async def tee(scope: Any, receive: Any, send: Any) -> None:
-        async def sending(message: Any) -> None:
-            if message["type"] == "http.response.body":
-                recorded.append(message.get("body", b""))
-            await send(message)
-
-        await scripted_app(scope, receive, sending)
-
-    with serve(tee) as url, HttpAgent(url, thread_id="t1") as agent:
+    with serve(recording(scripted_app, recorded)) as url, HttpAgent(url, thread_id="t1") as agent:
         events = list(agent.run(run_id="r1"))
     consumer = Consumer(run_input={"threadId": "t1", "runId": "r1", "messages": []})
     expected = [e for chunk in recorded for e in consumer.feed_bytes(chunk)] + consumer.close()

@@ -329,14 +329,20 @@ class ConfigError(Exception):
     """The phrase map or the exceptions file is malformed."""
 
 
-def load_phrases(path: Path = PHRASES_FILE) -> dict[str, Phrase]:
-    """Read the reviewed phrase map (``[phrases."<upstream string>"]`` with codes and why)."""
+def _only_table(path: Path, key: str) -> dict[str, Any]:
+    """The ``[key]`` table of a TOML file that may hold nothing else (empty when absent)."""
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    unknown = set(data) - {"phrases"}
+    unknown = set(data) - {key}
     if unknown:
         raise ConfigError(f"{path.name}: unknown top-level keys {sorted(unknown)}")
+    table: dict[str, Any] = data.get(key, {})
+    return table
+
+
+def load_phrases(path: Path = PHRASES_FILE) -> dict[str, Phrase]:
+    """Read the reviewed phrase map (``[phrases."<upstream string>"]`` with codes and why)."""
     phrases: dict[str, Phrase] = {}
-    for text, entry in data.get("phrases", {}).items():
+    for text, entry in _only_table(path, "phrases").items():
         if not isinstance(entry, dict) or set(entry) != {"codes", "why"}:
             raise ConfigError(f"{path.name}: entry {text!r} needs exactly `codes` and `why`")
         codes = entry["codes"]
@@ -386,12 +392,8 @@ def exceptable(name: str) -> bool:
 
 def load_exceptions(path: Path = EXCEPTIONS_FILE) -> dict[str, str]:
     """Read ``[streams]``: stream name → one-line reason; only exceptable names allowed."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    unknown = set(data) - {"streams"}
-    if unknown:
-        raise ConfigError(f"{path.name}: unknown top-level keys {sorted(unknown)}")
     out: dict[str, str] = {}
-    for name, reason in data.get("streams", {}).items():
+    for name, reason in _only_table(path, "streams").items():
         if not exceptable(name):
             raise ConfigError(
                 f"{path.name}: {name!r} is not in a client-specific group (era-* or the "

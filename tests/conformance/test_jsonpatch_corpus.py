@@ -85,6 +85,22 @@ def json_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def refusal_verdict(case: dict[str, Any], error: PatchError) -> tuple[str, str]:
+    """A case whose patch was refused (the document checked already)."""
+    if "error" in case:
+        return "passed", ""
+    return "failed", f"unexpected PatchError: {error}"
+
+
+def result_verdict(case: dict[str, Any], result: Any) -> tuple[str, str]:
+    """A case whose patch applied, giving ``result`` (the document checked already)."""
+    if "error" in case:
+        return "failed", f"no error raised (expected: {case['error']})"
+    if "expected" in case and not json_equal(result, case["expected"]):
+        return "failed", f"result {result!r} != expected {case['expected']!r}"
+    return "passed", ""
+
+
 def run_case(case: dict[str, Any]) -> tuple[str, str]:
     """Run one case; return ``("passed" | "failed" | "skipped", reason)``."""
     if case.get("disabled"):
@@ -96,18 +112,12 @@ def run_case(case: dict[str, Any]) -> tuple[str, str]:
     except PatchError as error:
         if not json_equal(doc, before):
             return "failed", "the input document was mutated"
-        if "error" in case:
-            return "passed", ""
-        return "failed", f"unexpected PatchError: {error}"
+        return refusal_verdict(case, error)
     except Exception as error:
         return "failed", f"{type(error).__name__} instead of PatchError: {error}"
     if not json_equal(doc, before):
         return "failed", "the input document was mutated"
-    if "error" in case:
-        return "failed", f"no error raised (expected: {case['error']})"
-    if "expected" in case and not json_equal(result, case["expected"]):
-        return "failed", f"result {result!r} != expected {case['expected']!r}"
-    return "passed", ""
+    return result_verdict(case, result)
 
 
 def run_case_in_place(case: dict[str, Any]) -> tuple[str, str]:
@@ -121,43 +131,41 @@ def run_case_in_place(case: dict[str, Any]) -> tuple[str, str]:
     except PatchError as error:
         if not json_equal(doc, before):
             return "failed", "a failed patch left the document changed"
-        if "error" in case:
-            return "passed", ""
-        return "failed", f"unexpected PatchError: {error}"
+        return refusal_verdict(case, error)
     except Exception as error:
         return "failed", f"{type(error).__name__} instead of PatchError: {error}"
-    if "error" in case:
-        return "failed", f"no error raised (expected: {case['error']})"
-    if "expected" in case and not json_equal(result, case["expected"]):
-        return "failed", f"result {result!r} != expected {case['expected']!r}"
-    return "passed", ""
+    return result_verdict(case, result)
 
 
-@pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
-@pytest.mark.parametrize(
+needs_corpus = pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
+every_case = pytest.mark.parametrize(
     "case", [case for _, case in CASES] or [None], ids=[i for i, _ in CASES] or ["no-corpus"]
 )
+
+
+def judge(result: tuple[str, str]) -> None:
+    """A runner's (outcome, reason): skipped stays skipped, anything but passed fails."""
+    outcome, reason = result
+    if outcome == "skipped":
+        pytest.skip(reason)
+    assert outcome == "passed", reason
+
+
+@needs_corpus
+@every_case
 def test_jsonpatch_case_in_place(case: dict[str, Any]) -> None:
     """Each corpus case through apply_patch_in_place, failed patches fully rolled back."""
-    outcome, reason = run_case_in_place(case)
-    if outcome == "skipped":
-        pytest.skip(reason)
-    assert outcome == "passed", reason
+    judge(run_case_in_place(case))
 
 
-@pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
-@pytest.mark.parametrize(
-    "case", [case for _, case in CASES] or [None], ids=[i for i, _ in CASES] or ["no-corpus"]
-)
+@needs_corpus
+@every_case
 def test_jsonpatch_case(case: dict[str, Any]) -> None:
     """Each corpus case: the expected result, or PatchError for error cases; disabled ones skip."""
-    outcome, reason = run_case(case)
-    if outcome == "skipped":
-        pytest.skip(reason)
-    assert outcome == "passed", reason
+    judge(run_case(case))
 
 
-@pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
+@needs_corpus
 @pytest.mark.parametrize(
     ("label", "runner"),
     [("jsonpatch-tests", run_case), ("jsonpatch-tests in place", run_case_in_place)],

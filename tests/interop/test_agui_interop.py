@@ -15,13 +15,12 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agentproto.agui import Consumer
 from agentproto.agui.examples.scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, app
-from tests.agui.live_server import serve
+from tests.agui.live_server import recording, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = ROOT / ".interop"
@@ -54,25 +53,11 @@ def _ensure_client() -> Path:
     return PREFIX
 
 
-def _recording(asgi: Any, bodies: list[bytes]) -> Any:
-    """Wrap an ASGI app so that every response body it sends is recorded."""
-
-    async def recorded(scope: Any, receive: Any, send: Any) -> None:
-        async def tee(message: Any) -> None:
-            if message["type"] == "http.response.body":
-                bodies.append(message.get("body", b""))
-            await send(message)
-
-        await asgi(scope, receive, tee)
-
-    return recorded
-
-
 def test_typescript_client_and_agentproto_agree() -> None:
     """The TS client and agentproto's reducer end with the same messages and state."""
     folder = _ensure_client()
     bodies: list[bytes] = []
-    with serve(_recording(app, bodies)) as url:
+    with serve(recording(app, bodies)) as url:
         result = subprocess.run(
             ["node", str(folder / SCRIPT.name), url, DEFAULT_THREAD_ID, DEFAULT_RUN_ID],
             cwd=folder,

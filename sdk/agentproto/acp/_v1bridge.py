@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 import attrs
 
@@ -71,6 +71,7 @@ _V1_NAMES = {
 }
 _AGENT_AUTH = str(attrs.fields(v2.AgentAuthMethod).type.default)  # v1: the untagged default
 _V1_AUTH_TYPES = frozenset({_AGENT_AUTH, attrs.fields(v1.TerminalAuthMethod).type.default})
+_Adapter = TypeVar("_Adapter", V1ToV2Adapter, V2ToV1Adapter)
 
 
 def _convert(value: Any, tp: Any, *, to_v1: bool, report: Report) -> Any:
@@ -197,12 +198,20 @@ def agent_initialize_response(
     return result
 
 
-class _Bridge:
+class _Bridge(Generic[_Adapter]):
     """What both bridges share: per-session adapters, diagnostics, plain conversions."""
+
+    _new_adapter: Callable[[], _Adapter]
 
     def __init__(self, report: Report) -> None:
         self._report = report
-        self._adapters: dict[str, Any] = {}
+        self._adapters: dict[str, _Adapter] = {}
+
+    def _adapter(self, session_id: str, *, fresh: bool = False) -> _Adapter:
+        """The session's adapter (``fresh``: a new one, for a replay from nothing)."""
+        if fresh or session_id not in self._adapters:
+            self._adapters[session_id] = self._new_adapter()
+        return self._adapters[session_id]
 
     def _to_v2(self, value: Any, tp: Any) -> Any:
         return _convert(value, tp, to_v1=False, report=self._report)
@@ -221,7 +230,7 @@ class _Bridge:
         return _convert(result, v2_spec.result, to_v1=False, report=self._report)
 
 
-class ClientBridge(_Bridge):
+class ClientBridge(_Bridge[V1ToV2Adapter]):
     """The client side with a v1 agent (a :class:`~agentproto.acp.connection.Translator`).
 
     Args:
@@ -232,6 +241,8 @@ class ClientBridge(_Bridge):
             tool call id), if any: a v1 permission request's title is its tool
             call's, which its ``toolCall`` need not repeat.
     """
+
+    _new_adapter = V1ToV2Adapter
 
     def __init__(
         self,
@@ -247,12 +258,6 @@ class ClientBridge(_Bridge):
         self._stops: dict[str, str | None] = {}
         self._prompts = itertools.count(1)
         self.settle: Callable[[], Awaitable[None]] | None = None
-
-    def _adapter(self, session_id: str, *, fresh: bool = False) -> V1ToV2Adapter:
-        if fresh or session_id not in self._adapters:
-            self._adapters[session_id] = V1ToV2Adapter()
-        adapter: V1ToV2Adapter = self._adapters[session_id]
-        return adapter
 
     def handlers(self) -> dict[str, Handler]:
         """The v1 client methods this bridge serves, by method."""
@@ -346,7 +351,7 @@ class ClientBridge(_Bridge):
         return v2.ResumeSessionResponse()
 
 
-class AgentBridge(_Bridge):
+class AgentBridge(_Bridge[V2ToV1Adapter]):
     """The agent side with a v1 client (a :class:`~agentproto.acp.connection.Translator`).
 
     Args:
@@ -354,6 +359,8 @@ class AgentBridge(_Bridge):
         turn_of: the task of a session's running turn, if any.
         report: where diagnostics go.
     """
+
+    _new_adapter = V2ToV1Adapter
 
     def __init__(
         self,
@@ -365,12 +372,6 @@ class AgentBridge(_Bridge):
         self._v2 = handlers
         self._turn_of = turn_of
         self._ends: dict[str, v2.IdleStateUpdate] = {}
-
-    def _adapter(self, session_id: str, *, fresh: bool = False) -> V2ToV1Adapter:
-        if fresh or session_id not in self._adapters:
-            self._adapters[session_id] = V2ToV1Adapter()
-        adapter: V2ToV1Adapter = self._adapters[session_id]
-        return adapter
 
     def handlers(self) -> dict[str, Handler]:
         """The v1 agent methods this bridge serves, by method (those with a v2 handler)."""

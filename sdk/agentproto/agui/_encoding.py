@@ -31,7 +31,6 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
-from functools import partial
 from typing import Final, TypeAlias, overload
 
 from agentproto._core.errors import UsageError
@@ -130,8 +129,14 @@ async def _encode_async(
             await aclose()
 
 
-def _unchecked(encode: Callable[..., bytes], check: bool) -> Callable[[Event], bytes]:
-    return encode if check else partial(encode, check=False)
+def _encode_stream(
+    events: Events, transport: str, check: bool
+) -> AsyncIterator[bytes] | Iterator[bytes]:
+    """``events`` framed for ``transport``: async in, async out; sync in, sync out."""
+    encode = _encoder(transport, check=check)
+    if isinstance(events, AsyncIterable):
+        return _encode_async(events, encode)
+    return _encode_sync(events, encode)
 
 
 @overload
@@ -149,10 +154,7 @@ def encode_sse_stream(
     streaming response, e.g. Starlette's ``StreamingResponse(encode_sse_stream(events),
     headers=stream_headers("sse"))``. ``check`` as for :func:`encode_event_sse`.
     """
-    encode = _unchecked(encode_event_sse, check)
-    if isinstance(events, AsyncIterable):
-        return _encode_async(events, encode)
-    return _encode_sync(events, encode)
+    return _encode_stream(events, "sse", check)
 
 
 @overload
@@ -165,10 +167,7 @@ def encode_jsonl_stream(
     events: Events, *, check: bool = True
 ) -> AsyncIterator[bytes] | Iterator[bytes]:
     """JSON Lines of ``events``; see :func:`encode_sse_stream`."""
-    encode = _unchecked(encode_event_jsonl, check)
-    if isinstance(events, AsyncIterable):
-        return _encode_async(events, encode)
-    return _encode_sync(events, encode)
+    return _encode_stream(events, "jsonl", check)
 
 
 def stream_headers(transport: Transport = "sse") -> dict[str, str]:
