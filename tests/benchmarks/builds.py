@@ -116,7 +116,7 @@ def side_by_side(pure: Sequence[dict[str, Any]], compiled: Sequence[dict[str, An
     """Both builds' figures, one line per figure: our cost in each build, the peer's (as
     timed in the pure run), each build's ratio, and the compiled build's gain."""
     head = (
-        f"{'figure':<22} {'unit':<9} {'pure':>10} {'compiled':>10} {'peer':>10} "
+        f"{'figure':<25} {'unit':<9} {'pure':>10} {'compiled':>10} {'peer':>10} "
         f"{'ratio':>8} {'ratio c.':>8} {'gain':>7}  better"
     )
     lines = [head, "-" * len(head)]
@@ -125,7 +125,7 @@ def side_by_side(pure: Sequence[dict[str, Any]], compiled: Sequence[dict[str, An
         c = by_name.get(p["name"])
         unit = p["unit"]
         lines.append(
-            f"{p['name']:<22} {unit:<9} {_cell(p['ours'], unit):>10} "
+            f"{p['name']:<25} {unit:<9} {_cell(p['ours'], unit):>10} "
             f"{_cell(c and c['ours'], unit):>10} {_cell(p['peer'], unit):>10} "
             f"{_times(p['ratio']):>8} {_times(c and c['ratio']):>8} "
             f"{_times(c and _gain(p, c)):>7}  {p['better']}"
