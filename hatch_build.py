@@ -66,7 +66,7 @@ def build_extensions(
     the wheel (the shared ``agentproto__mypyc`` library and one small module each).
     """
     from mypyc.build import mypycify
-    from setuptools import Distribution
+    from setuptools import Distribution  # type: ignore[import-untyped]
 
     here = Path.cwd()
     os.chdir(source_root)  # mypy names each module from the package folders above it
@@ -136,7 +136,7 @@ class MypycBuildHook(BuildHookInterface):  # type: ignore[type-arg]
 
     def _source_root(self) -> Path:
         packages = self.build_config.target_config.get("packages", [])
-        return (Path(self.root) / packages[0]).parent
+        return (Path(self.root) / str(packages[0])).parent
 
     def _sources(self) -> list[Path]:
         root = self._source_root()

@@ -123,11 +123,13 @@ def side_by_side(pure: Sequence[dict[str, Any]], compiled: Sequence[dict[str, An
     by_name = {f["name"]: f for f in compiled}
     for p in pure:
         c = by_name.get(p["name"])
+        ours_c, ratio_c, gain = (
+            (None, None, None) if c is None else (c["ours"], c["ratio"], _gain(p, c))
+        )
         unit = p["unit"]
         lines.append(
             f"{p['name']:<25} {unit:<9} {_cell(p['ours'], unit):>10} "
-            f"{_cell(c and c['ours'], unit):>10} {_cell(p['peer'], unit):>10} "
-            f"{_times(p['ratio']):>8} {_times(c and c['ratio']):>8} "
-            f"{_times(c and _gain(p, c)):>7}  {p['better']}"
+            f"{_cell(ours_c, unit):>10} {_cell(p['peer'], unit):>10} "
+            f"{_times(p['ratio']):>8} {_times(ratio_c):>8} {_times(gain):>7}  {p['better']}"
         )
     return "\n".join(lines)
