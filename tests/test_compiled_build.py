@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import zipfile
 from pathlib import Path
 
 import hatchling.build
 import pytest
 
+import hatch_build
 from agentproto._core.errors import DecodeError
 from agentproto._core.jsonutil import loads
 from agentproto.agui import EventDecoder
@@ -82,12 +84,15 @@ def _extensions(wheel: Path) -> list[str]:
         return [n for n in archive.namelist() if n.endswith(".so") or n.endswith(".pyd")]
 
 
-def test_no_compiler_builds_a_pure_wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without a C compiler the default build falls back to a pure-Python wheel."""
+def test_no_compiler_builds_a_pure_wheel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without a C compiler the default build falls back to a pure-Python wheel, saying so."""
     monkeypatch.delenv("AGENTPROTO_COMPILE", raising=False)
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     wheel = _wheel(tmp_path, monkeypatch)
     assert wheel.name.endswith("-py3-none-any.whl") and _extensions(wheel) == []
+    assert "building pure Python: no C compiler" in capsys.readouterr().err
 
 
 def test_forced_compilation_without_a_compiler_fails(
@@ -115,3 +120,40 @@ def test_an_unknown_mode_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("AGENTPROTO_COMPILE", "yes")
     with pytest.raises(ValueError, match="AGENTPROTO_COMPILE must be 0, 1 or auto"):
         _wheel(tmp_path, monkeypatch)
+
+
+def _project_listing(tmp_path: Path, modules: list[str]) -> Path:
+    """A copy of the project whose compile list is ``modules``."""
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "sdk", project / "sdk", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("hatch_build.py", "README.md"):
+        shutil.copy(ROOT / name, project / name)
+    config = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    listed = "".join(f'    "{m}",\n' for m in compiled_modules())
+    assert listed in config
+    wanted = "".join(f'    "{m}",\n' for m in modules)
+    (project / "pyproject.toml").write_text(config.replace(listed, wanted), encoding="utf-8")
+    return project
+
+
+@pytest.mark.parametrize("mode", ["", "1"])
+def test_a_failed_compilation_falls_back_unless_forced(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    mode: str,
+) -> None:
+    """A compilation that fails (here: a listed module that does not exist) gives the pure
+    wheel and says why; with AGENTPROTO_COMPILE=1 the build fails instead."""
+    problem = hatch_build.missing_toolchain()
+    if not mode and problem:
+        pytest.skip(f"the build falls back before compiling: {problem}")
+    monkeypatch.setenv("AGENTPROTO_COMPILE", mode)
+    monkeypatch.chdir(_project_listing(tmp_path, ["agentproto.no_such_module"]))
+    if mode == "1":
+        with pytest.raises(FileNotFoundError, match="no_such_module"):
+            hatchling.build.build_wheel(str(tmp_path))
+        return
+    wheel = tmp_path / hatchling.build.build_wheel(str(tmp_path))
+    assert wheel.name.endswith("-py3-none-any.whl") and _extensions(wheel) == []
+    assert "building pure Python: mypyc failed (FileNotFoundError" in capsys.readouterr().err
