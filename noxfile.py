@@ -52,7 +52,10 @@ def _compiled_wheel(session: nox.Session) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     env = {"AGENTPROTO_COMPILE": "1"}
     if session.venv_backend == "uv":
-        session.run("uv", "build", "--wheel", "--out-dir", str(out), ".", env=env)
+        python = str(Path(session.bin) / "python")  # the wheel is for the session's Python
+        session.run(
+            "uv", "build", "--python", python, "--wheel", "--out-dir", str(out), ".", env=env
+        )
     else:
         session.install("build")
         session.run("python", "-m", "build", "--wheel", "--outdir", str(out), ".", env=env)
