@@ -140,6 +140,8 @@ def bench(session: nox.Session) -> None:
     session.install("--no-deps", "--target", str(compiled), str(_compiled_wheel(session)))
     bench = ["python", "-m", "tests.benchmarks.bench", "--compiled-site", str(compiled)]
     session.run(*bench, *session.posargs)
+    # the compiled build's gain, the two builds timed in alternation (steadier than above)
+    session.run("python", "-m", "tests.benchmarks.paired", "--compiled-site", str(compiled))
 
 
 @nox.session

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agentproto.agui import dump_event, parse_event
-from tests.benchmarks import bench, builds
+from tests.benchmarks import bench, builds, paired
 from tests.benchmarks.run_generator import generate_run, to_jsonl, to_sse
 
 TINY = ["--events", "200", "--repeat", "1"]
@@ -269,3 +269,25 @@ def test_a_compiled_run_that_imports_the_pure_build_is_refused() -> None:
     this process runs) is an error: its figures are not reported as the compiled build's."""
     with pytest.raises(RuntimeError, match="measured the pure build"):
         builds.run_compiled(builds.ROOT / "sdk", [*TINY, "--only", "agui.decode_fl*"])
+
+
+def test_paired_comparison_times_every_loop_in_both_workers() -> None:
+    """Each loop gets a positive best time from both workers, and one table line."""
+    results = paired.measure(builds.ROOT / "sdk", 200, 1, require_compiled=False)
+    assert list(results) == list(paired.LOOPS)
+    assert all(pure > 0 and compiled > 0 for pure, compiled in results.values())
+    lines = paired.table(results).splitlines()
+    assert len(lines) == 2 + len(paired.LOOPS)
+    pure, compiled = results["orjson"]
+    assert lines[3].split() == [
+        "orjson",
+        f"{pure:.3f}",
+        f"{compiled:.3f}",
+        f"{pure / compiled:.2f}x",
+    ]
+
+
+def test_paired_comparison_refuses_a_site_without_the_compiled_build() -> None:
+    """A site that imports the pure build is not measured as the compiled one."""
+    with pytest.raises(RuntimeError, match="the pure and the pure build"):
+        paired.measure(builds.ROOT / "sdk", 200, 1)
