@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import nox
@@ -11,13 +12,16 @@ nox.options.sessions = ["lint", "typecheck", "check_generated", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
+PURE = {"AGENTPROTO_COMPILE": "0"}
+"""An editable install is pure Python anyway (hatch_build.py); this also spares its build
+environment mypy and setuptools."""
 
 
 def _install(session: nox.Session, *groups: str) -> None:
     requirements: list[str] = []
     for group in groups:
         requirements += nox.project.dependency_groups(PYPROJECT, group)
-    session.install("-e", ".", *requirements)
+    session.install("-e", ".", *requirements, env=PURE)
 
 
 @nox.session
@@ -25,6 +29,49 @@ def tests(session: nox.Session) -> None:
     """Run the test suite (pass pytest options after --, e.g. -- --slow)."""
     _install(session, "test", "codegen")
     session.run("python", "-m", "pytest", *session.posargs)
+
+
+COMPILED_TESTS = [
+    "tests/test_compiled_build.py",
+    "tests/_core",
+    "tests/agui",
+    "tests/acp",
+    "tests/conformance",
+    "tests/test_cli.py",
+    "tests/test_cli_text.py",
+    "tests/test_robustness.py",
+    "tests/test_roundtrip_property.py",
+]
+"""What ``tests_compiled`` runs: everything but the code generator, the npm interop and
+the benchmark harness, none of which runs the compiled modules differently."""
+
+
+def _compiled_wheel(session: nox.Session) -> Path:
+    """Build the mypyc-compiled wheel (``AGENTPROTO_COMPILE=1``: no silent pure fallback)."""
+    out = Path(session.create_tmp()) / "wheel"
+    shutil.rmtree(out, ignore_errors=True)
+    env = {"AGENTPROTO_COMPILE": "1"}
+    if session.venv_backend == "uv":
+        python = str(Path(session.bin) / "python")  # the wheel is for the session's Python
+        session.run(
+            "uv", "build", "--python", python, "--wheel", "--out-dir", str(out), ".", env=env
+        )
+    else:
+        session.install("build")
+        session.run("python", "-m", "build", "--wheel", "--outdir", str(out), ".", env=env)
+    (wheel,) = out.glob("agentproto-*.whl")
+    return wheel
+
+
+@nox.session
+def tests_compiled(session: nox.Session) -> None:
+    """The test suite against the compiled wheel, installed (not editable); it checks that
+    the compiled modules are the ones imported."""
+    wheel = _compiled_wheel(session)
+    requirements = nox.project.dependency_groups(PYPROJECT, "test")
+    session.install("--force-reinstall", str(wheel), *requirements)
+    args = session.posargs or COMPILED_TESTS
+    session.run("python", "-m", "pytest", *args, env={"AGENTPROTO_EXPECT_COMPILED": "1"})
 
 
 @nox.session
@@ -71,7 +118,7 @@ def check_generated(session: nox.Session) -> None:
 @nox.session
 def demo(session: nox.Session) -> None:
     """The main job: serve the example AG-UI agent, consume one run, print the result."""
-    session.install("-e", ".", "httpx", "uvicorn")
+    session.install("-e", ".", "httpx", "uvicorn", env=PURE)
     session.run("python", "-m", "agentproto.agui.examples.demo")
 
 
@@ -85,9 +132,16 @@ def interop(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks side by side with the peer SDKs (-- --json PATH writes the figures)."""
+    """Benchmarks side by side with the peer SDKs, for the pure and the compiled build
+    (-- --json PATH writes the figures)."""
     _install(session, "bench")
-    session.run("python", "-m", "tests.benchmarks.bench", *session.posargs)
+    compiled = Path(session.create_tmp()) / "compiled-site"
+    shutil.rmtree(compiled, ignore_errors=True)
+    session.install("--no-deps", "--target", str(compiled), str(_compiled_wheel(session)))
+    bench = ["python", "-m", "tests.benchmarks.bench", "--compiled-site", str(compiled)]
+    session.run(*bench, *session.posargs)
+    # the compiled build's gain, the two builds timed in alternation (steadier than above)
+    session.run("python", "-m", "tests.benchmarks.paired", "--compiled-site", str(compiled))
 
 
 @nox.session

@@ -46,7 +46,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -55,6 +55,7 @@ import orjson
 
 from agentproto import AgentProtoError
 from agentproto.agui import dump_event, parse_event
+from tests.benchmarks import builds
 from tests.benchmarks.run_generator import generate_run
 
 __all__ = [
@@ -101,7 +102,11 @@ class Figure:
     * scaling (ours alone): ``ours`` is the cost at the large size, ``peer`` is ``None``,
       ``ratio = cost large / cost small``, ``better == "lower"``;
     * throughput: ``unit == "events/s"``, ``ours`` is events per second, ``peer`` and
-      ``ratio`` are ``None``, ``better == "higher"``.
+      ``ratio`` are ``None``, ``better == "higher"``;
+    * import time: ``unit == "ms"``, ``ours`` and ``peer`` in milliseconds,
+      ``ratio = peer / ours``, ``better == "higher"``.
+
+    ``build`` is the build of agentproto measured: ``"pure"`` or ``"compiled"``.
     """
 
     name: str
@@ -110,12 +115,15 @@ class Figure:
     peer: float | None
     ratio: float | None
     better: Literal["higher", "lower"]
+    build: str = "pure"
 
     @classmethod
-    def comparison(cls, name: str, ours_us: float, peer_us: float) -> Figure:
-        """Ours against the peer, both in µs per event (lower cost is better)."""
+    def comparison(
+        cls, name: str, ours_us: float, peer_us: float, unit: str = "us/event"
+    ) -> Figure:
+        """Ours against the peer, both in µs per event or both in ``unit`` (lower is better)."""
         ours, peer = _sig(ours_us, 6), _sig(peer_us, 6)
-        return cls(name, "us/event", ours, peer, _sig(peer / ours, 6), "higher")
+        return cls(name, unit, ours, peer, _sig(peer / ours, 6), "higher")
 
     @classmethod
     def scaling(cls, name: str, small_us: float, large_us: float) -> Figure:
@@ -136,6 +144,7 @@ class Figure:
             "peer": self.peer,
             "ratio": self.ratio,
             "better": self.better,
+            "build": self.build,
         }
 
 
@@ -527,6 +536,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", type=Path, metavar="PATH", help="write the figures as a JSON list")
     p.add_argument("--list", action="store_true", help="list the figure names and exit")
+    p.add_argument(
+        "--compiled-site",
+        type=Path,
+        metavar="DIR",
+        help="also run on the compiled build installed in DIR (nox -s bench does)",
+    )
     return p
 
 
@@ -546,12 +561,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"# run: {args.events} events (seed {args.seed}, {size:.0f} JSON bytes/event), "
         f"best of {args.repeat}"
     )
+    build = builds.build_of()
+    print(f"# build: {build}")
     outcome = run(workload, names)
     print(table(outcome))
+    payload = [replace(f, build=build).to_json() for f in outcome.figures]
+    status = 0
+    if args.compiled_site is not None:
+        compiled, status = builds.run_compiled(
+            args.compiled_site, builds.child_argv(sys.argv[1:] if argv is None else argv)
+        )
+        print("# both builds (ratio c.: the compiled build's ratio; gain: c. over pure)")
+        print(builds.side_by_side(payload, compiled))
+        payload += compiled
     print(f"# {time.perf_counter() - started:.1f}s")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        payload = [f.to_json() for f in outcome.figures]
         args.json.write_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
     if outcome.missing:
         print(
@@ -560,11 +585,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    return 0
+    return status
 
 
 # figures defined in other modules register themselves on import
-from tests.benchmarks import bench_acp, bench_agui_stream  # noqa: E402, F401
+from tests.benchmarks import bench_acp, bench_agui_stream, bench_imports  # noqa: E402, F401
 
 benchmark(bench_acp.FIGURE)(bench_acp.bench_acp_parse_apply)
 

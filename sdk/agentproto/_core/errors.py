@@ -26,6 +26,7 @@ Locations are JSON Pointers into untrusted input; one longer than
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from agentproto._core.describe import cut_pointer
 
@@ -39,7 +40,10 @@ __all__ = [
     "SchemaError",
     "UsageError",
     "as_sdk_error",
+    "chained",
 ]
+
+_E = TypeVar("_E", bound=BaseException)
 
 
 class AgentProtoError(Exception):
@@ -197,4 +201,14 @@ def as_sdk_error(exc: BaseException, stage: str) -> AgentProtoError:
         return exc
     error = InternalError(stage, exc)
     error.__cause__ = exc
+    return error
+
+
+def chained(error: _E, cause: BaseException | None) -> _E:
+    """``error`` with ``cause`` as its ``__cause__``: ``raise chained(e, c)`` is ``raise e from c``.
+
+    The modules of the compiled build (``hatch_build.py``) raise this way: mypyc drops
+    the ``from`` clause of a ``raise`` (the cause, and the context hidden by ``from None``).
+    """
+    error.__cause__ = cause  # also hides the context, as ``from`` does
     return error

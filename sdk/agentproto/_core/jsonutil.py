@@ -45,7 +45,7 @@ from typing import Any, Final
 import orjson
 
 from agentproto._core.describe import cut_pointer, describe
-from agentproto._core.errors import DecodeError, SchemaError
+from agentproto._core.errors import DecodeError, SchemaError, chained
 
 __all__ = ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads"]
 
@@ -160,7 +160,7 @@ def loads(
     try:
         return _loads(data, max_depth, exact_ints)
     except _Failure as failure:
-        raise DecodeError(failure.message, offset=offset + failure.pos) from None
+        raise chained(DecodeError(failure.message, offset=offset + failure.pos), None)
 
 
 def _loads(data: bytes | str, max_depth: int, exact_ints: bool = True) -> Any:
@@ -199,13 +199,13 @@ def _recover(data: bytes | str, max_depth: int, exc: Exception) -> Any:
             raw = data.encode("utf-8")
         except UnicodeEncodeError as bad:
             pos = len(data[: bad.start].encode("utf-8", "surrogatepass"))
-            raise _Failure("text contains a lone surrogate", pos) from None
+            raise chained(_Failure("text contains a lone surrogate", pos), None)
     else:
         raw = data
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as bad:
-            raise _Failure(f"invalid UTF-8 ({bad.reason})", bad.start) from None
+            raise chained(_Failure(f"invalid UTF-8 ({bad.reason})", bad.start), None)
     depth_pos = _depth_failure(raw, max_depth)
     if depth_pos is not None:
         raise _Failure(f"JSON nests deeper than {max_depth} levels", depth_pos)
@@ -242,11 +242,11 @@ def _loads_exact(text: str, fallback_pos: int, *, check_strings: bool) -> Any:
     try:
         value = json.loads(text, parse_float=_finite_float, parse_constant=_reject_constant)
     except RecursionError:
-        raise _Failure("JSON nests too deeply for the parser", 0) from None
+        raise chained(_Failure("JSON nests too deeply for the parser", 0), None)
     except json.JSONDecodeError as exc:
-        raise _Failure(f"invalid JSON: {exc.msg}", _byte_pos(text, exc.pos)) from None
+        raise chained(_Failure(f"invalid JSON: {exc.msg}", _byte_pos(text, exc.pos)), None)
     except ValueError as exc:  # a non-finite float, or an integer past int's digit limit
-        raise _Failure(f"invalid JSON number: {exc}", fallback_pos) from None
+        raise chained(_Failure(f"invalid JSON number: {exc}", fallback_pos), None)
     if check_strings:
         problem = _find_problem(value)
         if problem is not None:
@@ -383,14 +383,17 @@ def _dumps_fallback(obj: Any, reason: str) -> bytes:
                 default=_stdlib_default,
             )
         except RecursionError:
-            raise SchemaError(
-                "type",
-                "",
-                f"value nests too deeply to encode (far past {DEFAULT_MAX_DEPTH} levels, the"
-                " max_depth every decoder of this SDK applies by default)",
-            ) from None
+            raise chained(
+                SchemaError(
+                    "type",
+                    "",
+                    f"value nests too deeply to encode (far past {DEFAULT_MAX_DEPTH} levels, the"
+                    " max_depth every decoder of this SDK applies by default)",
+                ),
+                None,
+            )
         except (TypeError, ValueError) as exc:
-            raise SchemaError("type", "", f"cannot encode value: {exc}") from None
+            raise chained(SchemaError("type", "", f"cannot encode value: {exc}"), None)
         return text.encode("utf-8")
     if problem is None:
         problem = ("", f"cannot encode value: {reason}")

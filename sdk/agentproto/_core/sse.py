@@ -56,7 +56,7 @@ from functools import partial
 from itertools import accumulate, repeat
 from typing import Final, NamedTuple
 
-from agentproto._core.errors import DecodeError, UsageError
+from agentproto._core.errors import DecodeError, UsageError, chained
 
 __all__ = ["DEFAULT_MAX_EVENT_BYTES", "SSEDecoder", "SSEEvent", "encode_sse"]
 
@@ -180,8 +180,9 @@ class SSEDecoder:
                 and the error is raised by the next call.
             UsageError: the decoder was closed.
         """
-        if self._error is not None:
-            raise self._error
+        kept = self._error  # not narrowing self._error: _region may set it (mypyc trusts that)
+        if kept is not None:
+            raise kept
         if self._closed:
             raise UsageError("sse.closed", "feed() called after close()")
         data = self._start(chunk)
@@ -503,7 +504,7 @@ def _utf8(text: str, what: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        raise UsageError("sse.invalid-text", f"{what} contains a lone surrogate") from None
+        raise chained(UsageError("sse.invalid-text", f"{what} contains a lone surrogate"), None)
 
 
 def encode_sse(

@@ -37,6 +37,7 @@ from agentproto._core.errors import (
     SchemaError,
     UsageError,
     as_sdk_error,
+    chained,
 )
 from agentproto._core.jsonlines import JSONLinesDecoder
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value, has_digit_run, loads
@@ -106,7 +107,9 @@ class EventDecoder:
             raise UsageError(
                 "decoder.transport", f"transport must be 'sse' or 'jsonl': {transport!r}"
             )
-        self.diagnostics: list[Diagnostic] = DiagnosticLog(max_diagnostics)
+        # kept typed as the log too: compiled code then calls its extend (the limit), not list's
+        self._log = DiagnosticLog(max_diagnostics)
+        self.diagnostics: list[Diagnostic] = self._log
         self._boundary = CompatibilityBoundary(
             protocol_version=protocol_version, peer_version=peer_version
         )
@@ -183,7 +186,7 @@ class EventDecoder:
         except Exception as exc:  # any failure fails the stream
             error = self._failed(exc, "feed_bytes")
             if not delivered:
-                raise error from error.__cause__
+                raise chained(error, error.__cause__)
             self._pending = error
         return delivered
 
@@ -200,7 +203,7 @@ class EventDecoder:
             self._process(event, delivered)
         except Exception as exc:  # any failure fails the stream
             error = self._failed(exc, "feed_json")
-            raise error from error.__cause__
+            raise chained(error, error.__cause__)
         return delivered
 
     def feed_all(self, events: Iterable[Any]) -> list[Event]:
@@ -232,7 +235,7 @@ class EventDecoder:
                     self._process(line.value, delivered)
         except Exception as exc:  # any failure fails the stream
             error = self._failed(exc, "close")
-            raise error from error.__cause__
+            raise chained(error, error.__cause__)
         return delivered
 
     # ---- stages --------------------------------------------------------------------------
@@ -253,10 +256,10 @@ class EventDecoder:
         except SchemaError as exc:
             self._index += 1
             detail = f"event {self._index - 1}: {exc.detail}"
-            raise SchemaError(exc.keyword, exc.location, detail) from exc
+            raise chained(SchemaError(exc.keyword, exc.location, detail), exc)
         except DecodeError as exc:
             self._index += 1
-            raise DecodeError(f"event {self._index - 1}: {exc}") from exc
+            raise chained(DecodeError(f"event {self._index - 1}: {exc}"), exc)
 
     def _failed(self, exc: Exception, stage: str) -> AgentProtoError:
         """Fail the stream with ``exc`` (an unexpected one wrapped, chaining it)."""
@@ -295,7 +298,7 @@ class EventDecoder:
         try:
             value = loads(text, max_depth=self._max_depth, exact_ints=exact_ints)
         except DecodeError as exc:
-            raise DecodeError(f"event {self._index}: {exc}", offset=offset) from exc
+            raise chained(DecodeError(f"event {self._index}: {exc}", offset=offset), exc)
         self._process(value, delivered)
 
     def _process(self, raw: Any, delivered: list[Event]) -> None:
@@ -327,12 +330,15 @@ class EventDecoder:
             self._next(event, found, delivered)
         except SchemaError as exc:
             kind = raw.get("type") if isinstance(raw, dict) else None
-            raise SchemaError(
-                exc.keyword, exc.location, f"event {index} ({describe(kind)}): {exc.detail}"
-            ) from exc
+            raise chained(
+                SchemaError(
+                    exc.keyword, exc.location, f"event {index} ({describe(kind)}): {exc.detail}"
+                ),
+                exc,
+            )
         finally:
             if found:
-                self.diagnostics += [attrs.evolve(d, index=index) for d in found]
+                self._log.extend([attrs.evolve(d, index=index) for d in found])
                 found.clear()
 
     @staticmethod
