@@ -14,6 +14,12 @@ transport (SSE, JSON Lines, in-process dicts, a replayed recording):
 :class:`EventDecoder` stops there; :class:`~agentproto.agui.Consumer` adds chunk
 expansion, verification and the reducer by giving the decoder its next stage.
 
+The common case takes a shorter way through stages 2-4 (:meth:`EventDecoder._enforce`):
+an event of a type the boundary never changes, without the one field it looks at
+in every event, with no middleware, goes straight to the generated loader of its
+type; anything else, and any event that loader refuses, takes the general way,
+which reports it exactly as before.
+
 Errors never lose what came before them: when a problem is found after some
 events of a chunk were decoded, those events are handed on and the error is
 raised by the next call. After a fatal error every call raises.
@@ -43,7 +49,7 @@ from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value, has_digit_
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 from agentproto.agui._compat import CompatibilityBoundary
 from agentproto.agui._generated import Event
-from agentproto.agui._wire import _load_event
+from agentproto.agui._wire import EVENT_LOADERS, _load_event
 
 __all__ = ["EventDecoder", "Middleware", "Transport"]
 
@@ -112,6 +118,13 @@ class EventDecoder:
         )
         self._key = self._boundary.key  # a field that sends any event to the boundary
         self._middleware = tuple(middleware)
+        kinds = self._boundary.kinds
+        # the event types that need nothing before their loader (see _enforce)
+        self._direct: dict[str, Any] = (
+            {}
+            if self._middleware or kinds is None
+            else {kind: load for kind, load in EVENT_LOADERS.items() if kind not in kinds}
+        )
         self._sse = SSEDecoder(max_event_bytes=max_event_bytes) if transport == "sse" else None
         self._jsonl = (
             JSONLinesDecoder(max_line_bytes=max_event_bytes, max_depth=max_depth)
@@ -170,16 +183,13 @@ class EventDecoder:
                     self._carry = exact
                 values = None if exact else self._parse_all(list(map(_data, frames)))
                 if values is not None:
-                    process = self._process
-                    for value in values:
-                        process(value, delivered)
+                    self._enforce(values, delivered)
                 else:
                     for frame in frames:
                         self._document(frame.data, frame.offset, delivered, exact)
             else:
                 assert self._jsonl is not None
-                for line in self._jsonl.feed(data):
-                    self._process(line.value, delivered)
+                self._enforce([line.value for line in self._jsonl.feed(data)], delivered)
         except Exception as exc:  # any failure fails the stream
             error = self._failed(exc, "feed_bytes")
             if not delivered:
@@ -298,11 +308,53 @@ class EventDecoder:
             raise DecodeError(f"event {self._index}: {exc}", offset=offset) from exc
         self._process(value, delivered)
 
+    def _enforce(self, values: list[Any], delivered: list[Event]) -> None:
+        """Stages 2-4 for decoded events, the common ones the short way.
+
+        An object whose type is in :attr:`_direct` and that lacks the boundary's
+        every-event field is loaded by its type's generated loader: the boundary
+        would pass it unchanged and there is no middleware. When that loader
+        refuses it (or reports something), the event takes the general way
+        (:meth:`_process`), which finds the same problem and reports it with the
+        event's index, so nothing differs but the time taken.
+        """
+        direct = self._direct
+        if not direct:
+            for value in values:
+                self._process(value, delivered)
+            return
+        key = self._key
+        ctx = self._context
+        found = self._found
+        plain = self._next is _deliver
+        append = delivered.append
+        for value in values:
+            kind = value.get("type") if value.__class__ is dict else None
+            load = direct.get(kind) if kind.__class__ is str else None
+            if load is None or (key is not None and key in value):
+                self._process(value, delivered)
+                continue
+            try:
+                event = load(value, "", ctx)
+            except (SchemaError, Unrecognised):
+                event = None
+            if event is None or found:
+                found.clear()  # the general way reports them again, with the index
+                self._process(value, delivered)
+            elif plain:
+                self._index += 1
+                append(event)
+            else:
+                index = self._index
+                self._index = index + 1
+                self._stage(event, value, index, delivered)
+
     def _process(self, raw: Any, delivered: list[Event]) -> None:
         """One input event through boundary, middleware, enforcement and the next stage."""
         index = self._index
         self._index = index + 1
         found = self._found  # reused: most events add nothing to it
+        event: Event | None = None
         try:
             if raw.__class__ is not dict:
                 raise SchemaError(
@@ -320,20 +372,33 @@ class EventDecoder:
             if translated is None:
                 return
             try:
-                event: Event = _load_event(translated, "", self._context)
+                event = _load_event(translated, "", self._context)
             except Unrecognised as unknown:
                 self._dropped(translated, unknown, found)
                 return
-            self._next(event, found, delivered)
         except SchemaError as exc:
-            kind = raw.get("type") if isinstance(raw, dict) else None
-            raise SchemaError(
-                exc.keyword, exc.location, f"event {index} ({describe(kind)}): {exc.detail}"
-            ) from exc
+            raise _at_event(exc, raw, index) from exc
         finally:
-            if found:
-                self.diagnostics += [attrs.evolve(d, index=index) for d in found]
-                found.clear()
+            if event is None and found:  # else the next stage sees them first
+                self._attribute(index)
+        assert event is not None
+        self._stage(event, raw, index, delivered)
+
+    def _stage(self, event: Event, raw: Any, index: int, delivered: list[Event]) -> None:
+        """The next stage, for the enforced ``event`` of input event ``index``."""
+        try:
+            self._next(event, self._found, delivered)
+        except SchemaError as exc:
+            raise _at_event(exc, raw, index) from exc
+        finally:
+            if self._found:
+                self._attribute(index)
+
+    def _attribute(self, index: int) -> None:
+        """Move the current event's diagnostics to :attr:`diagnostics`, with its index."""
+        found = self._found
+        self.diagnostics += [attrs.evolve(d, index=index) for d in found]
+        found.clear()
 
     @staticmethod
     def _dropped(event: dict[str, Any], unknown: Unrecognised, found: list[Diagnostic]) -> None:
@@ -346,3 +411,9 @@ class EventDecoder:
                 subject=str(kind),
             )
         )
+
+
+def _at_event(exc: SchemaError, raw: Any, index: int) -> SchemaError:
+    """``exc`` naming the input event it was found in."""
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    return SchemaError(exc.keyword, exc.location, f"event {index} ({describe(kind)}): {exc.detail}")
