@@ -27,6 +27,7 @@ raised by the next call. After a fatal error every call raises.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from operator import itemgetter
 from typing import Any, Literal
@@ -63,6 +64,7 @@ diagnostic against the event being processed."""
 Transport = Literal["sse", "jsonl"]
 
 _data = itemgetter(0)  # SSEEvent.data, read at C speed
+_has_digit_run = re.compile("[0-9]{19}").search  # the text of has_digit_run's bytes
 _DIGIT_TAIL = 18  # a 19-digit run split by a chunk boundary keeps 18 digits before it
 
 # What follows enforcement: (typed event, its diagnostics so far, delivered events).
@@ -181,7 +183,7 @@ class EventDecoder:
                     self._carry = has_digit_run(seen[-held:])
                 else:
                     self._carry = exact
-                values = None if exact else self._parse_all(list(map(_data, frames)))
+                values = self._parse_all(list(map(_data, frames)), exact)
                 if values is not None:
                     self._enforce(values, delivered)
                 else:
@@ -286,17 +288,26 @@ class EventDecoder:
         if self._on_failure is not None:
             self._on_failure(error)
 
-    def _parse_all(self, texts: list[str]) -> list[Any] | None:
-        """Every document of a chunk parsed in one go, when that cannot differ from
-        parsing each with :func:`loads`: no digit run in the chunk (checked by the
-        caller) and none longer than ``max_depth`` (so none can nest deeper). None
-        when that does not hold or one fails: the caller then goes event by event,
-        which reports the failing one exactly."""
-        if not texts or max(map(len, texts)) > self._max_depth:
-            return None
+    def _parse_all(self, texts: list[str], exact: bool) -> list[Any] | None:
+        """Every document of a chunk parsed in one go, as :func:`loads` parses each.
+
+        A document too short to nest deeper than ``max_depth`` and without a run of
+        19 digits (none in the chunk unless ``exact``, else looked for in each) is
+        one orjson parses exactly as :func:`loads` would; only the others are given
+        to :func:`loads`. None when one fails: the caller then goes event by event,
+        which reports the failing one exactly, at its offset."""
+        limit = self._max_depth
         try:
-            return list(map(orjson.loads, texts))
-        except orjson.JSONDecodeError:
+            if not exact and (not texts or max(map(len, texts)) <= limit):
+                return list(map(orjson.loads, texts))
+            plain = orjson.loads
+            return [
+                plain(text)
+                if len(text) <= limit and not (exact and _has_digit_run(text))
+                else loads(text, max_depth=limit, exact_ints=exact)
+                for text in texts
+            ]
+        except (orjson.JSONDecodeError, DecodeError):
             return None
 
     def _document(
