@@ -19,6 +19,7 @@ module generated from another schema (``_SCHEMA_SHA256``).
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -62,6 +63,8 @@ def _render(value: Any) -> str:
     """Python source of a factory argument or table value."""
     if isinstance(value, _Ref):
         return value.name
+    if isinstance(value, re.Pattern):
+        return f"re.compile({value.pattern!r})"
     if isinstance(value, types.FunctionType):
         return value.__name__  # a loaderkit loader, imported by name
     if isinstance(value, type):
@@ -184,7 +187,7 @@ class LoaderWriter(WireConverter):
         package, _, leaf = module.rpartition(".")
         head = [
             "from __future__ import annotations",
-            "from typing import Any, Final\n\n"
+            "import re\nfrom typing import Any, Final\n\n"
             + "\n".join(lines)
             + f"\nfrom {package} import {leaf} as _m",
             f'check_stamp(_m, "{stamp}", __name__)\nnew = object.__new__',

@@ -34,6 +34,7 @@ Unions. A union of classes that share a constant-valued field (``type``,
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -420,8 +421,12 @@ class WireConverter(cattrs.Converter):
                 if key in meta:
                     lines.append(f"if v {op} {meta[key]!r}:")
                     lines.append(f"    check(v, {fpath}, {slot}_meta)")
-            if any(k in meta for k in ("minItems", "minLength", "pattern")):
+            if "minItems" in meta or "minLength" in meta:
                 lines.append(f"check(v, {fpath}, {slot}_meta)")
+            elif "pattern" in meta:  # searched here with the compiled pattern
+                env[slot + "_re"] = re.compile(meta["pattern"])
+                lines.append(f"if {slot}_re.search(v) is None:")
+                lines.append(f"    check(v, {fpath}, {slot}_meta)")
             env[slot + "_meta"] = meta
         if "item" in meta:
             env[slot + "_item"] = meta["item"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 
+import re
 from typing import Any, Final
 
 from agentproto._core.describe import (
@@ -35,7 +36,8 @@ def _load_AddOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'path'") from None
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
-    check(v, p + '/path', _AddOperation_F1_meta)
+    if _AddOperation_F1_re.search(v) is None:
+        check(v, p + '/path', _AddOperation_F1_meta)
     o.path = v
     try:
         v = d['value']
@@ -71,7 +73,8 @@ def _load_RemoveOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'path'") from None
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
-    check(v, p + '/path', _RemoveOperation_F1_meta)
+    if _RemoveOperation_F1_re.search(v) is None:
+        check(v, p + '/path', _RemoveOperation_F1_meta)
     o.path = v
     if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RemoveOperation_KNOWN}
@@ -100,7 +103,8 @@ def _load_ReplaceOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'path'") from None
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
-    check(v, p + '/path', _ReplaceOperation_F1_meta)
+    if _ReplaceOperation_F1_re.search(v) is None:
+        check(v, p + '/path', _ReplaceOperation_F1_meta)
     o.path = v
     try:
         v = d['value']
@@ -136,7 +140,8 @@ def _load_MoveOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'from'") from None
     if v.__class__ is not str:
         raise type_error('string', v, p + '/from')
-    check(v, p + '/from', _MoveOperation_F1_meta)
+    if _MoveOperation_F1_re.search(v) is None:
+        check(v, p + '/from', _MoveOperation_F1_meta)
     o.from_ = v
     try:
         v = d['path']
@@ -144,7 +149,8 @@ def _load_MoveOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'path'") from None
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
-    check(v, p + '/path', _MoveOperation_F2_meta)
+    if _MoveOperation_F2_re.search(v) is None:
+        check(v, p + '/path', _MoveOperation_F2_meta)
     o.path = v
     if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _MoveOperation_KNOWN}
@@ -173,7 +179,8 @@ def _load_CopyOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'from'") from None
     if v.__class__ is not str:
         raise type_error('string', v, p + '/from')
-    check(v, p + '/from', _CopyOperation_F1_meta)
+    if _CopyOperation_F1_re.search(v) is None:
+        check(v, p + '/from', _CopyOperation_F1_meta)
     o.from_ = v
     try:
         v = d['path']
@@ -181,7 +188,8 @@ def _load_CopyOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'path'") from None
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
-    check(v, p + '/path', _CopyOperation_F2_meta)
+    if _CopyOperation_F2_re.search(v) is None:
+        check(v, p + '/path', _CopyOperation_F2_meta)
     o.path = v
     if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CopyOperation_KNOWN}
@@ -210,7 +218,8 @@ def _load_TestOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'path'") from None
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
-    check(v, p + '/path', _TestOperation_F1_meta)
+    if _TestOperation_F1_re.search(v) is None:
+        check(v, p + '/path', _TestOperation_F1_meta)
     o.path = v
     try:
         v = d['value']
@@ -6902,6 +6911,9 @@ _L24: Final = tagged_loader('type', {'TEXT_MESSAGE_START': _load_TextMessageStar
 _AddOperation_cls: Final = _m.AddOperation
 
 
+_AddOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+
+
 _AddOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
 
 
@@ -6909,6 +6921,9 @@ _AddOperation_KNOWN: Final = frozenset({'op', 'path', 'value'})
 
 
 _RemoveOperation_cls: Final = _m.RemoveOperation
+
+
+_RemoveOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
 
 
 _RemoveOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
@@ -6920,6 +6935,9 @@ _RemoveOperation_KNOWN: Final = frozenset({'op', 'path'})
 _ReplaceOperation_cls: Final = _m.ReplaceOperation
 
 
+_ReplaceOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+
+
 _ReplaceOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
 
 
@@ -6929,7 +6947,13 @@ _ReplaceOperation_KNOWN: Final = frozenset({'op', 'path', 'value'})
 _MoveOperation_cls: Final = _m.MoveOperation
 
 
+_MoveOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+
+
 _MoveOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'from'}
+
+
+_MoveOperation_F2_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
 
 
 _MoveOperation_F2_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
@@ -6941,7 +6965,13 @@ _MoveOperation_KNOWN: Final = frozenset({'from', 'op', 'path'})
 _CopyOperation_cls: Final = _m.CopyOperation
 
 
+_CopyOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+
+
 _CopyOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'from'}
+
+
+_CopyOperation_F2_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
 
 
 _CopyOperation_F2_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
@@ -6951,6 +6981,9 @@ _CopyOperation_KNOWN: Final = frozenset({'from', 'op', 'path'})
 
 
 _TestOperation_cls: Final = _m.TestOperation
+
+
+_TestOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
 
 
 _TestOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
