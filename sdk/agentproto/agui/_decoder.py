@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from operator import itemgetter
 from typing import Any, Literal
 
 import attrs
@@ -63,7 +62,6 @@ diagnostic against the event being processed."""
 
 Transport = Literal["sse", "jsonl"]
 
-_data = itemgetter(0)  # SSEEvent.data, read at C speed
 _has_digit_run = re.compile("[0-9]{19}").search  # the text of has_digit_run's bytes
 _DIGIT_TAIL = 18  # a 19-digit run split by a chunk boundary keeps 18 digits before it
 
@@ -173,7 +171,7 @@ class EventDecoder:
                 seen = self._tail + data
                 exact = self._carry or has_digit_run(seen)
                 self._tail = seen[-_DIGIT_TAIL:]
-                frames = self._sse.feed(data)
+                texts, frames = self._sse.feed_data(data)
                 # the bytes of the event still incomplete (a suffix of the stream) go on
                 # to the next chunk: note whether they hold a digit run
                 held = self._sse.buffered
@@ -183,11 +181,11 @@ class EventDecoder:
                     self._carry = has_digit_run(seen[-held:])
                 else:
                     self._carry = exact
-                values = self._parse_all(list(map(_data, frames)), exact)
+                values = self._parse_all(texts, exact)
                 if values is not None:
                     self._enforce(values, delivered)
                 else:
-                    for frame in frames:
+                    for frame in frames():
                         self._document(frame.data, frame.offset, delivered, exact)
             else:
                 assert self._jsonl is not None
@@ -334,31 +332,35 @@ class EventDecoder:
             for value in values:
                 self._process(value, delivered)
             return
-        key = self._key
+        key = self._key  # None is in no event: JSON keys are strings
         ctx = self._context
         found = self._found
         plain = self._next is _deliver
         append = delivered.append
+        index = self._index  # written back before anything that reads it
         for value in values:
-            kind = value.get("type") if value.__class__ is dict else None
-            load = direct.get(kind) if kind.__class__ is str else None
-            if load is None or (key is not None and key in value):
-                self._process(value, delivered)
-                continue
-            try:
-                event = load(value, "", ctx)
-            except (SchemaError, Unrecognised):
-                event = None
-            if event is None or found:
+            try:  # only an object has .get; an unhashable tag is in no table
+                load = direct.get(value.get("type"))
+            except (AttributeError, TypeError):
+                load = None
+            if load is not None and key not in value:
+                try:
+                    event = load(value, "", ctx)
+                except (SchemaError, Unrecognised):
+                    event = None
+                if event is not None and not found:
+                    index += 1
+                    if plain:
+                        append(event)
+                    else:
+                        self._index = index
+                        self._stage(event, value, index - 1, delivered)
+                    continue
                 found.clear()  # the general way reports them again, with the index
-                self._process(value, delivered)
-            elif plain:
-                self._index += 1
-                append(event)
-            else:
-                index = self._index
-                self._index = index + 1
-                self._stage(event, value, index, delivered)
+            self._index = index
+            self._process(value, delivered)
+            index = self._index
+        self._index = index
 
     def _process(self, raw: Any, delivered: list[Event]) -> None:
         """One input event through boundary, middleware, enforcement and the next stage."""
