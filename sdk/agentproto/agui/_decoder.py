@@ -46,6 +46,7 @@ from agentproto._core.errors import (
 )
 from agentproto._core.jsonlines import JSONLinesDecoder
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value, has_digit_run, loads
+from agentproto._core.loaderkit import Loader
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 from agentproto.agui._compat import CompatibilityBoundary
 from agentproto.agui._generated import Event
@@ -120,7 +121,7 @@ class EventDecoder:
         self._middleware = tuple(middleware)
         kinds = self._boundary.kinds
         # the event types that need nothing before their loader (see _enforce)
-        self._direct: dict[str, Any] = (
+        self._direct: dict[str, Loader] = (
             {}
             if self._middleware or kinds is None
             else {kind: load for kind, load in EVENT_LOADERS.items() if kind not in kinds}
