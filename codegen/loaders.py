@@ -133,7 +133,12 @@ class LoaderWriter(WireConverter):
 
     def write(self, module: str, stamp: str) -> str:
         """The module text, for the classes module named ``module``."""
-        classes = [v for v in vars(self._namespace).values() if _is_class_of(v, self._namespace)]
+        # each class once (an alias such as ``InitializeProxyRequest`` names one again)
+        classes = list(
+            dict.fromkeys(
+                v for v in vars(self._namespace).values() if _is_class_of(v, self._namespace)
+            )
+        )
         aliases = {n: v for n, v in vars(self._namespace).items() if _is_alias(n, v)}
         for value in [*classes, *aliases.values()]:
             self.loader(value)

@@ -10,8 +10,11 @@ strict and tolerant, on valid documents and on damaged ones.
 
 from __future__ import annotations
 
+import ast
 import json
 import types
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -177,3 +180,18 @@ def test_loaders_from_another_schema_are_refused() -> None:
     with pytest.raises(ImportError, match=r"another schema.*python -m codegen"):
         check_stamp(classes, "1" * 64, "some_loaders")
     check_stamp(classes, "0" * 64, "some_loaders")  # the same schema: accepted
+
+
+@pytest.mark.parametrize("generated", [m for _, m in MODULES], ids=lambda m: m.__name__)
+def test_each_name_of_a_loaders_module_is_defined_once(generated: types.ModuleType) -> None:
+    """No function or table is written twice (a class alias names its class once more)."""
+    assert generated.__file__ is not None
+    tree = ast.parse(Path(generated.__file__).read_text(encoding="utf-8"))
+    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    names += [
+        n.target.id
+        for n in tree.body
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+    ]
+    assert len(names) > 100
+    assert sorted(n for n, count in Counter(names).items() if count > 1) == []

@@ -17495,45 +17495,6 @@ def _dump_InitializeRequest(o: Any) -> dict[str, Any]:
     return d
 
 
-def _dump_InitializeRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.protocol_version
-    d['protocolVersion'] = v
-    v = o.client_capabilities
-    if v is not None:
-        d['clientCapabilities'] = dv(v)
-    v = o.client_info
-    if v is not None:
-        d['clientInfo'] = dv(v)
-    v = o.meta
-    if v is not None:
-        d['_meta'] = v
-    if o.extra:
-        d.update(o.extra)
-    return d
-
-
-def _dump_InitializeResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.protocol_version
-    d['protocolVersion'] = v
-    v = o.agent_capabilities
-    if v is not None:
-        d['agentCapabilities'] = dv(v)
-    v = o.auth_methods
-    if v is not None:
-        d['authMethods'] = dv(v)
-    v = o.agent_info
-    if v is not None:
-        d['agentInfo'] = dv(v)
-    v = o.meta
-    if v is not None:
-        d['_meta'] = v
-    if o.extra:
-        d.update(o.extra)
-    return d
-
-
 def _dump_InitializeResponse(o: Any) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.protocol_version
@@ -19899,18 +19860,6 @@ def _dump_UnknownStateUpdate(o: Any) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.state
     d['state'] = v
-    v = o.meta
-    if v is not None:
-        d['_meta'] = v
-    if o.extra:
-        d.update(o.extra)
-    return d
-
-
-def _dump_UnstructuredCommandInput(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.hint
-    d['hint'] = v
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22644,8 +22593,6 @@ LOADERS: Final[dict[Any, Loader]] = {
     _m.ImageContentBlock: _load_ImageContentBlock,
     _m.Implementation: _load_Implementation,
     _m.InitializeRequest: _load_InitializeRequest,
-    _m.InitializeRequest: _load_InitializeRequest,
-    _m.InitializeResponse: _load_InitializeResponse,
     _m.InitializeResponse: _load_InitializeResponse,
     _m.IntegerElicitationPropertySchema: _load_IntegerElicitationPropertySchema,
     _m.IntegerPropertySchema: _load_IntegerPropertySchema,
@@ -22794,7 +22741,6 @@ LOADERS: Final[dict[Any, Loader]] = {
     _m.UnarchiveSessionResponse: _load_UnarchiveSessionResponse,
     _m.UnknownStateUpdate: _load_UnknownStateUpdate,
     _m.UnstructuredCommandInput: _load_UnstructuredCommandInput,
-    _m.UnstructuredCommandInput: _load_UnstructuredCommandInput,
     _m.UrlCreateElicitationRequest: _load_UrlCreateElicitationRequest,
     _m.Usage: _load_Usage,
     _m.UsageUpdate: _load_UsageUpdate,
@@ -22934,8 +22880,6 @@ DUMPERS: Final[dict[type, Dumper]] = {
     _m.ImageContentBlock: _dump_ImageContentBlock,
     _m.Implementation: _dump_Implementation,
     _m.InitializeRequest: _dump_InitializeRequest,
-    _m.InitializeRequest: _dump_InitializeRequest,
-    _m.InitializeResponse: _dump_InitializeResponse,
     _m.InitializeResponse: _dump_InitializeResponse,
     _m.IntegerElicitationPropertySchema: _dump_IntegerElicitationPropertySchema,
     _m.IntegerPropertySchema: _dump_IntegerPropertySchema,
@@ -23083,7 +23027,6 @@ DUMPERS: Final[dict[type, Dumper]] = {
     _m.UnarchiveSessionRequest: _dump_UnarchiveSessionRequest,
     _m.UnarchiveSessionResponse: _dump_UnarchiveSessionResponse,
     _m.UnknownStateUpdate: _dump_UnknownStateUpdate,
-    _m.UnstructuredCommandInput: _dump_UnstructuredCommandInput,
     _m.UnstructuredCommandInput: _dump_UnstructuredCommandInput,
     _m.UrlCreateElicitationRequest: _dump_UrlCreateElicitationRequest,
     _m.Usage: _dump_Usage,

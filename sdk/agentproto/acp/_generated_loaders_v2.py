@@ -19341,43 +19341,6 @@ def _dump_InitializeRequest(o: Any) -> dict[str, Any]:
     return d
 
 
-def _dump_InitializeRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.protocol_version
-    d['protocolVersion'] = v
-    v = o.info
-    d['info'] = dv(v)
-    v = o.capabilities
-    if v is not None:
-        d['capabilities'] = dv(v)
-    v = o.meta
-    if v is not None:
-        d['_meta'] = v
-    if o.extra:
-        d.update(o.extra)
-    return d
-
-
-def _dump_InitializeResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.protocol_version
-    d['protocolVersion'] = v
-    v = o.info
-    d['info'] = dv(v)
-    v = o.capabilities
-    if v is not None:
-        d['capabilities'] = dv(v)
-    v = o.auth_methods
-    if v is not None:
-        d['authMethods'] = dv(v)
-    v = o.meta
-    if v is not None:
-        d['_meta'] = v
-    if o.extra:
-        d.update(o.extra)
-    return d
-
-
 def _dump_InitializeResponse(o: Any) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.protocol_version
@@ -25015,8 +24978,6 @@ LOADERS: Final[dict[Any, Loader]] = {
     _m.ImageContentBlock: _load_ImageContentBlock,
     _m.Implementation: _load_Implementation,
     _m.InitializeRequest: _load_InitializeRequest,
-    _m.InitializeRequest: _load_InitializeRequest,
-    _m.InitializeResponse: _load_InitializeResponse,
     _m.InitializeResponse: _load_InitializeResponse,
     _m.IntegerElicitationPropertySchema: _load_IntegerElicitationPropertySchema,
     _m.IntegerPropertySchema: _load_IntegerPropertySchema,
@@ -25338,8 +25299,6 @@ DUMPERS: Final[dict[type, Dumper]] = {
     _m.ImageContentBlock: _dump_ImageContentBlock,
     _m.Implementation: _dump_Implementation,
     _m.InitializeRequest: _dump_InitializeRequest,
-    _m.InitializeRequest: _dump_InitializeRequest,
-    _m.InitializeResponse: _dump_InitializeResponse,
     _m.InitializeResponse: _dump_InitializeResponse,
     _m.IntegerElicitationPropertySchema: _dump_IntegerElicitationPropertySchema,
     _m.IntegerPropertySchema: _dump_IntegerPropertySchema,
