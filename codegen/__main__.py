@@ -18,14 +18,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from codegen.generate import GenerationError, generate
+from codegen.generate import GenerationError, generate, module_name
+from codegen.loaders import loaders_path
 from codegen.sources import ROOT, Source, SourceError, Target, file_source, load_sources
 
 AGUI_VERSIONS = {"draft": "agui-draft", "1.1": "agui-1-1"}
 # command-line option → target it picks
 TARGET_OPTIONS = {"agui": "agui", "acp": "acp_v2", "acp_v1": "acp_v1"}
 
-Job = tuple[Source, Path]
+Job = tuple[Source, Path, str]
+"""(source, where its classes module goes, the dotted name it is imported as)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,7 +76,8 @@ def _jobs(
         if option in picked:
             source = _source(option, picked[option], source, sources)
         module = ROOT / target.module
-        jobs.append((source, args.out / module.name if args.out else module))
+        dest = args.out / module.name if args.out else module
+        jobs.append((source, dest, module_name(target)))
     return jobs
 
 
@@ -92,9 +95,10 @@ def main(argv: list[str] | None = None) -> int:
             fresh = _generate_all(jobs, Path(tmp))
             if args.check:
                 return _check(jobs, fresh)
-            for (source, dest), new in zip(jobs, fresh, strict=True):
-                _replace(new, dest)
-                print(f"wrote {dest} from {source.name}")
+            for (source, dest, _), new in zip(jobs, fresh, strict=True):
+                for new_path, dest_path in _pair(new, dest):
+                    _replace(new_path, dest_path)
+                    print(f"wrote {dest_path} from {source.name}")
     except (GenerationError, SourceError) as exc:
         print(f"codegen: nothing written; problems:\n{exc}", file=sys.stderr)
         return 1
@@ -105,11 +109,11 @@ def _generate_all(jobs: list[Job], tmp: Path) -> list[Path]:
     """Generate every job into ``tmp``; all problems of every job are raised together."""
     problems: list[str] = []
     fresh: list[Path] = []
-    for index, (source, _) in enumerate(jobs):
-        out = tmp / str(index) / "module.py"
+    for index, (source, dest, module) in enumerate(jobs):
+        out = tmp / str(index) / dest.name
         out.parent.mkdir()
         try:
-            generate(source, out)
+            generate(source, out, module)
         except GenerationError as exc:
             problems += exc.problems
         except SourceError as exc:
@@ -118,6 +122,11 @@ def _generate_all(jobs: list[Job], tmp: Path) -> list[Path]:
     if problems:
         raise GenerationError(problems)
     return fresh
+
+
+def _pair(new: Path, dest: Path) -> list[tuple[Path, Path]]:
+    """The two files of one job (classes, loaders): (generated, destination)."""
+    return [(new, dest), (loaders_path(new), loaders_path(dest))]
 
 
 def _replace(new: Path, dest: Path) -> None:
@@ -130,7 +139,10 @@ def _replace(new: Path, dest: Path) -> None:
 
 def _check(jobs: list[Job], fresh: list[Path]) -> int:
     status = 0
-    for (_, module), new_path in zip(jobs, fresh, strict=True):
+    pairs = [
+        pair for (_, dest, _), new in zip(jobs, fresh, strict=True) for pair in _pair(new, dest)
+    ]
+    for new_path, module in pairs:
         old = module.read_text(encoding="utf-8") if module.is_file() else ""
         new = new_path.read_text(encoding="utf-8")
         shown = module.relative_to(ROOT) if module.is_relative_to(ROOT) else module

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen.imports import drop_unused_imports
+from codegen.loaders import loaders_module_text, loaders_path
 from codegen.methods import (
     ERROR_CODE_CLASS,
     ERROR_CODE_DEF,
@@ -23,7 +24,7 @@ from codegen.methods import (
 )
 from codegen.normalize import NormalizeError, normalize
 from codegen.overlay import check_overlay, load_overlay, mark_patch_fields
-from codegen.sources import ROOT, Source, SourceError, read_source
+from codegen.sources import ROOT, Source, SourceError, Target, load_sources, read_source
 
 TEMPLATES = ROOT / "codegen" / "templates"
 OVERLAYS = ROOT / "schema" / "overlays"
@@ -155,8 +156,12 @@ def _check_table_names(source: Source, tables: Tables, produced: set[str]) -> No
         raise GenerationError(problems)
 
 
-def generate(source: Source, out: Path) -> None:
-    """Write the sealed module for ``source`` to ``out``.
+def generate(source: Source, out: Path, module: str | None = None) -> None:
+    """Write the sealed modules for ``source``: the classes to ``out``, their
+    loaders beside it (:func:`~codegen.loaders.loaders_path`).
+
+    ``module`` is the dotted name the classes module is imported as (by default,
+    that of the target generated from ``source``).
 
     The generator runs in a scratch folder, away from any ``pyproject.toml`` whose
     settings (line length) it would pick up, so the output is the same wherever
@@ -204,7 +209,30 @@ def generate(source: Source, out: Path) -> None:
         _check_table_names(source, tables, produced)
         text = scratch.read_text(encoding="utf-8").rstrip("\n") + "\n" + enum_table(info)
         text += tables.text
+        text += f'\n\n_SCHEMA_SHA256 = "{source.sha256}"\n'
         out.write_text(drop_unused_imports(text), encoding="utf-8")
+    loaders = loaders_module_text(
+        out, module or target_module(source), header(source), source.sha256
+    )
+    loaders_path(out).write_text(drop_unused_imports(loaders), encoding="utf-8")
+
+
+def target_module(source: Source) -> str:
+    """The dotted name of the module generated from ``source`` (by its target).
+
+    Raises:
+        GenerationError: no target is generated from ``source``.
+    """
+    _, targets = load_sources()
+    for target in targets.values():
+        if target.source == source.name:
+            return module_name(target)
+    raise GenerationError([f"{source.name}: no target in schema/sources.toml is generated from it"])
+
+
+def module_name(target: Target) -> str:
+    """``sdk/agentproto/agui/_generated.py`` → ``agentproto.agui._generated``."""
+    return ".".join(Path(target.module).with_suffix("").parts[1:])
 
 
 def enum_table(info: dict[str, dict[str, Any]]) -> str:

@@ -631,3 +631,67 @@ def test_invalid_byte_offset_is_exact_for_any_split(stream: _Stream, data: st.Da
     assert info.value.offset == position
     # Exactly the events whose blank line ends before the bad byte come out first.
     assert events == SSEDecoder().feed(corrupt[:position])
+
+
+# --- feed_data: the data first, the events when asked for ---------------------------
+
+
+def _run(data: bytes, cuts: Sequence[int], lazy: bool, **options: object) -> list[object]:
+    """Per call, what it gave (events with offsets, and their data) or the error it raised."""
+    decoder = SSEDecoder(**options)  # type: ignore[arg-type]
+    out: list[object] = []
+    for chunk in split_at(data, cuts):
+        try:
+            if lazy:
+                texts, events = decoder.feed_data(chunk)
+                out.append((texts, events()))
+            else:
+                got = decoder.feed(chunk)
+                out.append(([e.data for e in got], got))
+        except DecodeError as exc:
+            out.append(("error", str(exc), exc.offset))
+    return out
+
+
+_BLOCKS = st.sampled_from(
+    [
+        b'data: {"a":1}\n\n',
+        b"data: \xc3\xa9t\xc3\xa9\n\n",
+        b"data: x\ndata: y\n\n",
+        b"event: e\ndata: z\n\n",
+        b"id: 7\n\n",
+        b": keep-alive\n\n",
+        b"data: crlf\r\n\r\n",
+        b"data: " + b"L" * 40 + b"\n\n",
+        b"data: bad \xff\n\n",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_BLOCKS, max_size=12), st.lists(st.integers(0, 400), max_size=6))
+def test_feed_data_gives_what_feed_gives(blocks: list[bytes], cuts: list[int]) -> None:
+    """Data, events, offsets and errors (and the call raising them) are those of feed."""
+    data = b"".join(blocks)
+    cuts = [c for c in cuts if c <= len(data)]
+    for limit in (30, 10_000):
+        assert _run(data, cuts, True, max_event_bytes=limit) == _run(
+            data, cuts, False, max_event_bytes=limit
+        )
+
+
+def test_feed_data_builds_common_events_only_when_asked() -> None:
+    """A chunk of lone data lines gives its data at once; the events come from the function."""
+    decoder = SSEDecoder()
+    texts, events = decoder.feed_data(b"data: a\n\ndata: b\n\n")
+    assert texts == ["a", "b"]
+    assert events() == [SSEEvent("a", None, None, None, 0), SSEEvent("b", None, None, None, 9)]
+
+
+def test_feed_data_defers_an_oversized_event_after_common_ones() -> None:
+    """Events completed before an oversized one are returned; the next call raises."""
+    decoder = SSEDecoder(max_event_bytes=20)
+    texts, _ = decoder.feed_data(b"data: a\n\ndata: " + b"x" * 40)
+    assert texts == ["a"]
+    with pytest.raises(DecodeError, match="max_event_bytes"):
+        decoder.feed_data(b"")

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen import generate as generate_module
+from codegen.loaders import loaders_path
 from codegen.sources import ROOT, SOURCES_TOML, Source, load_sources, read_source
 
 SOURCES, TARGETS = load_sources()
@@ -167,7 +168,9 @@ def runtime_tree(workdir: Path, *regens: Regen) -> Path:
     shutil.copyfile(ROOT / "pyproject.toml", tree / "pyproject.toml")
     for regen in regens:
         module = regen.expect_module()
-        shutil.copyfile(module, tree / target_of(regen.source.name))
+        dest = tree / target_of(regen.source.name)
+        shutil.copyfile(module, dest)
+        shutil.copyfile(loaders_path(module), loaders_path(dest))  # written beside it
     return tree
 
 

@@ -21,6 +21,7 @@ import pytest
 from codegen import generate as generate_module
 from codegen.generate import OVERLAYS, GenerationError, header, prepared_schema
 from codegen.imports import drop_unused_imports
+from codegen.loaders import loaders_path
 from codegen.normalize import NormalizeError, normalize
 from codegen.overlay import Overlay, check_overlay, load_overlay, update_classes
 from codegen.sources import ROOT, Source, SourceError, load_sources, read_source
@@ -28,6 +29,12 @@ from tests.conftest import mirror_dir
 
 SOURCES, TARGETS = load_sources()
 TARGET_IDS = sorted(TARGETS)
+# every sealed module of each target: its classes, and the loaders written beside them
+SEALED = [
+    pytest.param(target, path, id=path.name)
+    for target in TARGET_IDS
+    for path in (ROOT / TARGETS[target].module, loaders_path(ROOT / TARGETS[target].module))
+]
 
 
 def _schema(source_name: str) -> dict[str, Any]:
@@ -64,11 +71,11 @@ def _run_codegen(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[st
 # ---- (a) provenance header ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", TARGET_IDS)
-def test_sealed_module_starts_with_header(target: str) -> None:
+@pytest.mark.parametrize(("target", "path"), SEALED)
+def test_sealed_module_starts_with_header(target: str, path: Path) -> None:
     """A sealed module's first line is the one-line header naming its source, version and sha256."""
     source = SOURCES[TARGETS[target].source]
-    text = (ROOT / TARGETS[target].module).read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
     first = text.split("\n", 1)[0]
     assert first == header(source)
     assert source.name in first and source.version in first and source.sha256 in first
@@ -78,11 +85,11 @@ def test_sealed_module_starts_with_header(target: str) -> None:
 # ---- (b) no upstream prose ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", TARGET_IDS)
-def test_no_upstream_prose_in_generated_code(target: str) -> None:
+@pytest.mark.parametrize(("target", "path"), SEALED)
+def test_no_upstream_prose_in_generated_code(target: str, path: Path) -> None:
     """No schema ``description`` of 40 characters or more is copied into the generated module."""
     source = SOURCES[TARGETS[target].source]
-    text = (ROOT / TARGETS[target].module).read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
     prose = {d for d in _descriptions(_schema(source.name)) if len(d) >= 40}
     assert prose, "the schema has no long descriptions; the check would be vacuous"
     copied = sorted(d for d in prose if d in text)
@@ -449,12 +456,15 @@ def test_acp_file_at_hand_generates_into_out_from_any_cwd(tmp_path: Path) -> Non
     schema_file.write_bytes(read_source(SOURCES["acp-v2-unstable"]))
     result = _run_codegen("--acp", "new/schema.unstable.json", "--out", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["_generated_v2.py"]
-    first, rest = (tmp_path / "out" / "_generated_v2.py").read_text(encoding="utf-8").split("\n", 1)
-    digest = hashlib.sha256(schema_file.read_bytes()).hexdigest()
-    assert str(schema_file) in first and digest in first and "Do not edit" in first
-    sealed = (ROOT / TARGETS["acp_v2"].module).read_text(encoding="utf-8")
-    assert rest == sealed.split("\n", 1)[1]
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == ["_generated_loaders_v2.py", "_generated_v2.py"]
+    module = ROOT / TARGETS["acp_v2"].module
+    for name, sealed_path in (("_generated_v2.py", module), (names[0], loaders_path(module))):
+        first, rest = (tmp_path / "out" / name).read_text(encoding="utf-8").split("\n", 1)
+        digest = hashlib.sha256(schema_file.read_bytes()).hexdigest()
+        assert str(schema_file) in first and digest in first and "Do not edit" in first
+        sealed = sealed_path.read_text(encoding="utf-8")
+        assert rest == sealed.split("\n", 1)[1]
 
 
 def test_agui_and_acp_v1_files_at_hand(tmp_path: Path) -> None:
@@ -466,8 +476,18 @@ def test_agui_and_acp_v1_files_at_hand(tmp_path: Path) -> None:
     result = _run_codegen("--agui", str(agui), "--acp-v1", str(v1), "--out", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir()) == ["_generated.py", "_generated_v1.py"]
-    for name, file in (("_generated.py", agui), ("_generated_v1.py", v1)):
+    assert sorted(p.name for p in out.iterdir()) == [
+        "_generated.py",
+        "_generated_loaders.py",
+        "_generated_loaders_v1.py",
+        "_generated_v1.py",
+    ]
+    for name, file in (
+        ("_generated.py", agui),
+        ("_generated_loaders.py", agui),
+        ("_generated_v1.py", v1),
+        ("_generated_loaders_v1.py", v1),
+    ):
         first = (out / name).read_text(encoding="utf-8").split("\n", 1)[0]
         assert str(file) in first and hashlib.sha256(file.read_bytes()).hexdigest() in first
 
@@ -490,7 +510,7 @@ def test_failing_generation_writes_nothing(tmp_path: Path) -> None:
     assert "#/$defs/ToolCallUpdate/properties/kind does not exist" in result.stderr
     assert "nothing written" in result.stderr
     assert (out / "_generated.py").read_text(encoding="utf-8") == "# sentinel\n"
-    assert not (out / "_generated_v2.py").exists()
+    assert sorted(p.name for p in out.iterdir()) == ["_generated.py"]
     result = _run_codegen("--agui", "draft", "--acp", str(schema_file), cwd=tmp_path)
     assert result.returncode == 1
     after = sealed.stat()
@@ -500,10 +520,10 @@ def test_failing_generation_writes_nothing(tmp_path: Path) -> None:
 # ---- (m) no generated module imports what it does not use ---------------------------------
 
 
-@pytest.mark.parametrize("target", TARGET_IDS)
-def test_sealed_module_imports_only_what_it_uses(target: str) -> None:
+@pytest.mark.parametrize(("target", "path"), SEALED)
+def test_sealed_module_imports_only_what_it_uses(target: str, path: Path) -> None:
     """Every name a sealed module imports (``__future__`` aside) is read somewhere in it."""
-    tree = ast.parse((ROOT / TARGETS[target].module).read_text(encoding="utf-8"))
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     imported = [
         (alias.asname or alias.name).split(".")[0]

@@ -26,8 +26,10 @@ from typing import Any
 
 import pytest
 
+from codegen.loaders import loaders_path
 from codegen.sources import ROOT
 from tests.codegen.evolution import (
+    SOURCES,
     Regen,
     defs,
     names_file_pattern,
@@ -64,16 +66,24 @@ def _message(result: dict[str, Any], message_id: str) -> dict[str, Any] | None:
 
 @pytest.mark.parametrize("source_name", [AGUI, ACP])
 def test_unedited_copy_regenerates_the_sealed_module(source_name: str, tmp_path: Path) -> None:
-    """The harness regenerates the sealed module from an unedited copy (overlay applied).
+    """The harness regenerates the sealed modules from an unedited copy (overlay applied).
 
-    Only the header differs: it names the copy's sha256. This is what makes every other
-    case's outcome the effect of its edit, not of the harness.
+    Only the provenance differs: the header and the stamp name the copy's sha256. This
+    is what makes every other case's outcome the effect of its edit, not of the harness.
     """
     regen = regenerate(source_name, pinned_schema(source_name), tmp_path)
-    fresh = regen.expect_module().read_text(encoding="utf-8").split("\n", 1)
-    sealed = (ROOT / target_of(source_name)).read_text(encoding="utf-8").split("\n", 1)
-    assert regen.source.sha256 in fresh[0]
-    assert fresh[1] == sealed[1]
+    pinned_sha = SOURCES[source_name].sha256
+    module = regen.expect_module()
+    sealed_module = ROOT / target_of(source_name)
+    for made, sealed_path in (
+        (module, sealed_module),
+        (loaders_path(module), loaders_path(sealed_module)),
+    ):
+        fresh = made.read_text(encoding="utf-8").split("\n", 1)
+        sealed = sealed_path.read_text(encoding="utf-8").split("\n", 1)
+        assert regen.source.sha256 in fresh[0]
+        assert fresh[1].count(regen.source.sha256) == sealed[1].count(pinned_sha) == 1  # stamp
+        assert fresh[1].replace(regen.source.sha256, pinned_sha) == sealed[1]
 
 
 # ---- AG-UI: new event type, new optional field, new enum value (one regeneration) ---------

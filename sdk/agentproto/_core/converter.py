@@ -34,6 +34,7 @@ Unions. A union of classes that share a constant-valued field (``type``,
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -42,23 +43,30 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 import attrs
 import cattrs
 
-from agentproto._core.describe import cut_pointer, describe
+from agentproto._core.describe import cut_pointer
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import DecodeError, SchemaError
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value
+from agentproto._core.loaderkit import (
+    any_loader,
+    by_method_loader,
+    exact_loader,
+    int_loader,
+    list_loader,
+    literal_loader,
+    number_loader,
+    object_loader,
+    tagged_loader,
+    union_loader,
+    value_dumper,
+)
 from agentproto._core.loadersource import class_dumper_lines, class_loader_lines, loader_env
 from agentproto._core.problems import with_all_problems
 from agentproto._core.unset import UNSET
 from agentproto._core.wirechecks import (
-    _MISSING,
     _NONE_TYPES,
     Unrecognised,
-    _error,
     _is_union,
-    _json_type,
-    _load_int,
-    _load_number,
-    _type_error,
     _unwrap_annotated,
     escape_pointer,
 )
@@ -70,6 +78,33 @@ __all__ = ["Unrecognised", "WireConverter", "escape_pointer"]
 T = TypeVar("T")
 Loader = Callable[[Any, str, "_Context"], Any]
 Dumper = Callable[[Any], Any]
+
+_PLAIN_LOADERS: dict[Any, Loader] = {
+    Any: any_loader,
+    dict: object_loader,
+    int: int_loader,
+    float: number_loader,
+}
+_JSON_NAMES = {str: "string", bool: "boolean"}
+_CONSTRAINTS = ("minimum", "maximum", "minItems", "minLength", "pattern")
+# the fields whose check is written out in the class loader: the lines checking
+# ``v`` at ``{fpath}``, by type (or by generic origin)
+_INLINE_CHECKS: dict[Any, tuple[str, ...]] = {
+    Any: (
+        "if c.deep is not None and (v.__class__ is dict or v.__class__ is list):",
+        "    c.deep(v, {fpath})",
+    ),
+    str: ("if v.__class__ is not str:", "    raise type_error('string', v, {fpath})"),
+    bool: ("if v.__class__ is not bool:", "    raise type_error('boolean', v, {fpath})"),
+    int: ("if v.__class__ is not int:", "    v = load_int(v, {fpath})"),
+    float: ("if v.__class__ is not float:", "    v = load_number(v, {fpath})"),
+    dict: (
+        "if v.__class__ is not dict:",
+        "    raise type_error('object', v, {fpath})",
+        "if c.deep is not None:",
+        "    c.deep(v, {fpath})",
+    ),
+}
 
 
 def _check_nested(value: Any, path: str) -> None:
@@ -105,13 +140,22 @@ class WireConverter(cattrs.Converter):
 
     Args:
         namespace: the generated module; its annotations are resolved there.
+        generated: its sealed loaders module (``LOADERS`` and ``DUMPERS`` tables),
+            whose functions are used for every type it has; the loader or dumper of
+            any other type (a class defined elsewhere) is compiled when first used.
     """
 
-    def __init__(self, namespace: types.ModuleType) -> None:
+    def __init__(
+        self, namespace: types.ModuleType, generated: types.ModuleType | None = None
+    ) -> None:
         super().__init__()
         self._namespace = namespace
         self._loaders: dict[Any, Loader] = {}
         self._dumpers: dict[type, Dumper] = {}
+        if generated is not None:
+            self._loaders.update(generated.LOADERS)
+            self._dumpers.update(generated.DUMPERS)
+        self._dump_value = value_dumper(self._dumpers, self._dump_other)
         self.register_structure_hook_factory(attrs.has, self._structure_hook)
         self.register_unstructure_hook_factory(attrs.has, self._unstructure_hook)
 
@@ -192,85 +236,30 @@ class WireConverter(cattrs.Converter):
         self._loaders[tp] = loader
         return loader
 
+    def _build(self, factory: Callable[..., Any], *args: Any) -> Any:
+        """A loader made by a :mod:`~agentproto._core.loaderkit` factory.
+
+        Every loader that is not a class loader is made here, so the code generator
+        (which writes the call into a sealed module instead) makes the same ones.
+        """
+        return factory(*args)
+
     def _compile_type_loader(self, tp: Any) -> Loader:
-        if tp is Any:
-
-            def load_any(v: Any, p: str, c: _Context) -> Any:
-                if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
-                    c.deep(v, p)
-                return v
-
-            return load_any
-        if tp is dict:
-
-            def load_object(v: Any, p: str, c: _Context) -> Any:
-                if v.__class__ is not dict:
-                    raise _type_error("object", v, p)
-                if c.deep is not None:
-                    c.deep(v, p)
-                return v
-
-            return load_object
-        if tp is str or tp is bool:
-            expected = {str: "string", bool: "boolean"}[tp]
-
-            def load_exact(v: Any, p: str, c: _Context) -> Any:
-                if v.__class__ is not tp:
-                    raise _type_error(expected, v, p)
-                return v
-
-            return load_exact
-        if tp is int:
-            return lambda v, p, c: _load_int(v, p)
-        if tp is float:
-            return lambda v, p, c: _load_number(v, p)
         origin = get_origin(tp)
+        if tp in _PLAIN_LOADERS:
+            return _PLAIN_LOADERS[tp]
+        if tp is str or tp is bool:
+            return self._build(exact_loader, tp, _JSON_NAMES[tp])  # type: ignore[no-any-return]
         if origin is Literal:
-            values = get_args(tp)
-            keyword = "const" if len(values) == 1 else "enum"
-
-            def load_literal(v: Any, p: str, c: _Context) -> Any:
-                if v.__class__ is not str or v not in values:
-                    if (
-                        v.__class__ in (int, bool)
-                        and v in values
-                        and v.__class__ is values[0].__class__
-                    ):
-                        return v
-                    detail = f"{describe(v)} is not one of {list(values)!r}"
-                    if c.diagnostics is not None and keyword == "enum" and v.__class__ is str:
-                        raise Unrecognised(p, f"unknown enumeration value {detail}")
-                    raise _error(keyword, p, detail)
-                return v
-
-            return load_literal
+            return self._build(literal_loader, get_args(tp))  # type: ignore[no-any-return]
         if origin is dict:
-            return self._compile_type_loader(dict)
+            return object_loader
         if origin is list:
-            return self._list_loader(self.loader(get_args(tp)[0]), skip_invalid=False)
+            item = self.loader(get_args(tp)[0])
+            return self._build(list_loader, item, False)  # type: ignore[no-any-return]
         if _is_union(tp):
             return self._compile_union_loader(tp)
         raise TypeError(f"agentproto: no loader for annotation {tp!r}")
-
-    def _list_loader(self, item: Loader, *, skip_invalid: bool) -> Loader:
-        def load_list(v: Any, p: str, c: _Context) -> Any:
-            if v.__class__ is not list:
-                raise _type_error("array", v, p)
-            if c.diagnostics is None:
-                return [item(x, f"{p}/{i}", c) for i, x in enumerate(v)]
-            out = []
-            for i, x in enumerate(v):
-                try:
-                    out.append(item(x, f"{p}/{i}", c))
-                except Unrecognised as unknown:
-                    c.report("unknown-member-dropped", unknown.path, unknown.detail)
-                except SchemaError as exc:
-                    if not skip_invalid:
-                        raise
-                    c.report("invalid-item-skipped", f"{p}/{i}", f"skipped: {exc}")
-            return out
-
-        return load_list
 
     def _compile_union_loader(self, tp: Any) -> Loader:
         members = [_unwrap_annotated(m) for m in get_args(tp) if m not in _NONE_TYPES]
@@ -279,37 +268,11 @@ class WireConverter(cattrs.Converter):
             tagged = self._tagged_union(classes)
             if tagged is not None:
                 return tagged
-        candidates = [(self._json_classes(m), m) for m in members]
-        shapes = {m: self._shape(m) for m in classes}
-
-        def ranked(v: Any, fitting: list[Any]) -> list[Any]:
-            """Classes first, best match first: all required members present, then
-            the most members of the object declared; the rest keep their order."""
-            if v.__class__ is not dict or not shapes:
-                return fitting
-            keys = v.keys()
-
-            def score(member: Any) -> tuple[int, int]:
-                shape = shapes.get(member)
-                if shape is None:
-                    return (0, -1)
-                required, known = shape
-                return (1 if required <= keys else 0, len(known & keys))
-
-            return sorted(fitting, key=score, reverse=True)
-
-        def load_union(v: Any, p: str, c: _Context) -> Any:
-            fitting = [m for kinds, m in candidates if kinds is None or v.__class__ in kinds]
-            if len(fitting) == 1:
-                return self.loader(fitting[0])(v, p, c)
-            for member in ranked(v, fitting):
-                try:
-                    return self.loader(member)(v, p, c)
-                except SchemaError:
-                    continue
-            raise _error("oneOf", p, f"{_json_type(v)} value matches no alternative")
-
-        return load_union
+        candidates = tuple(
+            (self._json_classes(m), self.loader(m), self._shape(m) if attrs.has(m) else None)
+            for m in members
+        )
+        return self._build(union_loader, candidates)  # type: ignore[no-any-return]
 
     @staticmethod
     def _shape(cls: type) -> tuple[frozenset[str], frozenset[str]]:
@@ -333,13 +296,7 @@ class WireConverter(cattrs.Converter):
         }
         if not table:
             return None
-        fallback = self.loader(tp)
-
-        def load_params(v: Any, p: str, c: _Context, method: Any) -> Any:
-            fn = table.get(method) if method.__class__ is str else None
-            return (fn or fallback)(v, p, c)
-
-        return load_params
+        return self._build(by_method_loader, table, self.loader(tp))  # type: ignore[no-any-return]
 
     def _json_classes(self, tp: Any) -> frozenset[type] | None:
         """JSON value classes a type may accept (``None`` = any)."""
@@ -400,89 +357,56 @@ class WireConverter(cattrs.Converter):
             return None
         closed = any(getattr(cls, "__agentproto_closed__", False) for cls in classes)
         other_loader = self.loader(other) if other is not None else None
-        wire = tag_wire
-        tag_path = "/" + escape_pointer(wire)
-        known = sorted(table)
-
-        def load_tagged(v: Any, p: str, c: _Context) -> Any:
-            if v.__class__ is not dict:
-                raise _error(
-                    "oneOf", p, f"expected one of the {known} objects, got {_json_type(v)}"
-                )
-            tag = v.get(wire, _MISSING)
-            if tag.__class__ is str:
-                fn = table.get(tag)
-                if fn is not None:
-                    return fn(v, p, c)
-                if other_loader is not None:
-                    return other_loader(v, p, c)
-                if c.diagnostics is not None:
-                    raise Unrecognised(p, f"unknown {wire} {describe(tag)} (known: {known})")
-            if closed or tag is _MISSING:
-                shown = describe(tag) if tag is not _MISSING else "(missing)"
-                raise _error("oneOf", p, f"{wire}={shown} is none of {known}")
-            raise _error("const", p + tag_path, f"{describe(tag)} is none of {known}")
-
-        return load_tagged
+        return self._build(tagged_loader, tag_wire, table, other_loader, closed)  # type: ignore[no-any-return]
 
     def _compile_class_loader(self, cls: type) -> Loader:
-        hints = typing.get_type_hints(cls, vars(self._namespace))
-        env = loader_env(cls, self._unknown)
-        source = "\n".join(class_loader_lines(cls, hints, self._value_code, env))
+        """The one place a loader is compiled at run time: for a class without a
+        generated loader (one a caller made, or any class of a converter built
+        without its sealed loaders module)."""
+        env = loader_env(cls, "")
+        source = "\n".join(
+            class_loader_lines(cls, self.hints(cls), self._value_code, env, "load(d, p, c)", "")
+        )
         exec(compile(source, f"<agentproto loader {cls.__qualname__}>", "exec"), env)
         loader: Loader = env["load"]
         return loader
+
+    def hints(self, cls: type) -> dict[str, Any]:
+        """The resolved annotations of ``cls`` (in the converter's namespace)."""
+        return typing.get_type_hints(cls, vars(self._namespace))
 
     def _value_code(
         self, tp: Any, meta: dict[str, Any], slot: str, fpath: str, env: dict[str, Any]
     ) -> list[str]:
         """Lines that check/convert ``v`` for a field of type ``tp``."""
-        lines: list[str] = []
-        constrained = any(
-            k in meta for k in ("minimum", "maximum", "minItems", "minLength", "pattern")
-        )
-        if tp is Any:
-            if meta.get("not_null"):
-                lines.append("if v is None:")
-                lines.append(f"    raise err('not', {fpath}, 'null is not allowed here')")
-            lines.append("if c.deep is not None and (v.__class__ is dict or v.__class__ is list):")
-            lines.append(f"    c.deep(v, {fpath})")
-        elif tp is str:
-            lines.append("if v.__class__ is not str:")
-            lines.append(f"    raise type_error('string', v, {fpath})")
-        elif tp is bool:
-            lines.append("if v.__class__ is not bool:")
-            lines.append(f"    raise type_error('boolean', v, {fpath})")
-        elif tp is int:
-            lines.append("if v.__class__ is not int:")
-            lines.append(f"    v = load_int(v, {fpath})")
-        elif tp is float:
-            lines.append("if v.__class__ is not float:")
-            lines.append(f"    v = load_number(v, {fpath})")
-        elif get_origin(tp) is dict or tp is dict:
-            lines.append("if v.__class__ is not dict:")
-            lines.append(f"    raise type_error('object', v, {fpath})")
-            lines.append("if c.deep is not None:")
-            lines.append(f"    c.deep(v, {fpath})")
+        constrained = any(k in meta for k in _CONSTRAINTS)
+        inline = _INLINE_CHECKS.get(get_origin(tp) or tp)
+        lines: list[str]
+        if tp is Any and meta.get("not_null"):
+            lines = ["if v is None:", f"    raise err('not', {fpath}, 'null is not allowed here')"]
+            lines += [line.format(fpath=fpath) for line in _INLINE_CHECKS[Any]]
+        elif inline is not None:
+            lines = [line.format(fpath=fpath) for line in inline]
         elif (
             get_origin(tp) is Literal
             and len(get_args(tp)) == 1
             and isinstance(get_args(tp)[0], str)
         ):
             const = get_args(tp)[0]
-            lines.append(f"if v != {const!r} or v.__class__ is not str:")
             suffix = f" is not {const!r}"
-            lines.append(f"    raise err('const', {fpath}, describe(v) + {suffix!r})")
+            lines = [
+                f"if v != {const!r} or v.__class__ is not str:",
+                f"    raise err('const', {fpath}, describe(v) + {suffix!r})",
+            ]
         else:
             if get_origin(tp) is list and meta.get("skip_invalid_items"):
-                env[slot] = self._list_loader(self.loader(get_args(tp)[0]), skip_invalid=True)
+                env[slot] = self._build(list_loader, self.loader(get_args(tp)[0]), True)
             elif meta.get("wire") == "params" and (by_method := self.method_loader(tp)):
                 env[slot] = by_method
-                lines.append(f"v = {slot}(v, {fpath}, c, getattr(o, 'method', None))")
-                return lines
+                return [f"v = {slot}(v, {fpath}, c, getattr(o, 'method', None))"]
             else:
                 env[slot] = self.loader(tp)
-            lines.append(f"v = {slot}(v, {fpath}, c)")
+            lines = [f"v = {slot}(v, {fpath}, c)"]
         return lines + self._constraint_lines(meta, slot, fpath, env, constrained=constrained)
 
     @staticmethod
@@ -497,8 +421,12 @@ class WireConverter(cattrs.Converter):
                 if key in meta:
                     lines.append(f"if v {op} {meta[key]!r}:")
                     lines.append(f"    check(v, {fpath}, {slot}_meta)")
-            if any(k in meta for k in ("minItems", "minLength", "pattern")):
+            if "minItems" in meta or "minLength" in meta:
                 lines.append(f"check(v, {fpath}, {slot}_meta)")
+            elif "pattern" in meta:  # searched here with the compiled pattern
+                env[slot + "_re"] = re.compile(meta["pattern"])
+                lines.append(f"if {slot}_re.search(v) is None:")
+                lines.append(f"    check(v, {fpath}, {slot}_meta)")
             env[slot + "_meta"] = meta
         if "item" in meta:
             env[slot + "_item"] = meta["item"]
@@ -506,53 +434,29 @@ class WireConverter(cattrs.Converter):
             lines.append(f"    check(x, {fpath} + '/' + str(i), {slot}_item)")
         return lines
 
-    @staticmethod
-    def _unknown(d: dict[str, Any], path: str, ctx: _Context, known: frozenset[str]) -> None:
-        extra = [k for k in d if k not in known]
-        if ctx.diagnostics is None:
-            raise _error(
-                "unevaluatedProperties",
-                path,
-                f"unknown propert{'ies' if len(extra) > 1 else 'y'} "
-                + ", ".join(map(describe, extra[:10]))
-                + (f" and {len(extra) - 10} more" if len(extra) > 10 else ""),
-            )
-        for key in extra:
-            if key.__class__ is not str:  # only from Python: JSON keys are strings
-                raise _error("type", path, f"object key {describe(key)} is not a string")
-            ctx.report(
-                "unknown-field",
-                f"{path}/{escape_pointer(key)}",
-                f"unknown property {describe(key)} dropped",
-            )
-
     # ---- dumpers -------------------------------------------------------------------------
 
     def _compile_dumper(self, cls: type) -> Dumper:
-        hints = typing.get_type_hints(cls, vars(self._namespace))
+        """A class without a generated dumper: compiled now (see :meth:`loader`)."""
         env: dict[str, Any] = {"UNSET": UNSET, "dv": self._dump_value}
-        source = "\n".join(class_dumper_lines(cls, hints, self._is_plain))
+        source = "\n".join(class_dumper_lines(cls, self.hints(cls), self.is_plain, "dump(o)"))
         exec(compile(source, f"<agentproto dumper {cls.__qualname__}>", "exec"), env)
         dumper: Dumper = env["dump"]
         self._dumpers[cls] = dumper
         return dumper
 
-    def _is_plain(self, tp: Any) -> bool:
+    def is_plain(self, tp: Any) -> bool:
         """True when values of ``tp`` are JSON already (no class inside)."""
         if tp in (Any, str, int, float, bool, dict) or get_origin(tp) in (dict, Literal):
             return True
         if get_origin(tp) is list:
-            return self._is_plain(get_args(tp)[0])
+            return self.is_plain(get_args(tp)[0])
         if _is_union(tp):
-            return all(self._is_plain(a) for a in get_args(tp))
+            return all(self.is_plain(a) for a in get_args(tp))
         return False
 
-    def _dump_value(self, value: Any) -> Any:
-        dumper = self._dumpers.get(value.__class__)
-        if dumper is not None:
-            return dumper(value)
-        if value.__class__ is list:
-            return [self._dump_value(item) for item in value]
+    def _dump_other(self, value: Any) -> Any:
+        """A value no dumper is known for yet: an attrs instance gets one now."""
         if attrs.has(value.__class__):
             return self._compile_dumper(value.__class__)(value)
         return value

@@ -66,9 +66,9 @@ _DIGIT_RUN_LENGTH: Final = 19
 _DIGIT_RUN: Final = b"0" * _DIGIT_RUN_LENGTH
 _DIGIT_RUN_TABLE: Final = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 _SAMPLE_STRIDE: Final = 9  # 19 >= 2 * 9 + 1: a run covers two sampled positions in a row
-_MAX_ALARMS: Final = 8
+_MAX_ALARMS: Final = 4
 _SAMPLE_FROM: Final = 512
-_ALARM_BYTES: Final = 1024
+_ALARM_BYTES: Final = 8192
 
 # --- depth scan ----------------------------------------------------------------
 
@@ -107,15 +107,17 @@ def has_digit_run(data: bytes | bytearray) -> bool:
 
     Any 19 consecutive positions hold two consecutive multiples of 9, so a run
     of 19 digits shows as two adjacent digits in ``data[::9]``. Each such pair
-    is confirmed on the 28 bytes around it; past a few false alarms per KiB (a
-    buffer dense with digits) the rest of ``data`` is searched whole.
+    is confirmed on the 28 bytes around it; a buffer with more pairs than that is
+    worth (one dense with digits, such as a stream of timestamps) is searched whole.
     """
     if len(data) < _SAMPLE_FROM:  # a short document: one pass costs less than sampling
         return data.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0
     stride = _SAMPLE_STRIDE
     sample = data[::stride].translate(_DIGIT_RUN_TABLE)
-    hit = sample.find(b"00")
     alarms = _MAX_ALARMS + len(data) // _ALARM_BYTES  # checking one costs ~ a KiB's pass
+    if sample.count(b"00") > alarms:  # confirming each would cost more than one pass
+        return data.translate(_DIGIT_RUN_TABLE).find(_DIGIT_RUN) >= 0
+    hit = sample.find(b"00")
     while hit >= 0:
         start = max(0, (hit - 1) * stride)
         if not alarms:

@@ -7,8 +7,11 @@ nothing else (most nested objects) takes a short way past the optional ones. A
 dumper writes each field under its wire name, leaving absent fields out and
 keeping an explicit ``null`` where the type allows it.
 
-The functions here only build source lines; :mod:`agentproto._core.converter`
-compiles them with the environment :func:`loader_env` describes.
+The functions here only build source lines. The code generator writes them into
+the sealed ``_generated_loaders`` modules (each function and its per-class names
+prefixed, so many live in one module); :mod:`agentproto._core.converter` compiles
+them at run time for a class no sealed module holds. Either way the code refers
+to the names :func:`loader_env` describes.
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ import attrs
 
 from agentproto._core.describe import describe
 from agentproto._core.errors import SchemaError
+from agentproto._core.loaderkit import reject_unknown
 from agentproto._core.unset import UNSET
 from agentproto._core.wirechecks import (
-    _MISSING,
     Unrecognised,
     _check_constraints,
     _error,
@@ -40,12 +43,12 @@ ValueCode = Callable[[Any, dict[str, Any], str, str, dict[str, Any]], list[str]]
 """``(type, field metadata, slot name, path expression, env)`` → lines checking ``v``."""
 
 
-def loader_env(cls: type, unknown: Callable[..., None]) -> dict[str, Any]:
-    """The names a compiled class loader refers to."""
+def loader_env(cls: type, prefix: str) -> dict[str, Any]:
+    """The names a class loader refers to: ``{prefix}cls`` (the class, as every
+    name the loader of one class alone needs is prefixed) and the shared ones."""
     return {
-        "cls": cls,
+        f"{prefix}cls": cls,
         "new": object.__new__,
-        "MISSING": _MISSING,
         "UNSET": UNSET,
         "SchemaError": SchemaError,
         "err": _error,
@@ -54,7 +57,7 @@ def loader_env(cls: type, unknown: Callable[..., None]) -> dict[str, Any]:
         "load_number": _load_number,
         "check": _check_constraints,
         "describe": describe,
-        "unknown": unknown,
+        "unknown": reject_unknown,
         "Unrecognised": Unrecognised,
     }
 
@@ -65,40 +68,49 @@ def _absent(meta: Any) -> str:
 
 
 def class_loader_lines(
-    cls: type, hints: dict[str, Any], value_code: ValueCode, env: dict[str, Any]
+    cls: type,
+    hints: dict[str, Any],
+    value_code: ValueCode,
+    env: dict[str, Any],
+    signature: str,
+    prefix: str,
 ) -> list[str]:
-    """The source of ``load(d, p, c)`` for ``cls``; fills ``env`` with what it needs."""
+    """The source of the loader of ``cls`` (``def {signature}:``, taking ``d, p, c``).
+
+    Fills ``env`` with the names it needs: the shared ones of :func:`loader_env`,
+    and this class's own, which start with ``prefix``.
+    """
     closed = getattr(cls, "__agentproto_closed__", False)
     lines = [
-        "def load(d, p, c):",
+        f"def {signature}:",
         "    if d.__class__ is not dict:",
         "        raise type_error('object', d, p)",
-        "    o = new(cls)",
-        "    n = 0",
+        f"    o: Any = new({prefix}cls)",
     ]
     ordered = sorted(
         (f for f in attrs.fields(cls) if not f.metadata.get("extra")),
         key=lambda f: not f.metadata.get("required"),
     )
     n_required = sum(1 for f in ordered if f.metadata.get("required"))
+    lines.append(f"    n = {n_required}  # the members read: the required ones, then each other")
     defaults = [f"o.{f.name} = {_absent(f.metadata)}" for f in ordered[n_required:]]
     if not closed:
         defaults.append("o.extra = None")
     known: list[str] = []
     for index, field in enumerate(ordered):
         if index == n_required and defaults:
-            lines.append(f"    if n == len(d):  # {n_required} required, nothing else")
+            lines.append(f"    if len(d) == {n_required}:  # the required members, nothing else")
             lines.extend(f"        {line}" for line in defaults)
             lines.append("        return o")
         known.append(field.metadata["wire"])
         tp = _strip_none(_unwrap_annotated(hints[field.name]))
-        lines.extend(_field_lines(index, field, tp, value_code, env))
-    env["KNOWN"] = frozenset(known)
+        lines.extend(_field_lines(f"{prefix}F{index}", field, tp, value_code, env))
+    env[f"{prefix}KNOWN"] = frozenset(known)
     lines.append("    if n != len(d):")
     if closed:
-        lines.append("        unknown(d, p, c, KNOWN)")
+        lines.append(f"        unknown(d, p, c, {prefix}KNOWN)")
     else:
-        lines.append("        o.extra = {k: x for k, x in d.items() if k not in KNOWN}")
+        lines.append(f"        o.extra = {{k: x for k, x in d.items() if k not in {prefix}KNOWN}}")
         lines.append("        if c.deep is not None:")  # members kept verbatim, from Python
         lines.append("            c.deep(o.extra, p)")
         lines.append("    else:")
@@ -108,33 +120,39 @@ def class_loader_lines(
 
 
 def _field_lines(
-    index: int, field: Any, tp: Any, value_code: ValueCode, env: dict[str, Any]
+    slot: str, field: Any, tp: Any, value_code: ValueCode, env: dict[str, Any]
 ) -> list[str]:
     """Read, check and store one field."""
     meta = field.metadata
     wire = meta["wire"]
     name = field.name
     fpath = f"p + {('/' + escape_pointer(wire))!r}"
-    lines = [f"    v = d.get({wire!r}, MISSING)", "    if v is MISSING:"]
-    if meta.get("required"):
+    if meta.get("required"):  # counted in advance: the loader raises when it is missing
         message = f"missing required property {wire!r}"
-        lines.append(f"        raise err('required', p, {message!r})")
+        lines = [
+            "    try:",
+            f"        v = d[{wire!r}]",
+            "    except KeyError:",
+            f"        raise err('required', p, {message!r}) from None",
+        ]
+        pad = "    "
     else:
-        lines.append(f"        o.{name} = {_absent(meta)}")
-    lines += ["    else:", "        n += 1"]
+        lines = [f"    if {wire!r} not in d:", f"        o.{name} = {_absent(meta)}", "    else:"]
+        lines += [f"        v = d[{wire!r}]", "        n += 1"]
+        pad = "        "
     body: list[str] = []
     indent = ""
     if meta.get("nullable") or meta.get("patch"):
         body += ["if v is None:", f"    o.{name} = None", "else:"]
         indent = "    "
-    check = value_code(tp, meta, f"F{index}", fpath, env)
-    body.extend(f"{indent}{line}" for line in _guarded(index, meta, check, fpath))
+    check = value_code(tp, meta, slot, fpath, env)
+    body.extend(f"{indent}{line}" for line in _guarded(slot, meta, check, fpath))
     body.append(f"{indent}o.{name} = v")
-    lines.extend(f"        {line}" for line in body)
+    lines.extend(f"{pad}{line}" for line in body)
     return lines
 
 
-def _guarded(index: int, meta: Any, check: list[str], fpath: str) -> list[str]:
+def _guarded(slot: str, meta: Any, check: list[str], fpath: str) -> list[str]:
     """``check``, wrapped where a failure is tolerated.
 
     An unknown union member or enumeration value in an optional field removes the
@@ -143,7 +161,7 @@ def _guarded(index: int, meta: Any, check: list[str], fpath: str) -> list[str]:
     """
     default = _absent(meta)
     guarded = meta.get("on_error") == "default" and bool(check)
-    strippable = not meta.get("required") and any(f"F{index}(" in ln for ln in check)
+    strippable = not meta.get("required") and any(f"{slot}(" in ln for ln in check)
     if not (guarded or strippable):
         return check
     lines = ["try:", *(f"    {line}" for line in check)]
@@ -165,10 +183,11 @@ def _guarded(index: int, meta: Any, check: list[str], fpath: str) -> list[str]:
 
 
 def class_dumper_lines(
-    cls: type, hints: dict[str, Any], is_plain: Callable[[Any], bool]
+    cls: type, hints: dict[str, Any], is_plain: Callable[[Any], bool], signature: str
 ) -> list[str]:
-    """The source of ``dump(o)`` for ``cls`` (``dv`` dumps a nested value)."""
-    lines = ["def dump(o):", "    d = {}"]
+    """The source of the dumper of ``cls`` (``def {signature}:``, taking ``o``;
+    ``dv`` dumps a nested value)."""
+    lines = [f"def {signature}:", "    d: dict[str, Any] = {}"]
     other = False
     for field in attrs.fields(cls):
         meta = field.metadata

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, get_args, get_origin
 import attrs
 
 from agentproto._core.errors import DecodeError, SchemaError
+from agentproto._core.loaderkit import reject_unknown
 from agentproto._core.wirechecks import (
     _NONE_TYPES,
     Unrecognised,
@@ -142,7 +143,7 @@ class _Walk:
             self.field(hints[field.name], meta, member, where)
         if getattr(cls, "__agentproto_closed__", False) and not known.issuperset(value):
             try:
-                self.converter._unknown(value, path, self.ctx, frozenset(known))
+                reject_unknown(value, path, self.ctx, frozenset(known))
             except SchemaError as problem:
                 self.add(problem)
 

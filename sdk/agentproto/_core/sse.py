@@ -52,8 +52,10 @@ the decoder buffers more of it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
 from itertools import accumulate, repeat
+from operator import itemgetter
 from typing import Final, NamedTuple
 
 from agentproto._core.errors import DecodeError, UsageError, chained
@@ -137,6 +139,7 @@ class SSEDecoder:
         self._retry: int | None = None
         self._error: DecodeError | None = None
         self._closed = False
+        self._fast: _DataRegion | None = None  # feed_data: the events not built yet
 
     @property
     def last_event_id(self) -> str | None:
@@ -201,10 +204,29 @@ class SSEDecoder:
         self._region(region, base, events)
         if self._error is not None:
             self._buf.clear()
-            if not events:
+            if not events and self._fast in (None, _LAZY):  # none held back by feed_data
                 raise self._error
             return events
         return self._check_tail(events)
+
+    def feed_data(
+        self, chunk: bytes | bytearray | memoryview
+    ) -> tuple[list[str], Callable[[], list[SSEEvent]]]:
+        """:meth:`feed`, returning the events' data and a function giving the events
+        (which, in the common stream of lone ``data:`` lines, builds them only then).
+
+        Raises:
+            DecodeError, UsageError: as :meth:`feed` does.
+        """
+        self._fast = _LAZY
+        try:
+            events = self.feed(chunk)
+            fast = self._fast
+        finally:
+            self._fast = None
+        if fast is _LAZY or fast is None:
+            return list(map(_data, events)), partial(list, events)
+        return fast.datas, fast.events
 
     def _start(self, chunk: bytes | bytearray | memoryview) -> bytes:
         """The bytes of ``chunk`` left to decode (``b""``: nothing yet).
@@ -318,7 +340,7 @@ class SSEDecoder:
         """Record a fatal error; raise it now unless events must be delivered first."""
         self._error = DecodeError(message, offset=offset)
         self._buf.clear()
-        if not events:
+        if not events and self._fast in (None, _LAZY):  # none held back by feed_data
             raise self._error
         return events
 
@@ -363,14 +385,12 @@ class SSEDecoder:
             # built without a Python-level loop.
             datas = text[6:-2].split("\n\ndata: ")
             if text.count("\n") == 2 * len(datas):
-                sizes = (
-                    map(len, datas)
-                    if len(text) == len(region)
-                    else map(len, region[6:-2].split(b"\n\ndata: "))
-                )
-                starts = accumulate(map(_FRAME_OVERHEAD.__add__, sizes), initial=base)
-                none = repeat(None)
-                out.extend(map(_make_event, zip(datas, none, repeat(self._last_id), none, starts)))
+                raw = None if len(text) == len(region) else region  # sizes from bytes
+                lazy = _DataRegion(datas, raw, base, self._last_id)
+                if self._fast is _LAZY:  # feed_data: built when asked for
+                    self._fast = lazy
+                else:
+                    out.extend(lazy.events())
                 return
         block_sep = line_sep + line_sep
         blocks = text.split(block_sep)
@@ -471,6 +491,29 @@ class SSEDecoder:
                 )
             )
         return last_id
+
+
+class _DataRegion:
+    """The events of a region of lone ``data:`` lines, built when needed."""
+
+    __slots__ = ("base", "datas", "last_id", "raw")
+
+    def __init__(self, datas: list[str], raw: bytes | None, base: int, last_id: str | None):
+        self.datas = datas
+        self.raw = raw  # the region's bytes, unless it is ASCII (sizes are then lengths)
+        self.base = base
+        self.last_id = last_id
+
+    def events(self) -> list[SSEEvent]:
+        raw = self.raw
+        sizes = map(len, self.datas if raw is None else raw[6:-2].split(b"\n\ndata: "))
+        starts = accumulate(map(_FRAME_OVERHEAD.__add__, sizes), initial=self.base)
+        none = repeat(None)
+        return list(map(_make_event, zip(self.datas, none, repeat(self.last_id), none, starts)))
+
+
+_LAZY: Final = _DataRegion([], None, 0, None)  # feed_data running: keep the region lazy
+_data: Final = itemgetter(0)  # SSEEvent.data
 
 
 def _block_end(data: bytes | bytearray, start: int) -> int:

@@ -6,7 +6,12 @@ from typing import Any
 
 from agentproto._core.converter import WireConverter
 from agentproto._core.diagnostics import Diagnostic
-from agentproto.acp import _generated_v1, _generated_v2
+from agentproto.acp import (
+    _generated_loaders_v1,
+    _generated_loaders_v2,
+    _generated_v1,
+    _generated_v2,
+)
 from agentproto.acp._generated_v2 import (
     RequestPermissionRequest,
     SessionUpdate,
@@ -36,12 +41,12 @@ METHOD_REQUEST_PERMISSION = "session/request_permission"
 
 def make_converter() -> WireConverter:
     """A new converter for the ACP v2 classes."""
-    return WireConverter(_generated_v2)
+    return WireConverter(_generated_v2, _generated_loaders_v2)
 
 
 def make_v1_converter() -> WireConverter:
     """A new converter for the ACP v1 classes."""
-    return WireConverter(_generated_v1)
+    return WireConverter(_generated_v1, _generated_loaders_v1)
 
 
 _converter = make_converter()

@@ -14,6 +14,12 @@ transport (SSE, JSON Lines, in-process dicts, a replayed recording):
 :class:`EventDecoder` stops there; :class:`~agentproto.agui.Consumer` adds chunk
 expansion, verification and the reducer by giving the decoder its next stage.
 
+The common case takes a shorter way through stages 2-4 (:meth:`EventDecoder._enforce`):
+an event of a type the boundary never changes, without the one field it looks at
+in every event, with no middleware, goes straight to the generated loader of its
+type; anything else, and any event that loader refuses, takes the general way,
+which reports it exactly as before.
+
 Errors never lose what came before them: when a problem is found after some
 events of a chunk were decoded, those events are handed on and the error is
 raised by the next call. After a fatal error every call raises.
@@ -21,8 +27,8 @@ raised by the next call. After a fatal error every call raises.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
-from operator import itemgetter
 from typing import Any, Literal
 
 import attrs
@@ -41,10 +47,11 @@ from agentproto._core.errors import (
 )
 from agentproto._core.jsonlines import JSONLinesDecoder
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value, has_digit_run, loads
+from agentproto._core.loaderkit import Loader
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 from agentproto.agui._compat import CompatibilityBoundary
 from agentproto.agui._generated import Event
-from agentproto.agui._wire import _load_event
+from agentproto.agui._wire import EVENT_LOADERS, _load_event
 
 __all__ = ["EventDecoder", "Middleware", "Transport"]
 
@@ -57,7 +64,7 @@ diagnostic against the event being processed."""
 
 Transport = Literal["sse", "jsonl"]
 
-_data = itemgetter(0)  # SSEEvent.data, read at C speed
+_has_digit_run = re.compile("[0-9]{19}").search  # the text of has_digit_run's bytes
 _DIGIT_TAIL = 18  # a 19-digit run split by a chunk boundary keeps 18 digits before it
 
 # What follows enforcement: (typed event, its diagnostics so far, delivered events).
@@ -115,6 +122,13 @@ class EventDecoder:
         )
         self._key = self._boundary.key  # a field that sends any event to the boundary
         self._middleware = tuple(middleware)
+        kinds = self._boundary.kinds
+        # the event types that need nothing before their loader (see _enforce)
+        self._direct: dict[str, Loader] = (
+            {}
+            if self._middleware or kinds is None
+            else {kind: load for kind, load in EVENT_LOADERS.items() if kind not in kinds}
+        )
         self._sse = SSEDecoder(max_event_bytes=max_event_bytes) if transport == "sse" else None
         self._jsonl = (
             JSONLinesDecoder(max_line_bytes=max_event_bytes, max_depth=max_depth)
@@ -161,7 +175,7 @@ class EventDecoder:
                 seen = self._tail + data
                 exact = self._carry or has_digit_run(seen)
                 self._tail = seen[-_DIGIT_TAIL:]
-                frames = self._sse.feed(data)
+                texts, frames = self._sse.feed_data(data)
                 # the bytes of the event still incomplete (a suffix of the stream) go on
                 # to the next chunk: note whether they hold a digit run
                 held = self._sse.buffered
@@ -171,18 +185,15 @@ class EventDecoder:
                     self._carry = has_digit_run(seen[-held:])
                 else:
                     self._carry = exact
-                values = None if exact else self._parse_all(list(map(_data, frames)))
+                values = self._parse_all(texts, exact)
                 if values is not None:
-                    process = self._process
-                    for value in values:
-                        process(value, delivered)
+                    self._enforce(values, delivered)
                 else:
-                    for frame in frames:
+                    for frame in frames():
                         self._document(frame.data, frame.offset, delivered, exact)
             else:
                 assert self._jsonl is not None
-                for line in self._jsonl.feed(data):
-                    self._process(line.value, delivered)
+                self._enforce([line.value for line in self._jsonl.feed(data)], delivered)
         except Exception as exc:  # any failure fails the stream
             error = self._failed(exc, "feed_bytes")
             if not delivered:
@@ -279,17 +290,26 @@ class EventDecoder:
         if self._on_failure is not None:
             self._on_failure(error)
 
-    def _parse_all(self, texts: list[str]) -> list[Any] | None:
-        """Every document of a chunk parsed in one go, when that cannot differ from
-        parsing each with :func:`loads`: no digit run in the chunk (checked by the
-        caller) and none longer than ``max_depth`` (so none can nest deeper). None
-        when that does not hold or one fails: the caller then goes event by event,
-        which reports the failing one exactly."""
-        if not texts or max(map(len, texts)) > self._max_depth:
-            return None
+    def _parse_all(self, texts: list[str], exact: bool) -> list[Any] | None:
+        """Every document of a chunk parsed in one go, as :func:`loads` parses each.
+
+        A document too short to nest deeper than ``max_depth`` and without a run of
+        19 digits (none in the chunk unless ``exact``, else looked for in each) is
+        one orjson parses exactly as :func:`loads` would; only the others are given
+        to :func:`loads`. None when one fails: the caller then goes event by event,
+        which reports the failing one exactly, at its offset."""
+        limit = self._max_depth
         try:
-            return list(map(orjson.loads, texts))
-        except orjson.JSONDecodeError:
+            if not exact and (not texts or max(map(len, texts)) <= limit):
+                return list(map(orjson.loads, texts))
+            plain = orjson.loads
+            return [
+                plain(text)
+                if len(text) <= limit and not (exact and _has_digit_run(text))
+                else loads(text, max_depth=limit, exact_ints=exact)
+                for text in texts
+            ]
+        except (orjson.JSONDecodeError, DecodeError):
             return None
 
     def _document(
@@ -301,11 +321,57 @@ class EventDecoder:
             raise chained(DecodeError(f"event {self._index}: {exc}", offset=offset), exc)
         self._process(value, delivered)
 
+    def _enforce(self, values: list[Any], delivered: list[Event]) -> None:
+        """Stages 2-4 for decoded events, the common ones the short way.
+
+        An object whose type is in :attr:`_direct` and that lacks the boundary's
+        every-event field is loaded by its type's generated loader: the boundary
+        would pass it unchanged and there is no middleware. When that loader
+        refuses it (or reports something), the event takes the general way
+        (:meth:`_process`), which finds the same problem and reports it with the
+        event's index, so nothing differs but the time taken.
+        """
+        direct = self._direct
+        if not direct:
+            for value in values:
+                self._process(value, delivered)
+            return
+        key = self._key  # None is in no event: JSON keys are strings
+        ctx = self._context
+        found = self._found
+        plain = self._next is _deliver
+        append = delivered.append
+        index = self._index  # written back before anything that reads it
+        for value in values:
+            try:  # only an object has .get; an unhashable tag is in no table
+                load = direct.get(value.get("type"))
+            except (AttributeError, TypeError):
+                load = None
+            if load is not None and key not in value:
+                try:
+                    event = load(value, "", ctx)
+                except (SchemaError, Unrecognised):
+                    event = None
+                if event is not None and not found:
+                    index += 1
+                    if plain:
+                        append(event)
+                    else:
+                        self._index = index
+                        self._stage(event, value, index - 1, delivered)
+                    continue
+                found.clear()  # the general way reports them again, with the index
+            self._index = index
+            self._process(value, delivered)
+            index = self._index
+        self._index = index
+
     def _process(self, raw: Any, delivered: list[Event]) -> None:
         """One input event through boundary, middleware, enforcement and the next stage."""
         index = self._index
         self._index = index + 1
         found = self._found  # reused: most events add nothing to it
+        event: Event | None = None
         try:
             if raw.__class__ is not dict:
                 raise SchemaError(
@@ -323,23 +389,33 @@ class EventDecoder:
             if translated is None:
                 return
             try:
-                event: Event = _load_event(translated, "", self._context)
+                event = _load_event(translated, "", self._context)
             except Unrecognised as unknown:
                 self._dropped(translated, unknown, found)
                 return
-            self._next(event, found, delivered)
         except SchemaError as exc:
-            kind = raw.get("type") if isinstance(raw, dict) else None
-            raise chained(
-                SchemaError(
-                    exc.keyword, exc.location, f"event {index} ({describe(kind)}): {exc.detail}"
-                ),
-                exc,
-            )
+            raise chained(_at_event(exc, raw, index), exc)
         finally:
-            if found:
-                self._log.extend([attrs.evolve(d, index=index) for d in found])
-                found.clear()
+            if event is None and found:  # else the next stage sees them first
+                self._attribute(index)
+        assert event is not None
+        self._stage(event, raw, index, delivered)
+
+    def _stage(self, event: Event, raw: Any, index: int, delivered: list[Event]) -> None:
+        """The next stage, for the enforced ``event`` of input event ``index``."""
+        try:
+            self._next(event, self._found, delivered)
+        except SchemaError as exc:
+            raise chained(_at_event(exc, raw, index), exc)
+        finally:
+            if self._found:
+                self._attribute(index)
+
+    def _attribute(self, index: int) -> None:
+        """Move the current event's diagnostics to :attr:`diagnostics`, with its index."""
+        found = self._found
+        self._log.extend([attrs.evolve(d, index=index) for d in found])
+        found.clear()
 
     @staticmethod
     def _dropped(event: dict[str, Any], unknown: Unrecognised, found: list[Diagnostic]) -> None:
@@ -352,3 +428,9 @@ class EventDecoder:
                 subject=str(kind),
             )
         )
+
+
+def _at_event(exc: SchemaError, raw: Any, index: int) -> SchemaError:
+    """``exc`` naming the input event it was found in."""
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    return SchemaError(exc.keyword, exc.location, f"event {index} ({describe(kind)}): {exc.detail}")

@@ -2137,3 +2137,6 @@ ENUM_VALUES: dict[str, tuple[Any, ...]] = {
     'TextMessageRole': ('developer', 'system', 'assistant', 'user'),
 }
 OPEN_ENUMS: frozenset[str] = frozenset([])
+
+
+_SCHEMA_SHA256 = "de4aec0550830e7ca163fa451d523671e56249c1079ff80af8a7a5a25ef74639"

@@ -13,22 +13,28 @@ from agentproto._core.converter import (
 )
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError
+from agentproto._core.loaderkit import Loader
 from agentproto._core.problems import with_all_problems
-from agentproto.agui import _generated
+from agentproto.agui import _generated, _generated_loaders
 from agentproto.agui._generated import Event, Message, RunAgentInput
+from agentproto.agui._kinds import EVENT_CLASSES
 
 __all__ = ["dump_event", "make_converter", "parse_event", "parse_message", "parse_run_input"]
 
 
 def make_converter() -> WireConverter:
     """A new converter for the AG-UI classes (cattrs ``structure``/``unstructure`` work too)."""
-    return WireConverter(_generated)
+    return WireConverter(_generated, _generated_loaders)
 
 
 _converter = make_converter()
 """The one AG-UI converter of the runtime (built once; every module imports this one)."""
 _load_event = _converter.loader(Event)
 _load_message = _converter.loader(Message)
+EVENT_LOADERS: dict[str, Loader] = {
+    kind: _converter.loader(cls) for kind, cls in EVENT_CLASSES.items()
+}
+"""The loader of each event type's class (what :data:`_load_event` dispatches to)."""
 _PYTHON_CONTEXT = python_context(None)
 
 

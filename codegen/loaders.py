@@ -1,0 +1,262 @@
+"""The sealed loaders module of a generated classes module.
+
+Theory of operation. The wire converter (:mod:`agentproto._core.converter`) knows
+how to load and dump every generated class: it builds class loaders and dumpers
+from source lines (:mod:`agentproto._core.loadersource`) and every other loader
+from a factory call (:mod:`agentproto._core.loaderkit`). :class:`LoaderWriter` is
+that converter with its two ways of making a loader turned into writing one: a
+class loader's lines become a function of the module, a factory call becomes an
+assignment, and a reference to a loader becomes its name. The decisions (which
+check, which factory, which arguments) stay the converter's, so the module and
+the run-time compilation give the same loaders by construction.
+
+The module lists its loaders in ``LOADERS`` (every class and every union,
+literal or list alias of the classes module) and its dumpers in ``DUMPERS``; the
+converter starts from those tables. It refuses to be imported beside a classes
+module generated from another schema (``_SCHEMA_SHA256``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal, get_origin
+
+import attrs
+
+from agentproto._core import describe, errors, loaderkit, unset, wirechecks
+from agentproto._core.converter import _PLAIN_LOADERS, WireConverter
+from agentproto._core.loadersource import class_dumper_lines, class_loader_lines, loader_env
+from agentproto._core.wirechecks import _is_union, _unwrap_annotated
+
+__all__ = ["loaders_module_text", "loaders_path"]
+
+_SHARED_FROM = (wirechecks, describe, errors, unset, loaderkit)
+"""Where the names shared by every class loader are imported from."""
+_LOADER_SIGNATURE = "(d: Any, p: str, c: _Context) -> Any"
+
+
+def loaders_path(classes_path: Path) -> Path:
+    """Where the loaders module of a classes module goes: ``_generated_v2.py`` →
+    ``_generated_loaders_v2.py``, ``_generated.py`` → ``_generated_loaders.py``."""
+    stem = classes_path.stem
+    head, _, tail = stem.partition("_generated")
+    return classes_path.with_name(f"{head}_generated_loaders{tail}.py")
+
+
+class _Ref:
+    """A loader of the module being written, by its name there."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, *args: Any) -> Any:  # a loader, as far as the converter can tell
+        raise AssertionError("a loader being written is never called")
+
+
+def _render(value: Any) -> str:
+    """Python source of a factory argument or table value."""
+    if isinstance(value, _Ref):
+        return value.name
+    if isinstance(value, re.Pattern):
+        return f"re.compile({value.pattern!r})"
+    if isinstance(value, types.FunctionType):
+        return value.__name__  # a loaderkit loader, imported by name
+    if isinstance(value, type):
+        return "type(None)" if value is type(None) else value.__name__
+    if isinstance(value, frozenset):
+        items = sorted(map(_render, value))
+        return f"frozenset({{{', '.join(items)}}})" if items else "frozenset()"
+    if isinstance(value, tuple):
+        items = [_render(v) for v in value]
+        return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+    if isinstance(value, list):
+        return f"[{', '.join(map(_render, value))}]"
+    if isinstance(value, dict | types.MappingProxyType):
+        pairs = (f"{_render(k)}: {_render(v)}" for k, v in value.items())
+        return f"{{{', '.join(pairs)}}}"
+    if value is None or isinstance(value, str | int | float | bool):
+        return repr(value)
+    raise TypeError(f"codegen: cannot write {value!r} into a loaders module")
+
+
+class LoaderWriter(WireConverter):
+    """The converter, writing the loaders it would compile into module source."""
+
+    def __init__(self, namespace: types.ModuleType) -> None:
+        super().__init__(namespace)
+        self._refs: dict[Any, _Ref] = {}
+        self._functions: list[str] = []  # class loaders and dumpers
+        self._made: list[str] = []  # factory calls, each after what it refers to
+        self._names: list[str] = []  # per-class names, after the factory calls
+        self._shared: dict[str, Any] = {}
+
+    def loader(self, tp: Any) -> Any:
+        tp = _unwrap_annotated(tp)
+        ref = self._refs.get(tp)
+        if ref is not None:
+            return ref
+        if attrs.has(tp):
+            ref = self._refs[tp] = _Ref(f"_load_{tp.__name__}")
+            self._write_class(tp)
+            return ref
+        made = self._compile_type_loader(tp)
+        ref = self._refs[tp] = made if isinstance(made, _Ref) else _Ref(made.__name__)
+        return ref
+
+    def _build(self, factory: Callable[..., Any], *args: Any) -> Any:
+        name = f"_L{len(self._made)}"
+        call = f"{factory.__name__}({', '.join(map(_render, args))})"
+        self._made.append(f"{name}: Final = {call}")
+        return _Ref(name)
+
+    def _write_class(self, cls: type) -> None:
+        prefix = f"_{cls.__name__}_"
+        env = loader_env(cls, prefix)
+        signature = f"_load_{cls.__name__}{_LOADER_SIGNATURE}"
+        lines = class_loader_lines(cls, self.hints(cls), self._value_code, env, signature, prefix)
+        self._functions.append("\n".join(lines))
+        for key, value in env.items():
+            if key.startswith(prefix):
+                shown = f"_m.{value.__name__}" if key == f"{prefix}cls" else _render(value)
+                annotation = (
+                    "Final[dict[str, Any]]" if key.endswith(("_meta", "_item")) else "Final"
+                )
+                self._names.append(f"{key}: {annotation} = {shown}")
+            else:
+                self._shared[key] = value
+
+    def write(self, module: str, stamp: str) -> str:
+        """The module text, for the classes module named ``module``."""
+        # each class once (an alias such as ``InitializeProxyRequest`` names one again)
+        classes = list(
+            dict.fromkeys(
+                v for v in vars(self._namespace).values() if _is_class_of(v, self._namespace)
+            )
+        )
+        aliases = {n: v for n, v in vars(self._namespace).items() if _is_alias(n, v)}
+        for value in [*classes, *aliases.values()]:
+            self.loader(value)
+        dumpers = []
+        for cls in classes:
+            signature = f"_dump_{cls.__name__}(o: Any) -> dict[str, Any]"
+            dumpers.append(
+                "\n".join(class_dumper_lines(cls, self.hints(cls), self.is_plain, signature))
+            )
+        table = [f"    _m.{c.__name__}: _load_{c.__name__}," for c in classes]
+        table += [
+            f"    _m.{n}: {self._refs[_unwrap_annotated(v)].name}," for n, v in aliases.items()
+        ]
+        parts = [
+            *self._imports(module, stamp),
+            *self._functions,
+            *dumpers,
+            *self._made,
+            *self._names,
+            "LOADERS: Final[dict[Any, Loader]] = {\n" + "\n".join(table) + "\n}",
+            "DUMPERS: Final[dict[type, Dumper]] = {\n"
+            + "\n".join(f"    _m.{c.__name__}: _dump_{c.__name__}," for c in classes)
+            + "\n}",
+            "dv: Final = value_dumper(DUMPERS, dump_foreign)",
+        ]
+        return "\n\n\n".join(parts) + "\n"
+
+    def _imports(self, module: str, stamp: str) -> list[str]:
+        shared = dict(self._shared)
+        shared.pop("new")
+        wanted = {
+            "Loader": loaderkit.Loader,
+            "Dumper": loaderkit.Dumper,
+            "_Context": wirechecks._Context,
+            "value_dumper": loaderkit.value_dumper,
+            "dump_foreign": loaderkit.dump_foreign,
+            "check_stamp": loaderkit.check_stamp,
+        }
+        wanted |= shared
+        wanted |= {name: getattr(loaderkit, name) for name in _factory_names(self._made)}
+        # loaders referred to by name (the unused ones are dropped from the module)
+        wanted |= {f.__name__: f for f in _PLAIN_LOADERS.values()}
+        by_source: dict[str, list[str]] = {}
+        for name, value in wanted.items():
+            source = _source_of(value)
+            by_source.setdefault(source.__name__, []).append(_as(name, value, source))
+        lines = [
+            f"from {source} import (\n    " + ",\n    ".join(sorted(names)) + ",\n)"
+            for source, names in sorted(by_source.items())
+        ]
+        package, _, leaf = module.rpartition(".")
+        head = [
+            "from __future__ import annotations",
+            "import re\nfrom typing import Any, Final\n\n"
+            + "\n".join(lines)
+            + f"\nfrom {package} import {leaf} as _m",
+            f'check_stamp(_m, "{stamp}", __name__)\nnew = object.__new__',
+        ]
+        return head
+
+
+def _factory_names(made: list[str]) -> set[str]:
+    return {line.split(" = ", 1)[1].split("(", 1)[0] for line in made}
+
+
+def _source_of(value: Any) -> types.ModuleType:
+    """The module of :data:`_SHARED_FROM` to import ``value`` from: where it is
+    defined, else the first that holds it."""
+    holding = [s for s in _SHARED_FROM if any(v is value for v in vars(s).values())]
+    assert holding, f"codegen: no module to import {value!r} from"
+    defined = getattr(value, "__module__", None)
+    return next((s for s in holding if s.__name__ == defined), holding[0])
+
+
+def _as(name: str, value: Any, source: types.ModuleType) -> str:
+    """``real`` or ``real as name`` for the attribute of ``source`` that is ``value``."""
+    real = next(n for n, v in vars(source).items() if v is value)
+    return real if real == name else f"{real} as {name}"
+
+
+def _is_class_of(value: Any, namespace: types.ModuleType) -> bool:
+    return isinstance(value, type) and attrs.has(value) and value.__module__ == namespace.__name__
+
+
+def _is_alias(name: str, value: Any) -> bool:
+    """A public alias the runtime may ask a loader for: a union, literal or list."""
+    if name.startswith("_") or isinstance(value, type):
+        return False
+    return _is_union(value) or get_origin(value) in (Literal, list)
+
+
+@contextmanager
+def _imported(path: Path, module: str) -> Iterator[types.ModuleType]:
+    """The classes module at ``path``, imported as ``module`` for as long as it is
+    needed (whatever was imported under that name before is put back)."""
+    spec = importlib.util.spec_from_file_location(module, path)
+    assert spec is not None and spec.loader is not None
+    namespace = importlib.util.module_from_spec(spec)
+    before = sys.modules.get(module)
+    sys.modules[module] = namespace
+    try:
+        spec.loader.exec_module(namespace)
+        yield namespace
+    finally:
+        if before is None:
+            del sys.modules[module]
+        else:
+            sys.modules[module] = before
+
+
+def loaders_module_text(classes_path: Path, module: str, header: str, stamp: str) -> str:
+    """The sealed loaders module of the classes module at ``classes_path``.
+
+    Args:
+        classes_path: the classes module just generated.
+        module: its dotted name (``agentproto.agui._generated``).
+        header: the provenance line the module starts with.
+        stamp: the schema hash both modules carry.
+    """
+    with _imported(classes_path, module) as namespace:
+        return header + "\n\n" + LoaderWriter(namespace).write(module, stamp)
