@@ -72,6 +72,9 @@ def build_extensions(
     os.chdir(source_root)  # mypy names each module from the package folders above it
     try:
         options = ["--config-file", str(config), "--cache-dir", str(work / "mypy-cache")]
+        # the modules compiled are checked; those they import are read for their types
+        # only: the optional dependencies (httpx, Starlette, FastAPI) are not installed here
+        options += ["--follow-imports", "silent"]
         extensions = mypycify(
             [*options, *(str(path.relative_to(source_root)) for path in sources)],
             opt_level="3",

@@ -18,9 +18,22 @@ import sys
 import tempfile
 from pathlib import Path
 
-from codegen.generate import GenerationError, generate, module_name
-from codegen.loaders import loaders_path
-from codegen.sources import ROOT, Source, SourceError, Target, file_source, load_sources
+# the loaders modules are written by the runtime's own converter: the runtime this
+# repository holds (sdk/) is the one imported, whatever else is installed
+_SDK = str(Path(__file__).resolve().parent.parent / "sdk")
+if _SDK not in sys.path:
+    sys.path.insert(0, _SDK)
+
+from codegen.generate import GenerationError, generate, module_name  # noqa: E402
+from codegen.loaders import loaders_path  # noqa: E402
+from codegen.sources import (  # noqa: E402
+    ROOT,
+    Source,
+    SourceError,
+    Target,
+    file_source,
+    load_sources,
+)
 
 AGUI_VERSIONS = {"draft": "agui-draft", "1.1": "agui-1-1"}
 # command-line option → target it picks

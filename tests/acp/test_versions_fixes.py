@@ -4,6 +4,7 @@ plan, terminals, withheld kinds and message metadata v1 cannot hold."""
 from __future__ import annotations
 
 import base64
+import os
 import shutil
 import subprocess
 import typing
@@ -100,6 +101,19 @@ def test_a_v1_diff_no_longer_clears_the_tool_calls_content() -> None:
     assert item.changes[0].path == "/w/a.txt"
 
 
+def _git_apply(folder: Path) -> None:
+    """``git apply`` of ``folder/p.patch`` there, outside any repository (a temporary
+    folder may lie inside one, e.g. a nox session's, where git would apply relative to
+    that repository's root)."""
+    subprocess.run(
+        ["git", "apply", "--unsafe-paths", "-p0", str(folder / "p.patch")],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "GIT_CEILING_DIRECTORIES": str(folder.parent)},
+    )
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [
@@ -124,12 +138,7 @@ def test_git_applies_the_patch_a_v1_diff_becomes(tmp_path: Path, old: str, new: 
         return
     assert patch is not None
     (tmp_path / "p.patch").write_bytes(patch.encode())
-    subprocess.run(
-        ["git", "apply", "--unsafe-paths", "-p0", str(tmp_path / "p.patch")],
-        cwd=tmp_path,
-        check=True,
-        capture_output=True,
-    )
+    _git_apply(tmp_path)
     assert target.read_bytes() == new.encode()
 
 
@@ -138,12 +147,7 @@ def test_git_applies_a_creation_patch(tmp_path: Path) -> None:
     """A creation patch made from a v1 diff without ``oldText`` creates the file under git."""
     target = tmp_path / "made.txt"
     (tmp_path / "p.patch").write_text(make_patch(str(target), None, "a\nb") or "")
-    subprocess.run(
-        ["git", "apply", "--unsafe-paths", "-p0", str(tmp_path / "p.patch")],
-        cwd=tmp_path,
-        check=True,
-        capture_output=True,
-    )
+    _git_apply(tmp_path)
     assert target.read_text() == "a\nb"
 
 
