@@ -211,7 +211,7 @@ _CONTENT_ITEMS = [
 ]
 
 
-def _outcome(load: Any, value: Any, path: str, diagnostics: list[Diagnostic] | None) -> Any:
+def _loaded(load: Any, value: Any, path: str, diagnostics: list[Diagnostic] | None) -> Any:
     from agentproto._core.wirechecks import _Context
 
     try:
@@ -229,8 +229,8 @@ def test_a_field_dispatching_its_union_acts_as_the_union_loader(item: Any, toler
     gen = _generated_loaders_v2
     content = [{"type": "content", "content": {"type": "text", "text": "a"}}, item]
     update = {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "content": content}
-    ours = _outcome(gen._load_ToolCallUpdateSessionUpdate, update, "", [] if tolerant else None)
-    theirs = _outcome(
+    ours = _loaded(gen._load_ToolCallUpdateSessionUpdate, update, "", [] if tolerant else None)
+    theirs = _loaded(
         gen._ToolCallUpdateSessionUpdate_F6, content, "/content", [] if tolerant else None
     )
     if isinstance(ours[0], str) or isinstance(theirs[0], str):
