@@ -195,3 +195,46 @@ def test_each_name_of_a_loaders_module_is_defined_once(generated: types.ModuleTy
     ]
     assert len(names) > 100
     assert sorted(n for n, count in Counter(names).items() if count > 1) == []
+
+
+_CONTENT_ITEMS = [
+    {"type": "content", "content": {"type": "text", "text": "ok"}},
+    {"type": "content", "content": {"type": "text", "text": 5}},  # known tags, bad inside
+    {"type": "content", "content": {"type": "sound", "data": "x"}},  # unknown inner tag
+    {"type": "content", "content": ["text"]},  # the inner value not an object
+    {"type": "diff", "path": "/a", "newText": "b", "bogus": 1},  # closed: unknown member
+    {"type": "terminal"},  # a required member missing
+    {"type": "made-up", "x": 1},  # unknown tag: the catch-all member
+    {"type": ["content"]},  # a tag that is no string
+    {"content": {"type": "text", "text": "ok"}},  # no tag
+    "content",  # not an object
+]
+
+
+def _loaded(load: Any, value: Any, path: str, diagnostics: list[Diagnostic] | None) -> Any:
+    from agentproto._core.wirechecks import _Context
+
+    try:
+        got = load(value, path, _Context(diagnostics))
+    except (SchemaError, Unrecognised) as exc:
+        return type(exc).__name__, str(exc), getattr(exc, "keyword", None)
+    return got, diagnostics
+
+
+@pytest.mark.parametrize("tolerant", [False, True])
+@pytest.mark.parametrize("item", _CONTENT_ITEMS, ids=range(len(_CONTENT_ITEMS)))
+def test_a_field_dispatching_its_union_acts_as_the_union_loader(item: Any, tolerant: bool) -> None:
+    """A tagged-union field (and each item of a list of one) calls the class of its tag
+    itself: the object, error and diagnostics are those of the list and union loaders."""
+    gen = _generated_loaders_v2
+    content = [{"type": "content", "content": {"type": "text", "text": "a"}}, item]
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "content": content}
+    ours = _loaded(gen._load_ToolCallUpdateSessionUpdate, update, "", [] if tolerant else None)
+    theirs = _loaded(
+        gen._ToolCallUpdateSessionUpdate_F6, content, "/content", [] if tolerant else None
+    )
+    if isinstance(ours[0], str) or isinstance(theirs[0], str):
+        assert ours == theirs
+    else:
+        assert ours[0].content == theirs[0]
+        assert ours[1] == theirs[1]

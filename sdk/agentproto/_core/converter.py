@@ -325,6 +325,14 @@ class WireConverter(cattrs.Converter):
         return frozenset({tp})
 
     def _tagged_union(self, classes: list[type]) -> Loader | None:
+        parts = self._tag_table(classes)
+        if parts is None:
+            return None
+        return self._build(tagged_loader, *parts)  # type: ignore[no-any-return]
+
+    def _tag_table(self, classes: list[type]) -> tuple[str, dict[str, Loader], Any, bool] | None:
+        """(tag wire name, loader by tag value, catch-all loader, closed) of a union
+        of classes sharing a constant field, else ``None``."""
         tag_wire: str | None = None
         table: dict[str, Loader] = {}
         other: type | None = None
@@ -357,7 +365,17 @@ class WireConverter(cattrs.Converter):
             return None
         closed = any(getattr(cls, "__agentproto_closed__", False) for cls in classes)
         other_loader = self.loader(other) if other is not None else None
-        return self._build(tagged_loader, tag_wire, table, other_loader, closed)  # type: ignore[no-any-return]
+        return tag_wire, table, other_loader, closed
+
+    def _tags_of(self, tp: Any) -> tuple[str, dict[str, Loader]] | None:
+        """(tag wire name, loader by tag value) when ``tp`` is a tagged union."""
+        if not _is_union(tp):
+            return None
+        members = [_unwrap_annotated(m) for m in get_args(tp) if m not in _NONE_TYPES]
+        if not members or not all(attrs.has(m) for m in members):
+            return None
+        parts = self._tag_table(members)
+        return None if parts is None else parts[:2]
 
     def _compile_class_loader(self, cls: type) -> Loader:
         """The one place a loader is compiled at run time: for a class without a
@@ -406,8 +424,45 @@ class WireConverter(cattrs.Converter):
                 return [f"v = {slot}(v, {fpath}, c, getattr(o, 'method', None))"]
             else:
                 env[slot] = self.loader(tp)
-            lines = [f"v = {slot}(v, {fpath}, c)"]
+            lines = self._dispatch_lines(tp, meta, slot, fpath, env)
         return lines + self._constraint_lines(meta, slot, fpath, env, constrained=constrained)
+
+    def _dispatch_lines(
+        self, tp: Any, meta: dict[str, Any], slot: str, fpath: str, env: dict[str, Any]
+    ) -> list[str]:
+        """``v = {slot}(v, {fpath}, c)``, with a tagged union's dispatch written out:
+        a known tag calls its class's loader straight away (as the union's loader
+        would), for the field's value or, parsing strictly, each item of its list."""
+        call = [f"v = {slot}(v, {fpath}, c)"]
+        is_list = get_origin(tp) is list
+        tags = self._tags_of(get_args(tp)[0] if is_list else tp)
+        if tags is None:
+            return call
+        wire, table = tags
+        env[slot + "_tags"] = table
+        if not is_list:
+            return [
+                f"if v.__class__ is dict and (t := v.get({wire!r})).__class__ is str and "
+                f"(fn := {slot}_tags.get(t)) is not None:",
+                f"    v = fn(v, {fpath}, c)",
+                "else:",
+                f"    {call[0]}",
+            ]
+        env[slot + "_each"] = self.loader(get_args(tp)[0])
+        return [  # the loop of a strict list loader, each item dispatched here
+            "if c.diagnostics is None and v.__class__ is list:",
+            f"    q = {fpath}",
+            "    w = []",
+            "    for i, x in enumerate(v):",
+            f"        if x.__class__ is dict and (t := x.get({wire!r})).__class__ is str and "
+            f"(fn := {slot}_tags.get(t)) is not None:",
+            "            w.append(fn(x, f'{q}/{i}', c))",
+            "        else:",
+            f"            w.append({slot}_each(x, f'{{q}}/{{i}}', c))",
+            "    v = w",
+            "else:",
+            f"    {call[0]}",
+        ]
 
     @staticmethod
     def _constraint_lines(

@@ -2069,7 +2069,10 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _AgentMessageChunkSessionUpdate_F1(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _AgentMessageChunkSessionUpdate_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _AgentMessageChunkSessionUpdate_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.message_id = None
@@ -2137,7 +2140,10 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _UserMessageChunkSessionUpdate_F1(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _UserMessageChunkSessionUpdate_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _UserMessageChunkSessionUpdate_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.message_id = None
@@ -2205,7 +2211,10 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _AgentThoughtChunkSessionUpdate_F1(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _AgentThoughtChunkSessionUpdate_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _AgentThoughtChunkSessionUpdate_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.message_id = None
@@ -2273,7 +2282,10 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _ContentToolCallContent_F1(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _ContentToolCallContent_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _ContentToolCallContent_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -2590,7 +2602,17 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
         n += 1
         try:
-            v = _ToolCallSessionUpdate_F6(v, p + '/content', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/content'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ToolCallSessionUpdate_F6_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_ToolCallSessionUpdate_F6_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _ToolCallSessionUpdate_F6(v, p + '/content', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -2784,7 +2806,17 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _ToolCallUpdateSessionUpdate_F6(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ToolCallUpdateSessionUpdate_F6_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_ToolCallUpdateSessionUpdate_F6_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _ToolCallUpdateSessionUpdate_F6(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -3176,7 +3208,10 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['plan']
     except KeyError:
         raise err('required', p, "missing required property 'plan'") from None
-    v = _PlanUpdateSessionUpdate_F1(v, p + '/plan', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _PlanUpdateSessionUpdate_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/plan', c)
+    else:
+        v = _PlanUpdateSessionUpdate_F1(v, p + '/plan', c)
     o.plan = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -3840,7 +3875,17 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     except KeyError:
         raise err('required', p, "missing required property 'configOptions'") from None
     try:
-        v = _ConfigOptionUpdateSessionUpdate_F1(v, p + '/configOptions', c)
+        if c.diagnostics is None and v.__class__ is list:
+            q = p + '/configOptions'
+            w = []
+            for i, x in enumerate(v):
+                if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ConfigOptionUpdateSessionUpdate_F1_tags.get(t)) is not None:
+                    w.append(fn(x, f'{q}/{i}', c))
+                else:
+                    w.append(_ConfigOptionUpdateSessionUpdate_F1_each(x, f'{q}/{i}', c))
+            v = w
+        else:
+            v = _ConfigOptionUpdateSessionUpdate_F1(v, p + '/configOptions', c)
     except SchemaError as exc:
         if c.diagnostics is None:
             raise
@@ -4210,7 +4255,17 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.summary = None
         else:
             try:
-                v = _CompactionUpdateSessionUpdate_F3(v, p + '/summary', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/summary'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _CompactionUpdateSessionUpdate_F3_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_CompactionUpdateSessionUpdate_F3_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _CompactionUpdateSessionUpdate_F3(v, p + '/summary', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -4288,7 +4343,10 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _CompactionSummaryChunkSessionUpdate_F2(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _CompactionSummaryChunkSessionUpdate_F2_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _CompactionSummaryChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
     if len(d) == 3:  # the required members, nothing else
         o.meta = None
@@ -4866,7 +4924,10 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.state = None
         else:
             try:
-                v = _SubagentUpdateSessionUpdate_F5(v, p + '/state', c)
+                if v.__class__ is dict and (t := v.get('state')).__class__ is str and (fn := _SubagentUpdateSessionUpdate_F5_tags.get(t)) is not None:
+                    v = fn(v, p + '/state', c)
+                else:
+                    v = _SubagentUpdateSessionUpdate_F5(v, p + '/state', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -5034,7 +5095,17 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _SessionMessageSessionUpdate_F6(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _SessionMessageSessionUpdate_F6_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_SessionMessageSessionUpdate_F6_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _SessionMessageSessionUpdate_F6(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -5095,7 +5166,10 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _SessionMessageChunkSessionUpdate_F2(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _SessionMessageChunkSessionUpdate_F2_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _SessionMessageChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
     if len(d) == 3:  # the required members, nothing else
         o.meta = None
@@ -5145,7 +5219,10 @@ def _load_SessionNotification(d: Any, p: str, c: _Context) -> Any:
         v = d['update']
     except KeyError:
         raise err('required', p, "missing required property 'update'") from None
-    v = _SessionNotification_F1(v, p + '/update', c)
+    if v.__class__ is dict and (t := v.get('sessionUpdate')).__class__ is str and (fn := _SessionNotification_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/update', c)
+    else:
+        v = _SessionNotification_F1(v, p + '/update', c)
     o.update = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -5681,7 +5758,17 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _ToolCallUpdate_F5(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ToolCallUpdate_F5_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_ToolCallUpdate_F5_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _ToolCallUpdate_F5(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -9314,7 +9401,17 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _SystemPrompt_F1(v, p + '/content', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/content'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _SystemPrompt_F1_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_SystemPrompt_F1_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _SystemPrompt_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -10056,7 +10153,17 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
         v = d['prompt']
     except KeyError:
         raise err('required', p, "missing required property 'prompt'") from None
-    v = _PromptRequest_F1(v, p + '/prompt', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/prompt'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _PromptRequest_F1_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_PromptRequest_F1_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _PromptRequest_F1(v, p + '/prompt', c)
     o.prompt = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -10246,7 +10353,10 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _CompactionSummaryChunk_F1(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _CompactionSummaryChunk_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _CompactionSummaryChunk_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -10314,7 +10424,17 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.summary = None
         else:
             try:
-                v = _CompactionUpdate_F2(v, p + '/summary', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/summary'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _CompactionUpdate_F2_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_CompactionUpdate_F2_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _CompactionUpdate_F2(v, p + '/summary', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -10379,7 +10499,17 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
     except KeyError:
         raise err('required', p, "missing required property 'configOptions'") from None
     try:
-        v = _ConfigOptionUpdate_F0(v, p + '/configOptions', c)
+        if c.diagnostics is None and v.__class__ is list:
+            q = p + '/configOptions'
+            w = []
+            for i, x in enumerate(v):
+                if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ConfigOptionUpdate_F0_tags.get(t)) is not None:
+                    w.append(fn(x, f'{q}/{i}', c))
+                else:
+                    w.append(_ConfigOptionUpdate_F0_each(x, f'{q}/{i}', c))
+            v = w
+        else:
+            v = _ConfigOptionUpdate_F0(v, p + '/configOptions', c)
     except SchemaError as exc:
         if c.diagnostics is None:
             raise
@@ -10427,7 +10557,10 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _Content_F0(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _Content_F0_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _Content_F0(v, p + '/content', c)
     o.content = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -10470,7 +10603,10 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _ContentChunk_F0(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _ContentChunk_F0_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _ContentChunk_F0(v, p + '/content', c)
     o.content = v
     if len(d) == 1:  # the required members, nothing else
         o.message_id = None
@@ -11368,7 +11504,17 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
             o.config_options = None
         else:
             try:
-                v = _ForkSessionResponse_F2(v, p + '/configOptions', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/configOptions'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ForkSessionResponse_F2_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_ForkSessionResponse_F2_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _ForkSessionResponse_F2(v, p + '/configOptions', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -12370,7 +12516,17 @@ def _load_LoadSessionResponse(d: Any, p: str, c: _Context) -> Any:
             o.config_options = None
         else:
             try:
-                v = _LoadSessionResponse_F1(v, p + '/configOptions', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/configOptions'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _LoadSessionResponse_F1_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_LoadSessionResponse_F1_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _LoadSessionResponse_F1(v, p + '/configOptions', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -12783,7 +12939,17 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
             o.config_options = None
         else:
             try:
-                v = _NewSessionResponse_F2(v, p + '/configOptions', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/configOptions'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _NewSessionResponse_F2_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_NewSessionResponse_F2_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _NewSessionResponse_F2(v, p + '/configOptions', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -13453,7 +13619,10 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['plan']
     except KeyError:
         raise err('required', p, "missing required property 'plan'") from None
-    v = _PlanUpdate_F0(v, p + '/plan', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _PlanUpdate_F0_tags.get(t)) is not None:
+        v = fn(v, p + '/plan', c)
+    else:
+        v = _PlanUpdate_F0(v, p + '/plan', c)
     o.plan = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -13929,7 +14098,10 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
         v = d['outcome']
     except KeyError:
         raise err('required', p, "missing required property 'outcome'") from None
-    v = _RequestPermissionResponse_F0(v, p + '/outcome', c)
+    if v.__class__ is dict and (t := v.get('outcome')).__class__ is str and (fn := _RequestPermissionResponse_F0_tags.get(t)) is not None:
+        v = fn(v, p + '/outcome', c)
+    else:
+        v = _RequestPermissionResponse_F0(v, p + '/outcome', c)
     o.outcome = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -14307,7 +14479,17 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
             o.config_options = None
         else:
             try:
-                v = _ResumeSessionResponse_F1(v, p + '/configOptions', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/configOptions'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ResumeSessionResponse_F1_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_ResumeSessionResponse_F1_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _ResumeSessionResponse_F1(v, p + '/configOptions', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -14392,7 +14574,17 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
     except KeyError:
         raise err('required', p, "missing required property 'configOptions'") from None
     try:
-        v = _SetSessionConfigOptionResponse_F0(v, p + '/configOptions', c)
+        if c.diagnostics is None and v.__class__ is list:
+            q = p + '/configOptions'
+            w = []
+            for i, x in enumerate(v):
+                if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _SetSessionConfigOptionResponse_F0_tags.get(t)) is not None:
+                    w.append(fn(x, f'{q}/{i}', c))
+                else:
+                    w.append(_SetSessionConfigOptionResponse_F0_each(x, f'{q}/{i}', c))
+            v = w
+        else:
+            v = _SetSessionConfigOptionResponse_F0(v, p + '/configOptions', c)
     except SchemaError as exc:
         if c.diagnostics is None:
             raise
@@ -15122,7 +15314,17 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _SessionMessage_F5(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _SessionMessage_F5_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_SessionMessage_F5_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _SessionMessage_F5(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -15176,7 +15378,10 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _SessionMessageChunk_F1(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _SessionMessageChunk_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _SessionMessageChunk_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -15653,7 +15858,10 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
             o.state = None
         else:
             try:
-                v = _SubagentUpdate_F4(v, p + '/state', c)
+                if v.__class__ is dict and (t := v.get('state')).__class__ is str and (fn := _SubagentUpdate_F4_tags.get(t)) is not None:
+                    v = fn(v, p + '/state', c)
+                else:
+                    v = _SubagentUpdate_F4(v, p + '/state', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -15909,7 +16117,17 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
         n += 1
         try:
-            v = _ToolCall_F5(v, p + '/content', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/content'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ToolCall_F5_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_ToolCall_F5_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _ToolCall_F5(v, p + '/content', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -20594,6 +20812,9 @@ _AgentMessageChunkSessionUpdate_cls: Final = _m.AgentMessageChunkSessionUpdate
 _AgentMessageChunkSessionUpdate_F1: Final = _L3
 
 
+_AgentMessageChunkSessionUpdate_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
 _AgentMessageChunkSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'sessionUpdate'})
 
 
@@ -20601,6 +20822,9 @@ _UserMessageChunkSessionUpdate_cls: Final = _m.UserMessageChunkSessionUpdate
 
 
 _UserMessageChunkSessionUpdate_F1: Final = _L3
+
+
+_UserMessageChunkSessionUpdate_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _UserMessageChunkSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'sessionUpdate'})
@@ -20612,6 +20836,9 @@ _AgentThoughtChunkSessionUpdate_cls: Final = _m.AgentThoughtChunkSessionUpdate
 _AgentThoughtChunkSessionUpdate_F1: Final = _L3
 
 
+_AgentThoughtChunkSessionUpdate_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
 _AgentThoughtChunkSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'sessionUpdate'})
 
 
@@ -20619,6 +20846,9 @@ _ContentToolCallContent_cls: Final = _m.ContentToolCallContent
 
 
 _ContentToolCallContent_F1: Final = _L3
+
+
+_ContentToolCallContent_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _ContentToolCallContent_KNOWN: Final = frozenset({'_meta', 'content', 'type'})
@@ -20657,6 +20887,12 @@ _ToolCallSessionUpdate_F5: Final = _L5
 _ToolCallSessionUpdate_F6: Final = _L7
 
 
+_ToolCallSessionUpdate_F6_tags: Final = {'content': _load_ContentToolCallContent, 'diff': _load_DiffToolCallContent, 'terminal': _load_TerminalToolCallContent}
+
+
+_ToolCallSessionUpdate_F6_each: Final = _L6
+
+
 _ToolCallSessionUpdate_F7: Final = _L8
 
 
@@ -20673,6 +20909,12 @@ _ToolCallUpdateSessionUpdate_F3: Final = _L5
 
 
 _ToolCallUpdateSessionUpdate_F6: Final = _L9
+
+
+_ToolCallUpdateSessionUpdate_F6_tags: Final = {'content': _load_ContentToolCallContent, 'diff': _load_DiffToolCallContent, 'terminal': _load_TerminalToolCallContent}
+
+
+_ToolCallUpdateSessionUpdate_F6_each: Final = _L6
 
 
 _ToolCallUpdateSessionUpdate_F7: Final = _L10
@@ -20727,6 +20969,9 @@ _PlanUpdateSessionUpdate_cls: Final = _m.PlanUpdateSessionUpdate
 
 
 _PlanUpdateSessionUpdate_F1: Final = _L15
+
+
+_PlanUpdateSessionUpdate_F1_tags: Final = {'items': _load_ItemsPlanUpdateContent, 'file': _load_FilePlanUpdateContent, 'markdown': _load_MarkdownPlanUpdateContent}
 
 
 _PlanUpdateSessionUpdate_KNOWN: Final = frozenset({'_meta', 'plan', 'sessionUpdate'})
@@ -20804,6 +21049,12 @@ _ConfigOptionUpdateSessionUpdate_cls: Final = _m.ConfigOptionUpdateSessionUpdate
 _ConfigOptionUpdateSessionUpdate_F1: Final = _L22
 
 
+_ConfigOptionUpdateSessionUpdate_F1_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_ConfigOptionUpdateSessionUpdate_F1_each: Final = _L21
+
+
 _ConfigOptionUpdateSessionUpdate_KNOWN: Final = frozenset({'_meta', 'configOptions', 'sessionUpdate'})
 
 
@@ -20849,6 +21100,12 @@ _CompactionUpdateSessionUpdate_cls: Final = _m.CompactionUpdateSessionUpdate
 _CompactionUpdateSessionUpdate_F3: Final = _L23
 
 
+_CompactionUpdateSessionUpdate_F3_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_CompactionUpdateSessionUpdate_F3_each: Final = _L3
+
+
 _CompactionUpdateSessionUpdate_KNOWN: Final = frozenset({'_meta', 'compactionId', 'error', 'sessionUpdate', 'status', 'summary'})
 
 
@@ -20856,6 +21113,9 @@ _CompactionSummaryChunkSessionUpdate_cls: Final = _m.CompactionSummaryChunkSessi
 
 
 _CompactionSummaryChunkSessionUpdate_F2: Final = _L3
+
+
+_CompactionSummaryChunkSessionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _CompactionSummaryChunkSessionUpdate_KNOWN: Final = frozenset({'_meta', 'compactionId', 'content', 'sessionUpdate'})
@@ -20942,6 +21202,9 @@ _SubagentUpdateSessionUpdate_F4: Final = _load_SubagentSessionCapabilities
 _SubagentUpdateSessionUpdate_F5: Final = _L24
 
 
+_SubagentUpdateSessionUpdate_F5_tags: Final = {'running': _load_RunningStateUpdate, 'idle': _load_IdleStateUpdate, 'requires_action': _load_RequiresActionStateUpdate, 'unknown': _load_UnknownStateUpdate}
+
+
 _SubagentUpdateSessionUpdate_F7: Final = _L26
 
 
@@ -20954,6 +21217,12 @@ _SessionMessageSessionUpdate_cls: Final = _m.SessionMessageSessionUpdate
 _SessionMessageSessionUpdate_F6: Final = _L27
 
 
+_SessionMessageSessionUpdate_F6_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_SessionMessageSessionUpdate_F6_each: Final = _L3
+
+
 _SessionMessageSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'recipientMessageId', 'recipientSessionId', 'senderMessageId', 'senderSessionId', 'sessionUpdate'})
 
 
@@ -20963,6 +21232,9 @@ _SessionMessageChunkSessionUpdate_cls: Final = _m.SessionMessageChunkSessionUpda
 _SessionMessageChunkSessionUpdate_F2: Final = _L3
 
 
+_SessionMessageChunkSessionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
 _SessionMessageChunkSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'sessionUpdate'})
 
 
@@ -20970,6 +21242,9 @@ _SessionNotification_cls: Final = _m.SessionNotification
 
 
 _SessionNotification_F1: Final = _L28
+
+
+_SessionNotification_F1_tags: Final = {'user_message_chunk': _load_UserMessageChunkSessionUpdate, 'agent_message_chunk': _load_AgentMessageChunkSessionUpdate, 'agent_thought_chunk': _load_AgentThoughtChunkSessionUpdate, 'tool_call': _load_ToolCallSessionUpdate, 'tool_call_update': _load_ToolCallUpdateSessionUpdate, 'plan': _load_PlanSessionUpdate, 'plan_update': _load_PlanUpdateSessionUpdate, 'plan_removed': _load_PlanRemovedSessionUpdate, 'available_commands_update': _load_AvailableCommandsUpdateSessionUpdate, 'current_mode_update': _load_CurrentModeUpdateSessionUpdate, 'config_option_update': _load_ConfigOptionUpdateSessionUpdate, 'session_info_update': _load_SessionInfoUpdateSessionUpdate, 'usage_update': _load_UsageUpdateSessionUpdate, 'notice': _load_NoticeSessionUpdate, 'compaction_update': _load_CompactionUpdateSessionUpdate, 'compaction_summary_chunk': _load_CompactionSummaryChunkSessionUpdate, 'subagent_update': _load_SubagentUpdateSessionUpdate, 'session_message': _load_SessionMessageSessionUpdate, 'session_message_chunk': _load_SessionMessageChunkSessionUpdate}
 
 
 _SessionNotification_KNOWN: Final = frozenset({'_meta', 'sessionId', 'update'})
@@ -21033,6 +21308,12 @@ _ToolCallUpdate_F2: Final = _L5
 
 
 _ToolCallUpdate_F5: Final = _L33
+
+
+_ToolCallUpdate_F5_tags: Final = {'content': _load_ContentToolCallContent, 'diff': _load_DiffToolCallContent, 'terminal': _load_TerminalToolCallContent}
+
+
+_ToolCallUpdate_F5_each: Final = _L6
 
 
 _ToolCallUpdate_F6: Final = _L34
@@ -21518,6 +21799,12 @@ _SystemPrompt_cls: Final = _m.SystemPrompt
 _SystemPrompt_F1: Final = _L50
 
 
+_SystemPrompt_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_SystemPrompt_F1_each: Final = _L3
+
+
 _SystemPrompt_KNOWN: Final = frozenset({'_meta', 'content', 'mode'})
 
 
@@ -21629,6 +21916,12 @@ _PromptRequest_cls: Final = _m.PromptRequest
 _PromptRequest_F1: Final = _L50
 
 
+_PromptRequest_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_PromptRequest_F1_each: Final = _L3
+
+
 _PromptRequest_KNOWN: Final = frozenset({'_meta', 'prompt', 'sessionId'})
 
 
@@ -21662,6 +21955,9 @@ _CompactionSummaryChunk_cls: Final = _m.CompactionSummaryChunk
 _CompactionSummaryChunk_F1: Final = _L3
 
 
+_CompactionSummaryChunk_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
 _CompactionSummaryChunk_KNOWN: Final = frozenset({'_meta', 'compactionId', 'content'})
 
 
@@ -21669,6 +21965,12 @@ _CompactionUpdate_cls: Final = _m.CompactionUpdate
 
 
 _CompactionUpdate_F2: Final = _L53
+
+
+_CompactionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_CompactionUpdate_F2_each: Final = _L3
 
 
 _CompactionUpdate_KNOWN: Final = frozenset({'_meta', 'compactionId', 'error', 'status', 'summary'})
@@ -21680,6 +21982,12 @@ _ConfigOptionUpdate_cls: Final = _m.ConfigOptionUpdate
 _ConfigOptionUpdate_F0: Final = _L54
 
 
+_ConfigOptionUpdate_F0_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_ConfigOptionUpdate_F0_each: Final = _L21
+
+
 _ConfigOptionUpdate_KNOWN: Final = frozenset({'_meta', 'configOptions'})
 
 
@@ -21689,6 +21997,9 @@ _Content_cls: Final = _m.Content
 _Content_F0: Final = _L3
 
 
+_Content_F0_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
 _Content_KNOWN: Final = frozenset({'_meta', 'content'})
 
 
@@ -21696,6 +22007,9 @@ _ContentChunk_cls: Final = _m.ContentChunk
 
 
 _ContentChunk_F0: Final = _L3
+
+
+_ContentChunk_F0_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _ContentChunk_KNOWN: Final = frozenset({'_meta', 'content', 'messageId'})
@@ -21860,6 +22174,12 @@ _ForkSessionResponse_F1: Final = _load_SessionModeState
 _ForkSessionResponse_F2: Final = _L56
 
 
+_ForkSessionResponse_F2_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_ForkSessionResponse_F2_each: Final = _L21
+
+
 _ForkSessionResponse_KNOWN: Final = frozenset({'_meta', 'configOptions', 'modes', 'sessionId'})
 
 
@@ -21971,6 +22291,12 @@ _LoadSessionResponse_F0: Final = _load_SessionModeState
 _LoadSessionResponse_F1: Final = _L63
 
 
+_LoadSessionResponse_F1_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_LoadSessionResponse_F1_each: Final = _L21
+
+
 _LoadSessionResponse_KNOWN: Final = frozenset({'_meta', 'configOptions', 'modes'})
 
 
@@ -22029,6 +22355,12 @@ _NewSessionResponse_F1: Final = _load_SessionModeState
 
 
 _NewSessionResponse_F2: Final = _L65
+
+
+_NewSessionResponse_F2_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_NewSessionResponse_F2_each: Final = _L21
 
 
 _NewSessionResponse_KNOWN: Final = frozenset({'_meta', 'configOptions', 'modes', 'sessionId'})
@@ -22107,6 +22439,9 @@ _PlanUpdate_cls: Final = _m.PlanUpdate
 
 
 _PlanUpdate_F0: Final = _L15
+
+
+_PlanUpdate_F0_tags: Final = {'items': _load_ItemsPlanUpdateContent, 'file': _load_FilePlanUpdateContent, 'markdown': _load_MarkdownPlanUpdateContent}
 
 
 _PlanUpdate_KNOWN: Final = frozenset({'_meta', 'plan'})
@@ -22196,6 +22531,9 @@ _RequestPermissionResponse_cls: Final = _m.RequestPermissionResponse
 _RequestPermissionResponse_F0: Final = _L71
 
 
+_RequestPermissionResponse_F0_tags: Final = {'cancelled': _load_CancelledRequestPermissionOutcome, 'selected': _load_SelectedRequestPermissionOutcome}
+
+
 _RequestPermissionResponse_KNOWN: Final = frozenset({'_meta', 'outcome'})
 
 
@@ -22241,6 +22579,12 @@ _ResumeSessionResponse_F0: Final = _load_SessionModeState
 _ResumeSessionResponse_F1: Final = _L72
 
 
+_ResumeSessionResponse_F1_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_ResumeSessionResponse_F1_each: Final = _L21
+
+
 _ResumeSessionResponse_KNOWN: Final = frozenset({'_meta', 'configOptions', 'modes'})
 
 
@@ -22254,6 +22598,12 @@ _SetSessionConfigOptionResponse_cls: Final = _m.SetSessionConfigOptionResponse
 
 
 _SetSessionConfigOptionResponse_F0: Final = _L73
+
+
+_SetSessionConfigOptionResponse_F0_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_SetSessionConfigOptionResponse_F0_each: Final = _L21
 
 
 _SetSessionConfigOptionResponse_KNOWN: Final = frozenset({'_meta', 'configOptions'})
@@ -22382,6 +22732,12 @@ _SessionMessage_cls: Final = _m.SessionMessage
 _SessionMessage_F5: Final = _L77
 
 
+_SessionMessage_F5_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_SessionMessage_F5_each: Final = _L3
+
+
 _SessionMessage_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'recipientMessageId', 'recipientSessionId', 'senderMessageId', 'senderSessionId'})
 
 
@@ -22389,6 +22745,9 @@ _SessionMessageChunk_cls: Final = _m.SessionMessageChunk
 
 
 _SessionMessageChunk_F1: Final = _L3
+
+
+_SessionMessageChunk_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _SessionMessageChunk_KNOWN: Final = frozenset({'_meta', 'content', 'messageId'})
@@ -22445,6 +22804,9 @@ _SubagentUpdate_F3: Final = _load_SubagentSessionCapabilities
 _SubagentUpdate_F4: Final = _L24
 
 
+_SubagentUpdate_F4_tags: Final = {'running': _load_RunningStateUpdate, 'idle': _load_IdleStateUpdate, 'requires_action': _load_RequiresActionStateUpdate, 'unknown': _load_UnknownStateUpdate}
+
+
 _SubagentUpdate_F6: Final = _L26
 
 
@@ -22476,6 +22838,12 @@ _ToolCall_F4: Final = _L5
 
 
 _ToolCall_F5: Final = _L79
+
+
+_ToolCall_F5_tags: Final = {'content': _load_ContentToolCallContent, 'diff': _load_DiffToolCallContent, 'terminal': _load_TerminalToolCallContent}
+
+
+_ToolCall_F5_each: Final = _L6
 
 
 _ToolCall_F6: Final = _L80

@@ -2413,7 +2413,17 @@ def _load_AgentMessage(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _AgentMessage_F1(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _AgentMessage_F1_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_AgentMessage_F1_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _AgentMessage_F1(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -2474,7 +2484,10 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _AgentMessageChunkSessionUpdate_F2(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _AgentMessageChunkSessionUpdate_F2_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _AgentMessageChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
     if len(d) == 3:  # the required members, nothing else
         o.meta = None
@@ -2541,7 +2554,17 @@ def _load_AgentMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _AgentMessageSessionUpdate_F2(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _AgentMessageSessionUpdate_F2_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_AgentMessageSessionUpdate_F2_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _AgentMessageSessionUpdate_F2(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -2602,7 +2625,10 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _UserMessageChunkSessionUpdate_F2(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _UserMessageChunkSessionUpdate_F2_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _UserMessageChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
     if len(d) == 3:  # the required members, nothing else
         o.meta = None
@@ -2669,7 +2695,17 @@ def _load_UserMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _UserMessageSessionUpdate_F2(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _UserMessageSessionUpdate_F2_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_UserMessageSessionUpdate_F2_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _UserMessageSessionUpdate_F2(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -2730,7 +2766,10 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _AgentThoughtChunkSessionUpdate_F2(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _AgentThoughtChunkSessionUpdate_F2_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _AgentThoughtChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
     if len(d) == 3:  # the required members, nothing else
         o.meta = None
@@ -2797,7 +2836,17 @@ def _load_AgentThoughtSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _AgentThoughtSessionUpdate_F2(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _AgentThoughtSessionUpdate_F2_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_AgentThoughtSessionUpdate_F2_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _AgentThoughtSessionUpdate_F2(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -2872,7 +2921,10 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _ContentToolCallContent_F1(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _ContentToolCallContent_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _ContentToolCallContent_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -3415,7 +3467,17 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
         v = d['changes']
     except KeyError:
         raise err('required', p, "missing required property 'changes'") from None
-    v = _DiffToolCallContent_F1(v, p + '/changes', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/changes'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('operation')).__class__ is str and (fn := _DiffToolCallContent_F1_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_DiffToolCallContent_F1_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _DiffToolCallContent_F1(v, p + '/changes', c)
     o.changes = v
     if len(d) == 2:  # the required members, nothing else
         o.patch = None
@@ -3564,7 +3626,10 @@ def _load_ToolCallContentChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _ToolCallContentChunkSessionUpdate_F2(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _ToolCallContentChunkSessionUpdate_F2_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _ToolCallContentChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
     if len(d) == 3:  # the required members, nothing else
         o.meta = None
@@ -3865,7 +3930,17 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _ToolCallUpdateSessionUpdate_F6(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ToolCallUpdateSessionUpdate_F6_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_ToolCallUpdateSessionUpdate_F6_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _ToolCallUpdateSessionUpdate_F6(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -4745,7 +4820,10 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['plan']
     except KeyError:
         raise err('required', p, "missing required property 'plan'") from None
-    v = _PlanUpdateSessionUpdate_F1(v, p + '/plan', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _PlanUpdateSessionUpdate_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/plan', c)
+    else:
+        v = _PlanUpdateSessionUpdate_F1(v, p + '/plan', c)
     o.plan = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -4942,7 +5020,10 @@ def _load_CommandAvailableCommand(d: Any, p: str, c: _Context) -> Any:
             o.input = None
         else:
             try:
-                v = _CommandAvailableCommand_F3(v, p + '/input', c)
+                if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _CommandAvailableCommand_F3_tags.get(t)) is not None:
+                    v = fn(v, p + '/input', c)
+                else:
+                    v = _CommandAvailableCommand_F3(v, p + '/input', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -5031,7 +5112,17 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
         v = d['availableCommands']
     except KeyError:
         raise err('required', p, "missing required property 'availableCommands'") from None
-    v = _AvailableCommandsUpdateSessionUpdate_F1(v, p + '/availableCommands', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/availableCommands'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _AvailableCommandsUpdateSessionUpdate_F1_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_AvailableCommandsUpdateSessionUpdate_F1_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _AvailableCommandsUpdateSessionUpdate_F1(v, p + '/availableCommands', c)
     o.available_commands = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -5516,7 +5607,17 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['configOptions']
     except KeyError:
         raise err('required', p, "missing required property 'configOptions'") from None
-    v = _ConfigOptionUpdateSessionUpdate_F1(v, p + '/configOptions', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/configOptions'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ConfigOptionUpdateSessionUpdate_F1_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_ConfigOptionUpdateSessionUpdate_F1_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _ConfigOptionUpdateSessionUpdate_F1(v, p + '/configOptions', c)
     o.config_options = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -5881,7 +5982,17 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.summary = None
         else:
             try:
-                v = _CompactionUpdateSessionUpdate_F3(v, p + '/summary', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/summary'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _CompactionUpdateSessionUpdate_F3_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_CompactionUpdateSessionUpdate_F3_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _CompactionUpdateSessionUpdate_F3(v, p + '/summary', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -5959,7 +6070,10 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _CompactionSummaryChunkSessionUpdate_F2(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _CompactionSummaryChunkSessionUpdate_F2_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _CompactionSummaryChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
     if len(d) == 3:  # the required members, nothing else
         o.meta = None
@@ -6287,7 +6401,17 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
             o.background = None
         else:
             try:
-                v = _RunningStateUpdate_F1(v, p + '/background', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/background'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _RunningStateUpdate_F1_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_RunningStateUpdate_F1_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _RunningStateUpdate_F1(v, p + '/background', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -6496,7 +6620,17 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
             o.background = None
         else:
             try:
-                v = _IdleStateUpdate_F2(v, p + '/background', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/background'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _IdleStateUpdate_F2_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_IdleStateUpdate_F2_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _IdleStateUpdate_F2(v, p + '/background', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -6577,7 +6711,17 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
             o.background = None
         else:
             try:
-                v = _RequiresActionStateUpdate_F1(v, p + '/background', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/background'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _RequiresActionStateUpdate_F1_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_RequiresActionStateUpdate_F1_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _RequiresActionStateUpdate_F1(v, p + '/background', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -6641,7 +6785,17 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
             o.background = None
         else:
             try:
-                v = _UnknownStateUpdate_F1(v, p + '/background', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/background'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _UnknownStateUpdate_F1_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_UnknownStateUpdate_F1_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _UnknownStateUpdate_F1(v, p + '/background', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -6791,7 +6945,10 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.state = None
         else:
             try:
-                v = _SubagentUpdateSessionUpdate_F5(v, p + '/state', c)
+                if v.__class__ is dict and (t := v.get('state')).__class__ is str and (fn := _SubagentUpdateSessionUpdate_F5_tags.get(t)) is not None:
+                    v = fn(v, p + '/state', c)
+                else:
+                    v = _SubagentUpdateSessionUpdate_F5(v, p + '/state', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -6959,7 +7116,17 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _SessionMessageSessionUpdate_F6(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _SessionMessageSessionUpdate_F6_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_SessionMessageSessionUpdate_F6_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _SessionMessageSessionUpdate_F6(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -7020,7 +7187,10 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _SessionMessageChunkSessionUpdate_F2(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _SessionMessageChunkSessionUpdate_F2_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _SessionMessageChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
     if len(d) == 3:  # the required members, nothing else
         o.meta = None
@@ -7091,7 +7261,10 @@ def _load_UpdateSessionNotification(d: Any, p: str, c: _Context) -> Any:
         v = d['update']
     except KeyError:
         raise err('required', p, "missing required property 'update'") from None
-    v = _UpdateSessionNotification_F1(v, p + '/update', c)
+    if v.__class__ is dict and (t := v.get('sessionUpdate')).__class__ is str and (fn := _UpdateSessionNotification_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/update', c)
+    else:
+        v = _UpdateSessionNotification_F1(v, p + '/update', c)
     o.update = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -7545,7 +7718,17 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _ToolCallUpdate_F5(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ToolCallUpdate_F5_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_ToolCallUpdate_F5_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _ToolCallUpdate_F5(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -7878,7 +8061,10 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
             o.subject = None
         else:
             try:
-                v = _RequestPermissionRequest_F4(v, p + '/subject', c)
+                if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _RequestPermissionRequest_F4_tags.get(t)) is not None:
+                    v = fn(v, p + '/subject', c)
+                else:
+                    v = _RequestPermissionRequest_F4(v, p + '/subject', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -8331,7 +8517,17 @@ def _load_AgentThought(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _AgentThought_F1(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _AgentThought_F1_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_AgentThought_F1_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _AgentThought_F1(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -9160,7 +9356,17 @@ def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['availableCommands']
     except KeyError:
         raise err('required', p, "missing required property 'availableCommands'") from None
-    v = _AvailableCommandsUpdate_F0(v, p + '/availableCommands', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/availableCommands'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _AvailableCommandsUpdate_F0_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_AvailableCommandsUpdate_F0_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _AvailableCommandsUpdate_F0(v, p + '/availableCommands', c)
     o.available_commands = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -11012,7 +11218,17 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _SystemPrompt_F1(v, p + '/content', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/content'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _SystemPrompt_F1_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_SystemPrompt_F1_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _SystemPrompt_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -11082,7 +11298,17 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
         v = d['mcpServers']
         n += 1
         try:
-            v = _NewSessionRequest_F2(v, p + '/mcpServers', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/mcpServers'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _NewSessionRequest_F2_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_NewSessionRequest_F2_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _NewSessionRequest_F2(v, p + '/mcpServers', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -11289,7 +11515,17 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
         v = d['mcpServers']
         n += 1
         try:
-            v = _ForkSessionRequest_F3(v, p + '/mcpServers', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/mcpServers'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ForkSessionRequest_F3_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_ForkSessionRequest_F3_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _ForkSessionRequest_F3(v, p + '/mcpServers', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -11584,7 +11820,17 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
         v = d['mcpServers']
         n += 1
         try:
-            v = _ResumeSessionRequest_F3(v, p + '/mcpServers', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/mcpServers'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ResumeSessionRequest_F3_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_ResumeSessionRequest_F3_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _ResumeSessionRequest_F3(v, p + '/mcpServers', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -11598,7 +11844,10 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
             o.replay_from = None
         else:
             try:
-                v = _ResumeSessionRequest_F4(v, p + '/replayFrom', c)
+                if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _ResumeSessionRequest_F4_tags.get(t)) is not None:
+                    v = fn(v, p + '/replayFrom', c)
+                else:
+                    v = _ResumeSessionRequest_F4(v, p + '/replayFrom', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -11705,7 +11954,17 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
         v = d['prompt']
     except KeyError:
         raise err('required', p, "missing required property 'prompt'") from None
-    v = _PromptRequest_F1(v, p + '/prompt', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/prompt'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _PromptRequest_F1_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_PromptRequest_F1_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _PromptRequest_F1(v, p + '/prompt', c)
     check(v, p + '/prompt', _PromptRequest_F1_meta)
     o.prompt = v
     if len(d) == 2:  # the required members, nothing else
@@ -11985,7 +12244,10 @@ def _load_Command(d: Any, p: str, c: _Context) -> Any:
             o.input = None
         else:
             try:
-                v = _Command_F2(v, p + '/input', c)
+                if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _Command_F2_tags.get(t)) is not None:
+                    v = fn(v, p + '/input', c)
+                else:
+                    v = _Command_F2(v, p + '/input', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -12126,7 +12388,10 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _CompactionSummaryChunk_F1(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _CompactionSummaryChunk_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _CompactionSummaryChunk_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -12194,7 +12459,17 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
             o.summary = None
         else:
             try:
-                v = _CompactionUpdate_F2(v, p + '/summary', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/summary'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _CompactionUpdate_F2_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_CompactionUpdate_F2_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _CompactionUpdate_F2(v, p + '/summary', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -12258,7 +12533,17 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['configOptions']
     except KeyError:
         raise err('required', p, "missing required property 'configOptions'") from None
-    v = _ConfigOptionUpdate_F0(v, p + '/configOptions', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/configOptions'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ConfigOptionUpdate_F0_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_ConfigOptionUpdate_F0_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _ConfigOptionUpdate_F0(v, p + '/configOptions', c)
     o.config_options = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -12301,7 +12586,10 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _Content_F0(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _Content_F0_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _Content_F0(v, p + '/content', c)
     o.content = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -12351,7 +12639,10 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _ContentChunk_F1(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _ContentChunk_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _ContentChunk_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -12475,7 +12766,17 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
         v = d['changes']
     except KeyError:
         raise err('required', p, "missing required property 'changes'") from None
-    v = _Diff_F0(v, p + '/changes', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/changes'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('operation')).__class__ is str and (fn := _Diff_F0_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_Diff_F0_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _Diff_F0(v, p + '/changes', c)
     o.changes = v
     if len(d) == 1:  # the required members, nothing else
         o.patch = None
@@ -13153,7 +13454,17 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
         v = d['configOptions']
         n += 1
         try:
-            v = _ForkSessionResponse_F1(v, p + '/configOptions', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/configOptions'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ForkSessionResponse_F1_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_ForkSessionResponse_F1_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _ForkSessionResponse_F1(v, p + '/configOptions', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -13169,7 +13480,17 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
         v = d['availableCommands']
         n += 1
         try:
-            v = _ForkSessionResponse_F2(v, p + '/availableCommands', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/availableCommands'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ForkSessionResponse_F2_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_ForkSessionResponse_F2_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _ForkSessionResponse_F2(v, p + '/availableCommands', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -13481,7 +13802,17 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
         v = d['authMethods']
         n += 1
         try:
-            v = _InitializeResponse_F3(v, p + '/authMethods', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/authMethods'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _InitializeResponse_F3_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_InitializeResponse_F3_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _InitializeResponse_F3(v, p + '/authMethods', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -14520,7 +14851,17 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
         v = d['configOptions']
         n += 1
         try:
-            v = _NewSessionResponse_F1(v, p + '/configOptions', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/configOptions'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _NewSessionResponse_F1_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_NewSessionResponse_F1_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _NewSessionResponse_F1(v, p + '/configOptions', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -14536,7 +14877,17 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
         v = d['availableCommands']
         n += 1
         try:
-            v = _NewSessionResponse_F2(v, p + '/availableCommands', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/availableCommands'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _NewSessionResponse_F2_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_NewSessionResponse_F2_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _NewSessionResponse_F2(v, p + '/availableCommands', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -15172,7 +15523,10 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
         v = d['plan']
     except KeyError:
         raise err('required', p, "missing required property 'plan'") from None
-    v = _PlanUpdate_F0(v, p + '/plan', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _PlanUpdate_F0_tags.get(t)) is not None:
+        v = fn(v, p + '/plan', c)
+    else:
+        v = _PlanUpdate_F0(v, p + '/plan', c)
     o.plan = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -15585,7 +15939,10 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
         v = d['outcome']
     except KeyError:
         raise err('required', p, "missing required property 'outcome'") from None
-    v = _RequestPermissionResponse_F0(v, p + '/outcome', c)
+    if v.__class__ is dict and (t := v.get('outcome')).__class__ is str and (fn := _RequestPermissionResponse_F0_tags.get(t)) is not None:
+        v = fn(v, p + '/outcome', c)
+    else:
+        v = _RequestPermissionResponse_F0(v, p + '/outcome', c)
     o.outcome = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -15884,7 +16241,10 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
             o.state = None
         else:
             try:
-                v = _SessionStatusResponse_F1(v, p + '/state', c)
+                if v.__class__ is dict and (t := v.get('state')).__class__ is str and (fn := _SessionStatusResponse_F1_tags.get(t)) is not None:
+                    v = fn(v, p + '/state', c)
+                else:
+                    v = _SessionStatusResponse_F1(v, p + '/state', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
@@ -15983,7 +16343,17 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
         v = d['configOptions']
         n += 1
         try:
-            v = _ResumeSessionResponse_F0(v, p + '/configOptions', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/configOptions'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ResumeSessionResponse_F0_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_ResumeSessionResponse_F0_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _ResumeSessionResponse_F0(v, p + '/configOptions', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -15999,7 +16369,17 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
         v = d['availableCommands']
         n += 1
         try:
-            v = _ResumeSessionResponse_F1(v, p + '/availableCommands', c)
+            if c.diagnostics is None and v.__class__ is list:
+                q = p + '/availableCommands'
+                w = []
+                for i, x in enumerate(v):
+                    if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _ResumeSessionResponse_F1_tags.get(t)) is not None:
+                        w.append(fn(x, f'{q}/{i}', c))
+                    else:
+                        w.append(_ResumeSessionResponse_F1_each(x, f'{q}/{i}', c))
+                v = w
+            else:
+                v = _ResumeSessionResponse_F1(v, p + '/availableCommands', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -16046,7 +16426,17 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
         v = d['configOptions']
     except KeyError:
         raise err('required', p, "missing required property 'configOptions'") from None
-    v = _SetSessionConfigOptionResponse_F0(v, p + '/configOptions', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/configOptions'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _SetSessionConfigOptionResponse_F0_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_SetSessionConfigOptionResponse_F0_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _SetSessionConfigOptionResponse_F0(v, p + '/configOptions', c)
     o.config_options = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -16513,7 +16903,17 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _SessionMessage_F5(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _SessionMessage_F5_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_SessionMessage_F5_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _SessionMessage_F5(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -16567,7 +16967,10 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _SessionMessageChunk_F1(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _SessionMessageChunk_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _SessionMessageChunk_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -17042,7 +17445,10 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
             o.state = None
         else:
             try:
-                v = _SubagentUpdate_F4(v, p + '/state', c)
+                if v.__class__ is dict and (t := v.get('state')).__class__ is str and (fn := _SubagentUpdate_F4_tags.get(t)) is not None:
+                    v = fn(v, p + '/state', c)
+                else:
+                    v = _SubagentUpdate_F4(v, p + '/state', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -17484,7 +17890,10 @@ def _load_ToolCallContentChunk(d: Any, p: str, c: _Context) -> Any:
         v = d['content']
     except KeyError:
         raise err('required', p, "missing required property 'content'") from None
-    v = _ToolCallContentChunk_F1(v, p + '/content', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _ToolCallContentChunk_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/content', c)
+    else:
+        v = _ToolCallContentChunk_F1(v, p + '/content', c)
     o.content = v
     if len(d) == 2:  # the required members, nothing else
         o.meta = None
@@ -17662,7 +18071,17 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
             o.content = None
         else:
             try:
-                v = _UserMessage_F1(v, p + '/content', c)
+                if c.diagnostics is None and v.__class__ is list:
+                    q = p + '/content'
+                    w = []
+                    for i, x in enumerate(v):
+                        if x.__class__ is dict and (t := x.get('type')).__class__ is str and (fn := _UserMessage_F1_tags.get(t)) is not None:
+                            w.append(fn(x, f'{q}/{i}', c))
+                        else:
+                            w.append(_UserMessage_F1_each(x, f'{q}/{i}', c))
+                    v = w
+                else:
+                    v = _UserMessage_F1(v, p + '/content', c)
             except Unrecognised as u:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
@@ -22754,6 +23173,12 @@ _AgentMessage_cls: Final = _m.AgentMessage
 _AgentMessage_F1: Final = _L6
 
 
+_AgentMessage_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_AgentMessage_F1_each: Final = _L5
+
+
 _AgentMessage_KNOWN: Final = frozenset({'_meta', 'content', 'messageId'})
 
 
@@ -22761,6 +23186,9 @@ _AgentMessageChunkSessionUpdate_cls: Final = _m.AgentMessageChunkSessionUpdate
 
 
 _AgentMessageChunkSessionUpdate_F2: Final = _L5
+
+
+_AgentMessageChunkSessionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _AgentMessageChunkSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'sessionUpdate'})
@@ -22772,6 +23200,12 @@ _AgentMessageSessionUpdate_cls: Final = _m.AgentMessageSessionUpdate
 _AgentMessageSessionUpdate_F2: Final = _L7
 
 
+_AgentMessageSessionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_AgentMessageSessionUpdate_F2_each: Final = _L5
+
+
 _AgentMessageSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'sessionUpdate'})
 
 
@@ -22779,6 +23213,9 @@ _UserMessageChunkSessionUpdate_cls: Final = _m.UserMessageChunkSessionUpdate
 
 
 _UserMessageChunkSessionUpdate_F2: Final = _L5
+
+
+_UserMessageChunkSessionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _UserMessageChunkSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'sessionUpdate'})
@@ -22790,6 +23227,12 @@ _UserMessageSessionUpdate_cls: Final = _m.UserMessageSessionUpdate
 _UserMessageSessionUpdate_F2: Final = _L8
 
 
+_UserMessageSessionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_UserMessageSessionUpdate_F2_each: Final = _L5
+
+
 _UserMessageSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'sessionUpdate'})
 
 
@@ -22799,6 +23242,9 @@ _AgentThoughtChunkSessionUpdate_cls: Final = _m.AgentThoughtChunkSessionUpdate
 _AgentThoughtChunkSessionUpdate_F2: Final = _L5
 
 
+_AgentThoughtChunkSessionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
 _AgentThoughtChunkSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'sessionUpdate'})
 
 
@@ -22806,6 +23252,12 @@ _AgentThoughtSessionUpdate_cls: Final = _m.AgentThoughtSessionUpdate
 
 
 _AgentThoughtSessionUpdate_F2: Final = _L9
+
+
+_AgentThoughtSessionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_AgentThoughtSessionUpdate_F2_each: Final = _L5
 
 
 _AgentThoughtSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'sessionUpdate'})
@@ -22821,6 +23273,9 @@ _ContentToolCallContent_cls: Final = _m.ContentToolCallContent
 
 
 _ContentToolCallContent_F1: Final = _L5
+
+
+_ContentToolCallContent_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _ContentToolCallContent_KNOWN: Final = frozenset({'_meta', 'content', 'type'})
@@ -22868,6 +23323,12 @@ _DiffToolCallContent_cls: Final = _m.DiffToolCallContent
 _DiffToolCallContent_F1: Final = _L11
 
 
+_DiffToolCallContent_F1_tags: Final = {'add': _load_AddDiffChange, 'delete': _load_DeleteDiffChange, 'modify': _load_ModifyDiffChange, 'move': _load_MoveDiffChange, 'copy': _load_CopyDiffChange}
+
+
+_DiffToolCallContent_F1_each: Final = _L10
+
+
 _DiffToolCallContent_F2: Final = _load_DiffPatch
 
 
@@ -22890,6 +23351,9 @@ _ToolCallContentChunkSessionUpdate_cls: Final = _m.ToolCallContentChunkSessionUp
 
 
 _ToolCallContentChunkSessionUpdate_F2: Final = _L12
+
+
+_ToolCallContentChunkSessionUpdate_F2_tags: Final = {'content': _load_ContentToolCallContent, 'diff': _load_DiffToolCallContent, 'terminal': _load_TerminalToolCallContent}
 
 
 _ToolCallContentChunkSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'sessionUpdate', 'toolCallId'})
@@ -22923,6 +23387,12 @@ _ToolCallUpdateSessionUpdate_cls: Final = _m.ToolCallUpdateSessionUpdate
 
 
 _ToolCallUpdateSessionUpdate_F6: Final = _L13
+
+
+_ToolCallUpdateSessionUpdate_F6_tags: Final = {'content': _load_ContentToolCallContent, 'diff': _load_DiffToolCallContent, 'terminal': _load_TerminalToolCallContent}
+
+
+_ToolCallUpdateSessionUpdate_F6_each: Final = _L12
 
 
 _ToolCallUpdateSessionUpdate_F7: Final = _L14
@@ -23036,6 +23506,9 @@ _PlanUpdateSessionUpdate_cls: Final = _m.PlanUpdateSessionUpdate
 _PlanUpdateSessionUpdate_F1: Final = _L16
 
 
+_PlanUpdateSessionUpdate_F1_tags: Final = {'items': _load_ItemsPlanUpdateContent, 'file': _load_FilePlanUpdateContent, 'markdown': _load_MarkdownPlanUpdateContent}
+
+
 _PlanUpdateSessionUpdate_KNOWN: Final = frozenset({'_meta', 'plan', 'sessionUpdate'})
 
 
@@ -23063,6 +23536,9 @@ _CommandAvailableCommand_cls: Final = _m.CommandAvailableCommand
 _CommandAvailableCommand_F3: Final = _L17
 
 
+_CommandAvailableCommand_F3_tags: Final = {'text': _load_TextAvailableCommandInput}
+
+
 _CommandAvailableCommand_KNOWN: Final = frozenset({'_meta', 'description', 'input', 'name', 'type'})
 
 
@@ -23076,6 +23552,12 @@ _AvailableCommandsUpdateSessionUpdate_cls: Final = _m.AvailableCommandsUpdateSes
 
 
 _AvailableCommandsUpdateSessionUpdate_F1: Final = _L19
+
+
+_AvailableCommandsUpdateSessionUpdate_F1_tags: Final = {'command': _load_CommandAvailableCommand}
+
+
+_AvailableCommandsUpdateSessionUpdate_F1_each: Final = _L18
 
 
 _AvailableCommandsUpdateSessionUpdate_KNOWN: Final = frozenset({'_meta', 'availableCommands', 'sessionUpdate'})
@@ -23126,6 +23608,12 @@ _ConfigOptionUpdateSessionUpdate_cls: Final = _m.ConfigOptionUpdateSessionUpdate
 _ConfigOptionUpdateSessionUpdate_F1: Final = _L25
 
 
+_ConfigOptionUpdateSessionUpdate_F1_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_ConfigOptionUpdateSessionUpdate_F1_each: Final = _L24
+
+
 _ConfigOptionUpdateSessionUpdate_KNOWN: Final = frozenset({'_meta', 'configOptions', 'sessionUpdate'})
 
 
@@ -23171,6 +23659,12 @@ _CompactionUpdateSessionUpdate_cls: Final = _m.CompactionUpdateSessionUpdate
 _CompactionUpdateSessionUpdate_F3: Final = _L26
 
 
+_CompactionUpdateSessionUpdate_F3_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_CompactionUpdateSessionUpdate_F3_each: Final = _L5
+
+
 _CompactionUpdateSessionUpdate_KNOWN: Final = frozenset({'_meta', 'compactionId', 'error', 'sessionUpdate', 'status', 'summary'})
 
 
@@ -23178,6 +23672,9 @@ _CompactionSummaryChunkSessionUpdate_cls: Final = _m.CompactionSummaryChunkSessi
 
 
 _CompactionSummaryChunkSessionUpdate_F2: Final = _L5
+
+
+_CompactionSummaryChunkSessionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _CompactionSummaryChunkSessionUpdate_KNOWN: Final = frozenset({'_meta', 'compactionId', 'content', 'sessionUpdate'})
@@ -23228,6 +23725,12 @@ _RunningStateUpdate_cls: Final = _m.RunningStateUpdate
 _RunningStateUpdate_F1: Final = _L28
 
 
+_RunningStateUpdate_F1_tags: Final = {'terminal': _load_TerminalBackgroundWork, 'tool_call': _load_ToolCallBackgroundWork, 'subagent': _load_SubagentBackgroundWork}
+
+
+_RunningStateUpdate_F1_each: Final = _L27
+
+
 _RunningStateUpdate_KNOWN: Final = frozenset({'_meta', 'background', 'state'})
 
 
@@ -23264,6 +23767,12 @@ _IdleStateUpdate_F1: Final = _load_Usage
 _IdleStateUpdate_F2: Final = _L28
 
 
+_IdleStateUpdate_F2_tags: Final = {'terminal': _load_TerminalBackgroundWork, 'tool_call': _load_ToolCallBackgroundWork, 'subagent': _load_SubagentBackgroundWork}
+
+
+_IdleStateUpdate_F2_each: Final = _L27
+
+
 _IdleStateUpdate_KNOWN: Final = frozenset({'_meta', 'background', 'state', 'stopReason', 'usage'})
 
 
@@ -23273,6 +23782,12 @@ _RequiresActionStateUpdate_cls: Final = _m.RequiresActionStateUpdate
 _RequiresActionStateUpdate_F1: Final = _L28
 
 
+_RequiresActionStateUpdate_F1_tags: Final = {'terminal': _load_TerminalBackgroundWork, 'tool_call': _load_ToolCallBackgroundWork, 'subagent': _load_SubagentBackgroundWork}
+
+
+_RequiresActionStateUpdate_F1_each: Final = _L27
+
+
 _RequiresActionStateUpdate_KNOWN: Final = frozenset({'_meta', 'background', 'state'})
 
 
@@ -23280,6 +23795,12 @@ _UnknownStateUpdate_cls: Final = _m.UnknownStateUpdate
 
 
 _UnknownStateUpdate_F1: Final = _L28
+
+
+_UnknownStateUpdate_F1_tags: Final = {'terminal': _load_TerminalBackgroundWork, 'tool_call': _load_ToolCallBackgroundWork, 'subagent': _load_SubagentBackgroundWork}
+
+
+_UnknownStateUpdate_F1_each: Final = _L27
 
 
 _UnknownStateUpdate_KNOWN: Final = frozenset({'_meta', 'background', 'state'})
@@ -23300,6 +23821,9 @@ _SubagentUpdateSessionUpdate_F4: Final = _load_SubagentSessionCapabilities
 _SubagentUpdateSessionUpdate_F5: Final = _L29
 
 
+_SubagentUpdateSessionUpdate_F5_tags: Final = {'running': _load_RunningStateUpdate, 'idle': _load_IdleStateUpdate, 'requires_action': _load_RequiresActionStateUpdate, 'unknown': _load_UnknownStateUpdate}
+
+
 _SubagentUpdateSessionUpdate_F7: Final = _L30
 
 
@@ -23312,6 +23836,12 @@ _SessionMessageSessionUpdate_cls: Final = _m.SessionMessageSessionUpdate
 _SessionMessageSessionUpdate_F6: Final = _L31
 
 
+_SessionMessageSessionUpdate_F6_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_SessionMessageSessionUpdate_F6_each: Final = _L5
+
+
 _SessionMessageSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'recipientMessageId', 'recipientSessionId', 'senderMessageId', 'senderSessionId', 'sessionUpdate'})
 
 
@@ -23319,6 +23849,9 @@ _SessionMessageChunkSessionUpdate_cls: Final = _m.SessionMessageChunkSessionUpda
 
 
 _SessionMessageChunkSessionUpdate_F2: Final = _L5
+
+
+_SessionMessageChunkSessionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _SessionMessageChunkSessionUpdate_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'sessionUpdate'})
@@ -23334,6 +23867,9 @@ _UpdateSessionNotification_cls: Final = _m.UpdateSessionNotification
 
 
 _UpdateSessionNotification_F1: Final = _L32
+
+
+_UpdateSessionNotification_F1_tags: Final = {'user_message_chunk': _load_UserMessageChunkSessionUpdate, 'user_message': _load_UserMessageSessionUpdate, 'agent_message_chunk': _load_AgentMessageChunkSessionUpdate, 'agent_message': _load_AgentMessageSessionUpdate, 'agent_thought_chunk': _load_AgentThoughtChunkSessionUpdate, 'agent_thought': _load_AgentThoughtSessionUpdate, 'state_update': _load_StateUpdateSessionUpdate, 'tool_call_content_chunk': _load_ToolCallContentChunkSessionUpdate, 'tool_call_update': _load_ToolCallUpdateSessionUpdate, 'terminal_update': _load_TerminalUpdateSessionUpdate, 'terminal_output_chunk': _load_TerminalOutputChunkSessionUpdate, 'plan_update': _load_PlanUpdateSessionUpdate, 'plan_removed': _load_PlanRemovedSessionUpdate, 'available_commands_update': _load_AvailableCommandsUpdateSessionUpdate, 'config_option_update': _load_ConfigOptionUpdateSessionUpdate, 'session_info_update': _load_SessionInfoUpdateSessionUpdate, 'usage_update': _load_UsageUpdateSessionUpdate, 'notice': _load_NoticeSessionUpdate, 'compaction_update': _load_CompactionUpdateSessionUpdate, 'compaction_summary_chunk': _load_CompactionSummaryChunkSessionUpdate, 'subagent_update': _load_SubagentUpdateSessionUpdate, 'session_message': _load_SessionMessageSessionUpdate, 'session_message_chunk': _load_SessionMessageChunkSessionUpdate}
 
 
 _UpdateSessionNotification_KNOWN: Final = frozenset({'_meta', 'sessionId', 'update'})
@@ -23381,6 +23917,12 @@ _ToolCallUpdate_cls: Final = _m.ToolCallUpdate
 _ToolCallUpdate_F5: Final = _L38
 
 
+_ToolCallUpdate_F5_tags: Final = {'content': _load_ContentToolCallContent, 'diff': _load_DiffToolCallContent, 'terminal': _load_TerminalToolCallContent}
+
+
+_ToolCallUpdate_F5_each: Final = _L12
+
+
 _ToolCallUpdate_F6: Final = _L39
 
 
@@ -23421,6 +23963,9 @@ _RequestPermissionRequest_F2_meta: Final[dict[str, Any]] = {'minItems': 1, 'requ
 
 
 _RequestPermissionRequest_F4: Final = _L40
+
+
+_RequestPermissionRequest_F4_tags: Final = {'tool_call': _load_ToolCallRequestPermissionSubject, 'command': _load_CommandRequestPermissionSubject}
 
 
 _RequestPermissionRequest_KNOWN: Final = frozenset({'_meta', 'description', 'options', 'sessionId', 'subject', 'title'})
@@ -23478,6 +24023,12 @@ _AgentThought_cls: Final = _m.AgentThought
 
 
 _AgentThought_F1: Final = _L43
+
+
+_AgentThought_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_AgentThought_F1_each: Final = _L5
 
 
 _AgentThought_KNOWN: Final = frozenset({'_meta', 'content', 'messageId'})
@@ -23601,6 +24152,12 @@ _AvailableCommandsUpdate_cls: Final = _m.AvailableCommandsUpdate
 
 
 _AvailableCommandsUpdate_F0: Final = _L49
+
+
+_AvailableCommandsUpdate_F0_tags: Final = {'command': _load_CommandAvailableCommand}
+
+
+_AvailableCommandsUpdate_F0_each: Final = _L18
 
 
 _AvailableCommandsUpdate_KNOWN: Final = frozenset({'_meta', 'availableCommands'})
@@ -23855,6 +24412,12 @@ _SystemPrompt_cls: Final = _m.SystemPrompt
 _SystemPrompt_F1: Final = _L55
 
 
+_SystemPrompt_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_SystemPrompt_F1_each: Final = _L5
+
+
 _SystemPrompt_KNOWN: Final = frozenset({'_meta', 'content', 'mode'})
 
 
@@ -23865,6 +24428,12 @@ _NewSessionRequest_F1: Final = _L30
 
 
 _NewSessionRequest_F2: Final = _L54
+
+
+_NewSessionRequest_F2_tags: Final = {'http': _load_HttpMcpServer, 'acp': _load_AcpMcpServer, 'stdio': _load_StdioMcpServer}
+
+
+_NewSessionRequest_F2_each: Final = _L53
 
 
 _NewSessionRequest_F3: Final = _load_SystemPrompt
@@ -23892,6 +24461,12 @@ _ForkSessionRequest_F2: Final = _L30
 
 
 _ForkSessionRequest_F3: Final = _L54
+
+
+_ForkSessionRequest_F3_tags: Final = {'http': _load_HttpMcpServer, 'acp': _load_AcpMcpServer, 'stdio': _load_StdioMcpServer}
+
+
+_ForkSessionRequest_F3_each: Final = _L53
 
 
 _ForkSessionRequest_F4: Final = _load_SystemPrompt
@@ -23939,7 +24514,16 @@ _ResumeSessionRequest_F2: Final = _L30
 _ResumeSessionRequest_F3: Final = _L54
 
 
+_ResumeSessionRequest_F3_tags: Final = {'http': _load_HttpMcpServer, 'acp': _load_AcpMcpServer, 'stdio': _load_StdioMcpServer}
+
+
+_ResumeSessionRequest_F3_each: Final = _L53
+
+
 _ResumeSessionRequest_F4: Final = _L56
+
+
+_ResumeSessionRequest_F4_tags: Final = {'start': _load_StartReplayFrom}
 
 
 _ResumeSessionRequest_F5: Final = _load_SystemPrompt
@@ -23958,6 +24542,12 @@ _PromptRequest_cls: Final = _m.PromptRequest
 
 
 _PromptRequest_F1: Final = _L55
+
+
+_PromptRequest_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_PromptRequest_F1_each: Final = _L5
 
 
 _PromptRequest_F1_meta: Final[dict[str, Any]] = {'minItems': 1, 'required': True, 'wire': 'prompt'}
@@ -24002,6 +24592,9 @@ _Command_cls: Final = _m.Command
 _Command_F2: Final = _L17
 
 
+_Command_F2_tags: Final = {'text': _load_TextAvailableCommandInput}
+
+
 _Command_KNOWN: Final = frozenset({'_meta', 'description', 'input', 'name'})
 
 
@@ -24017,6 +24610,9 @@ _CompactionSummaryChunk_cls: Final = _m.CompactionSummaryChunk
 _CompactionSummaryChunk_F1: Final = _L5
 
 
+_CompactionSummaryChunk_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
 _CompactionSummaryChunk_KNOWN: Final = frozenset({'_meta', 'compactionId', 'content'})
 
 
@@ -24024,6 +24620,12 @@ _CompactionUpdate_cls: Final = _m.CompactionUpdate
 
 
 _CompactionUpdate_F2: Final = _L59
+
+
+_CompactionUpdate_F2_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_CompactionUpdate_F2_each: Final = _L5
 
 
 _CompactionUpdate_KNOWN: Final = frozenset({'_meta', 'compactionId', 'error', 'status', 'summary'})
@@ -24035,6 +24637,12 @@ _ConfigOptionUpdate_cls: Final = _m.ConfigOptionUpdate
 _ConfigOptionUpdate_F0: Final = _L60
 
 
+_ConfigOptionUpdate_F0_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_ConfigOptionUpdate_F0_each: Final = _L24
+
+
 _ConfigOptionUpdate_KNOWN: Final = frozenset({'_meta', 'configOptions'})
 
 
@@ -24044,6 +24652,9 @@ _Content_cls: Final = _m.Content
 _Content_F0: Final = _L5
 
 
+_Content_F0_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
 _Content_KNOWN: Final = frozenset({'_meta', 'content'})
 
 
@@ -24051,6 +24662,9 @@ _ContentChunk_cls: Final = _m.ContentChunk
 
 
 _ContentChunk_F1: Final = _L5
+
+
+_ContentChunk_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _ContentChunk_KNOWN: Final = frozenset({'_meta', 'content', 'messageId'})
@@ -24072,6 +24686,12 @@ _Diff_cls: Final = _m.Diff
 
 
 _Diff_F0: Final = _L61
+
+
+_Diff_F0_tags: Final = {'add': _load_AddDiffChange, 'delete': _load_DeleteDiffChange, 'modify': _load_ModifyDiffChange, 'move': _load_MoveDiffChange, 'copy': _load_CopyDiffChange}
+
+
+_Diff_F0_each: Final = _L10
 
 
 _Diff_F1: Final = _load_DiffPatch
@@ -24227,7 +24847,19 @@ _ForkSessionResponse_cls: Final = _m.ForkSessionResponse
 _ForkSessionResponse_F1: Final = _L64
 
 
+_ForkSessionResponse_F1_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_ForkSessionResponse_F1_each: Final = _L24
+
+
 _ForkSessionResponse_F2: Final = _L65
+
+
+_ForkSessionResponse_F2_tags: Final = {'command': _load_CommandAvailableCommand}
+
+
+_ForkSessionResponse_F2_each: Final = _L18
 
 
 _ForkSessionResponse_KNOWN: Final = frozenset({'_meta', 'availableCommands', 'configOptions', 'sessionId'})
@@ -24273,6 +24905,12 @@ _InitializeResponse_F2: Final = _load_AgentCapabilities
 
 
 _InitializeResponse_F3: Final = _L67
+
+
+_InitializeResponse_F3_tags: Final = {'terminal': _load_TerminalAuthMethod, 'agent': _load_AgentAuthMethod}
+
+
+_InitializeResponse_F3_each: Final = _L66
 
 
 _InitializeResponse_KNOWN: Final = frozenset({'_meta', 'authMethods', 'capabilities', 'info', 'protocolVersion'})
@@ -24398,7 +25036,19 @@ _NewSessionResponse_cls: Final = _m.NewSessionResponse
 _NewSessionResponse_F1: Final = _L72
 
 
+_NewSessionResponse_F1_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_NewSessionResponse_F1_each: Final = _L24
+
+
 _NewSessionResponse_F2: Final = _L73
+
+
+_NewSessionResponse_F2_tags: Final = {'command': _load_CommandAvailableCommand}
+
+
+_NewSessionResponse_F2_each: Final = _L18
 
 
 _NewSessionResponse_KNOWN: Final = frozenset({'_meta', 'availableCommands', 'configOptions', 'sessionId'})
@@ -24476,6 +25126,9 @@ _PlanUpdate_cls: Final = _m.PlanUpdate
 _PlanUpdate_F0: Final = _L16
 
 
+_PlanUpdate_F0_tags: Final = {'items': _load_ItemsPlanUpdateContent, 'file': _load_FilePlanUpdateContent, 'markdown': _load_MarkdownPlanUpdateContent}
+
+
 _PlanUpdate_KNOWN: Final = frozenset({'_meta', 'plan'})
 
 
@@ -24551,6 +25204,9 @@ _RequestPermissionResponse_cls: Final = _m.RequestPermissionResponse
 _RequestPermissionResponse_F0: Final = _L77
 
 
+_RequestPermissionResponse_F0_tags: Final = {'cancelled': _load_CancelledRequestPermissionOutcome, 'selected': _load_SelectedRequestPermissionOutcome}
+
+
 _RequestPermissionResponse_KNOWN: Final = frozenset({'_meta', 'outcome'})
 
 
@@ -24587,6 +25243,9 @@ _SessionStatusResponse_cls: Final = _m.SessionStatusResponse
 _SessionStatusResponse_F1: Final = _L29
 
 
+_SessionStatusResponse_F1_tags: Final = {'running': _load_RunningStateUpdate, 'idle': _load_IdleStateUpdate, 'requires_action': _load_RequiresActionStateUpdate, 'unknown': _load_UnknownStateUpdate}
+
+
 _SessionStatusResponse_KNOWN: Final = frozenset({'_meta', 'state', 'status'})
 
 
@@ -24602,7 +25261,19 @@ _ResumeSessionResponse_cls: Final = _m.ResumeSessionResponse
 _ResumeSessionResponse_F0: Final = _L79
 
 
+_ResumeSessionResponse_F0_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_ResumeSessionResponse_F0_each: Final = _L24
+
+
 _ResumeSessionResponse_F1: Final = _L80
+
+
+_ResumeSessionResponse_F1_tags: Final = {'command': _load_CommandAvailableCommand}
+
+
+_ResumeSessionResponse_F1_each: Final = _L18
 
 
 _ResumeSessionResponse_KNOWN: Final = frozenset({'_meta', 'availableCommands', 'configOptions'})
@@ -24612,6 +25283,12 @@ _SetSessionConfigOptionResponse_cls: Final = _m.SetSessionConfigOptionResponse
 
 
 _SetSessionConfigOptionResponse_F0: Final = _L81
+
+
+_SetSessionConfigOptionResponse_F0_tags: Final = {'select': _load_SelectSessionConfigOption, 'boolean': _load_BooleanSessionConfigOption}
+
+
+_SetSessionConfigOptionResponse_F0_each: Final = _L24
 
 
 _SetSessionConfigOptionResponse_KNOWN: Final = frozenset({'_meta', 'configOptions'})
@@ -24707,6 +25384,12 @@ _SessionMessage_cls: Final = _m.SessionMessage
 _SessionMessage_F5: Final = _L85
 
 
+_SessionMessage_F5_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_SessionMessage_F5_each: Final = _L5
+
+
 _SessionMessage_KNOWN: Final = frozenset({'_meta', 'content', 'messageId', 'recipientMessageId', 'recipientSessionId', 'senderMessageId', 'senderSessionId'})
 
 
@@ -24714,6 +25397,9 @@ _SessionMessageChunk_cls: Final = _m.SessionMessageChunk
 
 
 _SessionMessageChunk_F1: Final = _L5
+
+
+_SessionMessageChunk_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
 
 
 _SessionMessageChunk_KNOWN: Final = frozenset({'_meta', 'content', 'messageId'})
@@ -24776,6 +25462,9 @@ _SubagentUpdate_F3: Final = _load_SubagentSessionCapabilities
 _SubagentUpdate_F4: Final = _L29
 
 
+_SubagentUpdate_F4_tags: Final = {'running': _load_RunningStateUpdate, 'idle': _load_IdleStateUpdate, 'requires_action': _load_RequiresActionStateUpdate, 'unknown': _load_UnknownStateUpdate}
+
+
 _SubagentUpdate_F6: Final = _L30
 
 
@@ -24833,6 +25522,9 @@ _ToolCallContentChunk_cls: Final = _m.ToolCallContentChunk
 _ToolCallContentChunk_F1: Final = _L12
 
 
+_ToolCallContentChunk_F1_tags: Final = {'content': _load_ContentToolCallContent, 'diff': _load_DiffToolCallContent, 'terminal': _load_TerminalToolCallContent}
+
+
 _ToolCallContentChunk_KNOWN: Final = frozenset({'_meta', 'content', 'toolCallId'})
 
 
@@ -24864,6 +25556,12 @@ _UserMessage_cls: Final = _m.UserMessage
 
 
 _UserMessage_F1: Final = _L86
+
+
+_UserMessage_F1_tags: Final = {'text': _load_TextContentBlock, 'image': _load_ImageContentBlock, 'audio': _load_AudioContentBlock, 'resource_link': _load_ResourceLinkContentBlock, 'resource': _load_ResourceContentBlock}
+
+
+_UserMessage_F1_each: Final = _L5
 
 
 _UserMessage_KNOWN: Final = frozenset({'_meta', 'content', 'messageId'})

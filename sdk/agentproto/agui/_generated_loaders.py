@@ -267,7 +267,17 @@ def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         v = d['patch']
     except KeyError:
         raise err('required', p, "missing required property 'patch'") from None
-    v = _ActivityDeltaEvent_F3(v, p + '/patch', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/patch'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('op')).__class__ is str and (fn := _ActivityDeltaEvent_F3_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_ActivityDeltaEvent_F3_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _ActivityDeltaEvent_F3(v, p + '/patch', c)
     o.patch = v
     if len(d) == 4:  # the required members, nothing else
         o.timestamp = None
@@ -1628,7 +1638,10 @@ def _load_AudioPart(d: Any, p: str, c: _Context) -> Any:
         v = d['source']
     except KeyError:
         raise err('required', p, "missing required property 'source'") from None
-    v = _AudioPart_F1(v, p + '/source', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _AudioPart_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/source', c)
+    else:
+        v = _AudioPart_F1(v, p + '/source', c)
     o.source = v
     if len(d) == 2:  # the required members, nothing else
         o.id = None
@@ -1990,7 +2003,10 @@ def _load_DocumentPart(d: Any, p: str, c: _Context) -> Any:
         v = d['source']
     except KeyError:
         raise err('required', p, "missing required property 'source'") from None
-    v = _DocumentPart_F1(v, p + '/source', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _DocumentPart_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/source', c)
+    else:
+        v = _DocumentPart_F1(v, p + '/source', c)
     o.source = v
     if len(d) == 2:  # the required members, nothing else
         o.id = None
@@ -2035,7 +2051,10 @@ def _load_ImagePart(d: Any, p: str, c: _Context) -> Any:
         v = d['source']
     except KeyError:
         raise err('required', p, "missing required property 'source'") from None
-    v = _ImagePart_F1(v, p + '/source', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _ImagePart_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/source', c)
+    else:
+        v = _ImagePart_F1(v, p + '/source', c)
     o.source = v
     if len(d) == 2:  # the required members, nothing else
         o.id = None
@@ -2290,7 +2309,10 @@ def _load_VideoPart(d: Any, p: str, c: _Context) -> Any:
         v = d['source']
     except KeyError:
         raise err('required', p, "missing required property 'source'") from None
-    v = _VideoPart_F1(v, p + '/source', c)
+    if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _VideoPart_F1_tags.get(t)) is not None:
+        v = fn(v, p + '/source', c)
+    else:
+        v = _VideoPart_F1(v, p + '/source', c)
     o.source = v
     if len(d) == 2:  # the required members, nothing else
         o.id = None
@@ -2571,7 +2593,17 @@ def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         v = d['messages']
     except KeyError:
         raise err('required', p, "missing required property 'messages'") from None
-    v = _MessagesSnapshotEvent_F1(v, p + '/messages', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/messages'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('role')).__class__ is str and (fn := _MessagesSnapshotEvent_F1_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_MessagesSnapshotEvent_F1_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _MessagesSnapshotEvent_F1(v, p + '/messages', c)
     o.messages = v
     if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
@@ -3301,7 +3333,17 @@ def _load_RunAgentInput(d: Any, p: str, c: _Context) -> Any:
         v = d['messages']
     except KeyError:
         raise err('required', p, "missing required property 'messages'") from None
-    v = _RunAgentInput_F2(v, p + '/messages', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/messages'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('role')).__class__ is str and (fn := _RunAgentInput_F2_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_RunAgentInput_F2_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _RunAgentInput_F2(v, p + '/messages', c)
     o.messages = v
     if len(d) == 3:  # the required members, nothing else
         o.protocol_version = None
@@ -3698,7 +3740,10 @@ def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         v = d['outcome']
         n += 1
         try:
-            v = _RunFinishedEvent_F4(v, p + '/outcome', c)
+            if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _RunFinishedEvent_F4_tags.get(t)) is not None:
+                v = fn(v, p + '/outcome', c)
+            else:
+                v = _RunFinishedEvent_F4(v, p + '/outcome', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -3865,7 +3910,17 @@ def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         v = d['delta']
     except KeyError:
         raise err('required', p, "missing required property 'delta'") from None
-    v = _StateDeltaEvent_F1(v, p + '/delta', c)
+    if c.diagnostics is None and v.__class__ is list:
+        q = p + '/delta'
+        w = []
+        for i, x in enumerate(v):
+            if x.__class__ is dict and (t := x.get('op')).__class__ is str and (fn := _StateDeltaEvent_F1_tags.get(t)) is not None:
+                w.append(fn(x, f'{q}/{i}', c))
+            else:
+                w.append(_StateDeltaEvent_F1_each(x, f'{q}/{i}', c))
+        v = w
+    else:
+        v = _StateDeltaEvent_F1(v, p + '/delta', c)
     o.delta = v
     if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
@@ -4295,7 +4350,10 @@ def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         v = d['outcome']
         n += 1
         try:
-            v = _SubagentFinishedEvent_F3(v, p + '/outcome', c)
+            if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _SubagentFinishedEvent_F3_tags.get(t)) is not None:
+                v = fn(v, p + '/outcome', c)
+            else:
+                v = _SubagentFinishedEvent_F3(v, p + '/outcome', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
@@ -6998,6 +7056,12 @@ _ActivityDeltaEvent_cls: Final = _m.ActivityDeltaEvent
 _ActivityDeltaEvent_F3: Final = _L1
 
 
+_ActivityDeltaEvent_F3_tags: Final = {'add': _load_AddOperation, 'remove': _load_RemoveOperation, 'replace': _load_ReplaceOperation, 'move': _load_MoveOperation, 'copy': _load_CopyOperation, 'test': _load_TestOperation}
+
+
+_ActivityDeltaEvent_F3_each: Final = _L0
+
+
 _ActivityDeltaEvent_F4_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
 
 
@@ -7214,6 +7278,9 @@ _AudioPart_cls: Final = _m.AudioPart
 _AudioPart_F1: Final = _L7
 
 
+_AudioPart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
+
+
 _AudioPart_KNOWN: Final = frozenset({'id', 'metadata', 'source', 'type'})
 
 
@@ -7262,6 +7329,9 @@ _DocumentPart_cls: Final = _m.DocumentPart
 _DocumentPart_F1: Final = _L7
 
 
+_DocumentPart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
+
+
 _DocumentPart_KNOWN: Final = frozenset({'id', 'metadata', 'source', 'type'})
 
 
@@ -7269,6 +7339,9 @@ _ImagePart_cls: Final = _m.ImagePart
 
 
 _ImagePart_F1: Final = _L7
+
+
+_ImagePart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
 
 
 _ImagePart_KNOWN: Final = frozenset({'id', 'metadata', 'source', 'type'})
@@ -7296,6 +7369,9 @@ _VideoPart_cls: Final = _m.VideoPart
 
 
 _VideoPart_F1: Final = _L7
+
+
+_VideoPart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
 
 
 _VideoPart_KNOWN: Final = frozenset({'id', 'metadata', 'source', 'type'})
@@ -7329,6 +7405,12 @@ _MessagesSnapshotEvent_cls: Final = _m.MessagesSnapshotEvent
 
 
 _MessagesSnapshotEvent_F1: Final = _L13
+
+
+_MessagesSnapshotEvent_F1_tags: Final = {'developer': _load_DeveloperMessage, 'system': _load_SystemMessage, 'assistant': _load_AssistantMessage, 'user': _load_UserMessage, 'tool': _load_ToolMessage, 'activity': _load_ActivityMessage, 'reasoning': _load_ReasoningMessage}
+
+
+_MessagesSnapshotEvent_F1_each: Final = _L12
 
 
 _MessagesSnapshotEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
@@ -7427,6 +7509,12 @@ _RunAgentInput_cls: Final = _m.RunAgentInput
 _RunAgentInput_F2: Final = _L13
 
 
+_RunAgentInput_F2_tags: Final = {'developer': _load_DeveloperMessage, 'system': _load_SystemMessage, 'assistant': _load_AssistantMessage, 'user': _load_UserMessage, 'tool': _load_ToolMessage, 'activity': _load_ActivityMessage, 'reasoning': _load_ReasoningMessage}
+
+
+_RunAgentInput_F2_each: Final = _L12
+
+
 _RunAgentInput_F6: Final = _L2
 
 
@@ -7508,6 +7596,9 @@ _RunFinishedEvent_cls: Final = _m.RunFinishedEvent
 _RunFinishedEvent_F4: Final = _L20
 
 
+_RunFinishedEvent_F4_tags: Final = {'success': _load_RunFinishedSuccessOutcome, 'interrupt': _load_RunFinishedInterruptOutcome, 'cancelled': _load_RunFinishedCancelledOutcome}
+
+
 _RunFinishedEvent_F5: Final = _L18
 
 
@@ -7533,6 +7624,12 @@ _StateDeltaEvent_cls: Final = _m.StateDeltaEvent
 
 
 _StateDeltaEvent_F1: Final = _L1
+
+
+_StateDeltaEvent_F1_tags: Final = {'add': _load_AddOperation, 'remove': _load_RemoveOperation, 'replace': _load_ReplaceOperation, 'move': _load_MoveOperation, 'copy': _load_CopyOperation, 'test': _load_TestOperation}
+
+
+_StateDeltaEvent_F1_each: Final = _L0
 
 
 _StateDeltaEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
@@ -7596,6 +7693,9 @@ _SubagentFinishedEvent_cls: Final = _m.SubagentFinishedEvent
 
 
 _SubagentFinishedEvent_F3: Final = _L21
+
+
+_SubagentFinishedEvent_F3_tags: Final = {'success': _load_SubagentFinishedSuccessOutcome, 'suspended': _load_SubagentFinishedSuspendedOutcome}
 
 
 _SubagentFinishedEvent_F4_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
