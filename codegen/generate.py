@@ -211,9 +211,15 @@ def generate(source: Source, out: Path, module: str | None = None) -> None:
         text += tables.text
         text += f'\n\n_SCHEMA_SHA256 = "{source.sha256}"\n'
         out.write_text(drop_unused_imports(text), encoding="utf-8")
-    loaders = loaders_module_text(
-        out, module or target_module(source), header(source), source.sha256
-    )
+    _write_loaders(source, out, module or target_module(source))
+
+
+def _write_loaders(source: Source, out: Path, module: str) -> None:
+    """The loaders module of the classes module just written to ``out``."""
+    # AG-UI holds the events it sends to the schema (dump_event, the encoders): it gets
+    # checked dumpers; ACP sends what its typed API built
+    checked = source.protocol == "agui"
+    loaders = loaders_module_text(out, module, header(source), source.sha256, checked=checked)
     loaders_path(out).write_text(drop_unused_imports(loaders), encoding="utf-8")
 
 

@@ -33,6 +33,7 @@ from agentproto._core import describe, errors, loaderkit, unset, wirechecks
 from agentproto._core.converter import _PLAIN_LOADERS, WireConverter
 from agentproto._core.loadersource import class_dumper_lines, class_loader_lines, loader_env
 from agentproto._core.wirechecks import _is_union, _unwrap_annotated
+from codegen.checked import checked_dumper_lines, checked_name
 
 __all__ = ["loaders_module_text", "loaders_path"]
 
@@ -88,13 +89,16 @@ def _render(value: Any) -> str:
 class LoaderWriter(WireConverter):
     """The converter, writing the loaders it would compile into module source."""
 
-    def __init__(self, namespace: types.ModuleType) -> None:
+    def __init__(self, namespace: types.ModuleType, *, checked: bool) -> None:
         super().__init__(namespace)
+        self._write_checked = checked
         self._refs: dict[Any, _Ref] = {}
         self._functions: list[str] = []  # class loaders and dumpers
         self._made: list[str] = []  # factory calls, each after what it refers to
         self._names: list[str] = []  # per-class names, after the factory calls
         self._shared: dict[str, Any] = {}
+        self._checked: list[str] = []  # checked dumpers (codegen/checked.py)
+        self._checked_tables: list[str] = []
 
     def loader(self, tp: Any) -> Any:
         tp = _unwrap_annotated(tp)
@@ -121,6 +125,9 @@ class LoaderWriter(WireConverter):
         signature = f"_load_{cls.__name__}{_LOADER_SIGNATURE}"
         lines = class_loader_lines(cls, self.hints(cls), self._value_code, env, signature, prefix)
         self._functions.append("\n".join(lines))
+        if self._write_checked:
+            checked = checked_dumper_lines(self, cls, env, prefix, self._checked_tables)
+            self._checked.append("\n".join(checked))
         for key, value in env.items():
             if key.startswith(prefix):
                 shown = f"_m.{value.__name__}" if key == f"{prefix}cls" else _render(value)
@@ -156,14 +163,22 @@ class LoaderWriter(WireConverter):
             *self._imports(module, stamp),
             *self._functions,
             *dumpers,
+            *self._checked,
             *self._made,
             *self._names,
+            *self._checked_tables,
             "LOADERS: Final[dict[Any, Loader]] = {\n" + "\n".join(table) + "\n}",
             "DUMPERS: Final[dict[type, Dumper]] = {\n"
             + "\n".join(f"    _m.{c.__name__}: _dump_{c.__name__}," for c in classes)
             + "\n}",
             "dv: Final = value_dumper(DUMPERS, dump_foreign)",
         ]
+        if self._write_checked:
+            parts.append(
+                "CHECKED_DUMPERS: Final[dict[type, CheckedDumper]] = {\n"
+                + "\n".join(f"    _m.{c.__name__}: {checked_name(c)}," for c in classes)
+                + "\n}"
+            )
         return "\n\n\n".join(parts) + "\n"
 
     def _imports(self, module: str, stamp: str) -> list[str]:
@@ -172,6 +187,8 @@ class LoaderWriter(WireConverter):
         wanted = {
             "Loader": loaderkit.Loader,
             "Dumper": loaderkit.Dumper,
+            "CheckedDumper": loaderkit.CheckedDumper,
+            "SlowPath": loaderkit.SlowPath,
             "_Context": wirechecks._Context,
             "value_dumper": loaderkit.value_dumper,
             "dump_foreign": loaderkit.dump_foreign,
@@ -249,7 +266,9 @@ def _imported(path: Path, module: str) -> Iterator[types.ModuleType]:
             sys.modules[module] = before
 
 
-def loaders_module_text(classes_path: Path, module: str, header: str, stamp: str) -> str:
+def loaders_module_text(
+    classes_path: Path, module: str, header: str, stamp: str, *, checked: bool
+) -> str:
     """The sealed loaders module of the classes module at ``classes_path``.
 
     Args:
@@ -257,6 +276,8 @@ def loaders_module_text(classes_path: Path, module: str, header: str, stamp: str
         module: its dotted name (``agentproto.agui._generated``).
         header: the provenance line the module starts with.
         stamp: the schema hash both modules carry.
+        checked: also write a checked dumper per class and their ``CHECKED_DUMPERS``
+            table (codegen/checked.py).
     """
     with _imported(classes_path, module) as namespace:
-        return header + "\n\n" + LoaderWriter(namespace).write(module, stamp)
+        return header + "\n\n" + LoaderWriter(namespace, checked=checked).write(module, stamp)

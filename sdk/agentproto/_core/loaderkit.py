@@ -37,7 +37,9 @@ from agentproto._core.wirechecks import (
 )
 
 __all__ = [
+    "CheckedDumper",
     "Loader",
+    "SlowPath",
     "any_loader",
     "by_method_loader",
     "check_stamp",
@@ -264,6 +266,20 @@ def reject_unknown(d: dict[str, Any], path: str, ctx: _Context, known: frozenset
 
 
 Dumper = Callable[[Any], Any]
+CheckedDumper = Callable[[Any, _Context], Any]
+"""``dump(obj, ctx)``: the JSON of ``obj``, held to the schema as it is written."""
+
+
+class SlowPath(Exception):
+    """Raised by a checked dumper at a value it cannot vouch for with its quick checks.
+
+    A checked dumper (one per class in a sealed loaders module) writes a class's JSON
+    and checks each value as it goes, by class identity and the loader's own value
+    checks; it only ever accepts what loading its output strictly would accept. Any
+    value it is unsure of (a subclass, a plain dict in place of an object, extra
+    members) raises this, and the caller dumps and checks the slow way, which gives
+    the verdict and every problem.
+    """
 
 
 def value_dumper(dumpers: Mapping[type, Dumper], other: Dumper) -> Dumper:

@@ -37,7 +37,7 @@ from agentproto._core.wirechecks import (
     escape_pointer,
 )
 
-__all__ = ["class_dumper_lines", "class_loader_lines", "loader_env"]
+__all__ = ["class_dumper_lines", "class_loader_lines", "loader_env", "loader_fields"]
 
 ValueCode = Callable[[Any, dict[str, Any], str, str, dict[str, Any]], list[str]]
 """``(type, field metadata, slot name, path expression, env)`` → lines checking ``v``."""
@@ -60,6 +60,15 @@ def loader_env(cls: type, prefix: str) -> dict[str, Any]:
         "unknown": reject_unknown,
         "Unrecognised": Unrecognised,
     }
+
+
+def loader_fields(cls: type) -> list[Any]:
+    """The fields a class loader reads, in its order: the required ones first (the
+    loader's per-field names are numbered in this order)."""
+    return sorted(
+        (f for f in attrs.fields(cls) if not f.metadata.get("extra")),
+        key=lambda f: not f.metadata.get("required"),
+    )
 
 
 def _absent(meta: Any) -> str:
@@ -87,10 +96,7 @@ def class_loader_lines(
         "        raise type_error('object', d, p)",
         f"    o: Any = new({prefix}cls)",
     ]
-    ordered = sorted(
-        (f for f in attrs.fields(cls) if not f.metadata.get("extra")),
-        key=lambda f: not f.metadata.get("required"),
-    )
+    ordered = loader_fields(cls)
     n_required = sum(1 for f in ordered if f.metadata.get("required"))
     lines.append(f"    n = {n_required}  # the members read: the required ones, then each other")
     defaults = [f"o.{f.name} = {_absent(f.metadata)}" for f in ordered[n_required:]]

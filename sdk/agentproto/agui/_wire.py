@@ -12,8 +12,8 @@ from agentproto._core.converter import (
     python_context,
 )
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import SchemaError
-from agentproto._core.loaderkit import Loader
+from agentproto._core.errors import AgentProtoError, SchemaError
+from agentproto._core.loaderkit import CheckedDumper, Loader, SlowPath
 from agentproto._core.problems import with_all_problems
 from agentproto.agui import _generated, _generated_loaders
 from agentproto.agui._generated import Event, Message, RunAgentInput
@@ -36,6 +36,11 @@ EVENT_LOADERS: dict[str, Loader] = {
 }
 """The loader of each event type's class (what :data:`_load_event` dispatches to)."""
 _PYTHON_CONTEXT = python_context(None)
+_CHECKED_DUMPERS: dict[type, CheckedDumper] = {
+    cls: _generated_loaders.CHECKED_DUMPERS[cls] for cls in EVENT_CLASSES.values()
+}
+"""The checked dumper of each event class (the members of ``Event`` only: an object of
+another class is no event, which the slow way reports)."""
 
 
 def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Event:
@@ -95,9 +100,28 @@ def dump_event(event: Event, *, check: bool = True) -> dict[str, Any]:
         SchemaError: with ``check``, the event does not match the schema; its
             ``problems`` list every problem, each at its wire location.
     """
-    wire: dict[str, Any] = _converter.dump(event)
     if check:
-        check_wire(wire, _PYTHON_CONTEXT)
+        return dump_checked(event, _PYTHON_CONTEXT)
+    wire: dict[str, Any] = _converter.dump(event)
+    return wire
+
+
+def dump_checked(event: Event, ctx: _Context = _STRICT) -> dict[str, Any]:
+    """The wire JSON of ``event``, held to the schema: what :func:`check_wire` of its
+    dump would accept, else the error it raises (``ctx`` as there).
+
+    The event's checked dumper checks each value as it writes it; at anything it cannot
+    vouch for (or any problem) the event is dumped and checked the slow way, which
+    decides and lists every problem.
+    """
+    fast = _CHECKED_DUMPERS.get(event.__class__)
+    if fast is not None:
+        try:
+            return fast(event, ctx)  # type: ignore[no-any-return]
+        except (SlowPath, Unrecognised, AgentProtoError):
+            pass
+    wire: dict[str, Any] = _converter.dump(event)
+    check_wire(wire, ctx)
     return wire
 
 
