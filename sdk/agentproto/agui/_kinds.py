@@ -277,6 +277,7 @@ FAMILIES: Final[Mapping[str, Family]] = {
 MESSAGE_CLASSES: Final[Mapping[str, type]] = _by_tag(Message, "role")
 """Every generated message class by its ``role`` tag."""
 MESSAGE_ROLES: Final = frozenset(MESSAGE_CLASSES)
+"""The roles the generated ``Message`` union has a class for."""
 
 
 def _const(tag: str, wire: str) -> frozenset[str]:
@@ -288,7 +289,6 @@ def _const(tag: str, wire: str) -> frozenset[str]:
 
 REASONING_ROLES: Final = _const("REASONING_MESSAGE_START", "role") & MESSAGE_ROLES
 """The roles a ``REASONING_MESSAGE_START`` creates messages with (its ``role`` const)."""
-"""The roles the generated ``Message`` union has a class for."""
 TEXT_ROLES: Final = frozenset(get_args(TextMessageRole)) & MESSAGE_ROLES
 """The roles a ``TEXT_MESSAGE_START`` may create a message with: the schema's
 ``TextMessageRole`` values that name a message class. A value the schema lists but no
