@@ -49,12 +49,9 @@ class Consumer:
             JSON); its ``state`` is the baseline for state deltas (absent means
             ``{}``), its messages the starting conversation, its ``threadId`` what
             ``RUN_STARTED``/``RUN_FINISHED`` must carry.
-        protocol_version: the ``MAJOR.MINOR`` this client speaks.
-        peer_version: the newest version an old peer speaks, when pinned to one.
-        middleware: hooks applied in order to each raw event after the boundary.
-        transport: framing of :meth:`feed_bytes`: ``"sse"`` or ``"jsonl"``.
-        max_event_bytes: largest single event accepted from bytes.
-        max_depth: deepest JSON nesting accepted.
+        protocol_version, peer_version, middleware, transport, max_event_bytes, max_depth:
+            the options of stages 1-4, passed on to the
+            :class:`~agentproto.agui.EventDecoder` (which documents them).
         max_state_nodes: most JSON values state deltas may grow the state to
             (see :class:`~agentproto.agui.Conversation`).
         max_activity_nodes: the same for each activity's content.

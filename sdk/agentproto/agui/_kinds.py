@@ -201,65 +201,48 @@ ATTRIBUTED: Final = (
 """The events whose ``subagentRunId`` attributes them to a subagent (read from the schema)."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen
 class Family:
     """One family of streamed items: its events and the wire name of its id.
+
+    A family is checked as it is built: every type it names must be a generated event
+    type that carries ``id_wire`` (a regeneration that renames one fails at import).
 
     Attributes:
         name: ``text``, ``tool``, ``reasoning`` or ``span``.
         noun: what an item is called in messages.
         id_wire: the wire name of the item's id on every event of the family.
-        id_attr: the same field's Python attribute.
         start: the opener's type; ``content`` and ``end`` the continuations'
             (``content`` is ``None`` for a family without one).
         chunk: the shorthand type that expands into this family, if any.
         repeated: wire names of the opener's fields a continuation chunk may repeat,
             only with the same value.
         defaults: what such a field means when the opener left it out.
+        id_attr: the Python attribute of the ``id_wire`` field (read from the schema).
     """
 
     name: str
     noun: str
     id_wire: str
-    id_attr: str
     start: str
     content: str | None
     end: str
     chunk: str | None = None
-    repeated: tuple[str, ...] = ()
-    defaults: Mapping[str, str] = attrs.field(factory=dict)
+    repeated: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    defaults: Mapping[str, str] = attrs.field(factory=dict, kw_only=True)
+    id_attr: str = attrs.field(init=False)
+
+    @id_attr.default
+    def _id_attr(self) -> str:
+        types = (self.start, *self.continuations, self.chunk)
+        for tag in kinds(*(t for t in types if t is not None)):
+            attribute(EVENT_CLASSES[tag], self.id_wire)
+        return attribute(EVENT_CLASSES[self.start], self.id_wire)
 
     @property
     def continuations(self) -> tuple[str, ...]:
         """The types that continue an open item (CONTENT/ARGS and END)."""
         return tuple(t for t in (self.content, self.end) if t is not None)
-
-
-def _family(
-    name: str,
-    noun: str,
-    id_wire: str,
-    start: str,
-    content: str | None,
-    end: str,
-    chunk: str | None = None,
-    **extra: Any,
-) -> Family:
-    """A family whose types are all generated and all carry ``id_wire``."""
-    for tag in kinds(*(t for t in (start, content, end, chunk) if t is not None)):
-        attribute(EVENT_CLASSES[tag], id_wire)
-    id_attr = attribute(EVENT_CLASSES[start], id_wire)
-    return Family(
-        name=name,
-        noun=noun,
-        id_wire=id_wire,
-        id_attr=id_attr,
-        start=start,
-        content=content,
-        end=end,
-        chunk=chunk,
-        **extra,
-    )
 
 
 _TEXT = ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "TEXT_MESSAGE_CHUNK")
@@ -273,19 +256,19 @@ _REASONING = (
 FAMILIES: Final[Mapping[str, Family]] = {
     family.name: family
     for family in (
-        _family(
+        Family(
             "text", "text message", "messageId", *_TEXT,
             repeated=("role", "name"), defaults={"role": "assistant"},
         ),
-        _family(
+        Family(
             "tool", "tool call", "toolCallId", *_TOOL,
             repeated=("toolCallName", "parentMessageId"),
         ),
-        _family(
+        Family(
             "reasoning", "reasoning message", "messageId", *_REASONING,
             defaults={"role": "reasoning"},
         ),
-        _family("span", "reasoning span", "messageId", "REASONING_START", None, "REASONING_END"),
+        Family("span", "reasoning span", "messageId", "REASONING_START", None, "REASONING_END"),
     )
 }  # fmt: skip
 """The streamed item families, by name."""
@@ -294,6 +277,7 @@ FAMILIES: Final[Mapping[str, Family]] = {
 MESSAGE_CLASSES: Final[Mapping[str, type]] = _by_tag(Message, "role")
 """Every generated message class by its ``role`` tag."""
 MESSAGE_ROLES: Final = frozenset(MESSAGE_CLASSES)
+"""The roles the generated ``Message`` union has a class for."""
 
 
 def _const(tag: str, wire: str) -> frozenset[str]:
@@ -305,7 +289,6 @@ def _const(tag: str, wire: str) -> frozenset[str]:
 
 REASONING_ROLES: Final = _const("REASONING_MESSAGE_START", "role") & MESSAGE_ROLES
 """The roles a ``REASONING_MESSAGE_START`` creates messages with (its ``role`` const)."""
-"""The roles the generated ``Message`` union has a class for."""
 TEXT_ROLES: Final = frozenset(get_args(TextMessageRole)) & MESSAGE_ROLES
 """The roles a ``TEXT_MESSAGE_START`` may create a message with: the schema's
 ``TextMessageRole`` values that name a message class. A value the schema lists but no
