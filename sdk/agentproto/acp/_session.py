@@ -38,17 +38,8 @@ from typing import Any
 from agentproto._core.diagnostics import Diagnostic, DiagnosticLog
 from agentproto._core.errors import LimitError, SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
+from agentproto.acp import _records as records
 from agentproto.acp._entities import ENTITY_NAMES
-from agentproto.acp._records import (
-    CompactionState,
-    MessageState,
-    PlanState,
-    SessionInfoState,
-    SessionMessageState,
-    SubagentState,
-    TerminalState,
-    ToolCallState,
-)
 from agentproto.acp._rules import LATEST, Rule, build_rules, tool_call_rule
 from agentproto.acp._wire import _converter
 
@@ -145,15 +136,15 @@ class SessionState:
         tables: dict[str, dict[str, Any]] = {name: {} for name in ENTITY_NAMES}
         tables["plan"] = {}
         self._tables = tables
-        self.tool_calls: dict[str, ToolCallState] = tables["tool_call"]
-        self.terminals: dict[str, TerminalState] = tables["terminal"]
-        self.user_messages: dict[str, MessageState] = tables["user_message"]
-        self.agent_messages: dict[str, MessageState] = tables["agent_message"]
-        self.agent_thoughts: dict[str, MessageState] = tables["agent_thought"]
-        self.compactions: dict[str, CompactionState] = tables["compaction"]
-        self.subagents: dict[str, SubagentState] = tables["subagent"]
-        self.session_messages: dict[str, SessionMessageState] = tables["session_message"]
-        self.plans: dict[str, PlanState] = tables["plan"]
+        self.tool_calls: dict[str, records.ToolCallState] = tables["tool_call"]
+        self.terminals: dict[str, records.TerminalState] = tables["terminal"]
+        self.user_messages: dict[str, records.MessageState] = tables["user_message"]
+        self.agent_messages: dict[str, records.MessageState] = tables["agent_message"]
+        self.agent_thoughts: dict[str, records.MessageState] = tables["agent_thought"]
+        self.compactions: dict[str, records.CompactionState] = tables["compaction"]
+        self.subagents: dict[str, records.SubagentState] = tables["subagent"]
+        self.session_messages: dict[str, records.SessionMessageState] = tables["session_message"]
+        self.plans: dict[str, records.PlanState] = tables["plan"]
         self.available_commands: v2.AvailableCommandsUpdateSessionUpdate | None = None
         self.config_options: v2.ConfigOptionUpdateSessionUpdate | None = None
         self.usage: v2.UsageUpdateSessionUpdate | None = None
@@ -165,13 +156,13 @@ class SessionState:
         self._order: dict[str, None] = {}
 
     @property
-    def session_info(self) -> SessionInfoState | None:
+    def session_info(self) -> records.SessionInfoState | None:
         """The session information, once reported."""
-        info: SessionInfoState | None = self._tables["session_info"].get("")
+        info: records.SessionInfoState | None = self._tables["session_info"].get("")
         return info
 
     @session_info.setter
-    def session_info(self, info: SessionInfoState | None) -> None:
+    def session_info(self, info: records.SessionInfoState | None) -> None:
         table = self._tables["session_info"]
         table.clear()
         if info is not None:
@@ -220,7 +211,7 @@ class SessionState:
             )
         rule(self, update)
 
-    def apply_tool_call(self, tool_call: v2.ToolCallUpdate) -> ToolCallState:
+    def apply_tool_call(self, tool_call: v2.ToolCallUpdate) -> records.ToolCallState:
         """Apply a tool call upsert that is not a notification (a permission subject's).
 
         Args:
@@ -238,7 +229,7 @@ class SessionState:
             raise UsageError(
                 "acp.bad-update", f"expected a ToolCallUpdate, not {type(tool_call).__name__}"
             )
-        call: ToolCallState = tool_call_rule(self, tool_call)
+        call: records.ToolCallState = tool_call_rule(self, tool_call)
         return call
 
     def apply_permission_request(self, request: v2.RequestPermissionRequest) -> None:

@@ -11,12 +11,13 @@ module on first use of a name it defines.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import aclosing
+from contextlib import aclosing, contextmanager, suppress
 from typing import Any, Final, Generic, TypeVar, cast
 
 import httpx
 
 from agentproto._core.errors import AgentProtoError, UsageError
+from agentproto.agui._consumer import Consumer
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._decoder import Middleware, Transport
 from agentproto.agui._generated import Event, Message
@@ -24,6 +25,7 @@ from agentproto.agui._http_run import (
     ERROR_BODY_BYTES,
     AgentThread,
     HttpError,
+    HttpStatusError,
     HttpTimeoutError,
     _Exchange,
 )
@@ -109,20 +111,53 @@ class _HttpBase(AgentThread, Generic[_Client]):
             url=self.url,
         )
 
-    def _broken(self, exchange: _Exchange, exc: httpx.HTTPError | None) -> AgentProtoError | None:
-        """What to raise for a stream that broke (``exc``) or ran over time (``None``):
-        nothing when every run had ended, or when the consumer's close will say it
-        was truncated."""
-        error = self._error(exc) if exc is not None else exchange.over_time()
-        if error is None or exchange.lost(error):
-            return None
-        return error if isinstance(error, HttpTimeoutError) else None
+    def _opened(self, exchange: _Exchange, response: httpx.Response) -> Consumer:
+        """The consumer for a 2xx answer (raises for a type that is not a stream)."""
+        return exchange.open(
+            response.status_code, response.reason_phrase, response.headers.get("content-type")
+        )
+
+    def _refused(
+        self, exchange: _Exchange, response: httpx.Response, raw: bytes
+    ) -> HttpStatusError:
+        """The error for a non-2xx answer whose body starts with ``raw``."""
+        return exchange.status_error(
+            response.status_code, response.reason_phrase, response.headers, raw
+        )
+
+    def _broke(self, exchange: _Exchange, exc: httpx.HTTPError, cause: list[BaseException]) -> None:
+        """The stream broke with ``exc``: returns (the stream then ends) when every run
+        had ended, or when the consumer's close will say it was truncated; raises a
+        timeout."""
+        cause.append(exc)
+        error = self._error(exc)
+        if not exchange.lost(error) and isinstance(error, HttpTimeoutError):
+            raise error from exc
 
 
-def _chained(error: AgentProtoError, cause: BaseException | None) -> AgentProtoError:
-    if cause is not None and error.__cause__ is None:
-        error.__cause__ = cause
-    return error
+@contextmanager
+def _running(exchange: _Exchange) -> Iterator[list[BaseException]]:
+    """One run's stream, from :meth:`~_Exchange.begin` to :meth:`~_Exchange.settle`.
+
+    Gives the list where the stream's reader puts the transport failure behind a
+    truncation (the cause of the error it ends with). A stream that stops early
+    cancels the run: for its error, or for a ``break``, a cancelled task, a
+    ``KeyboardInterrupt``, ...
+    """
+    exchange.begin()
+    cause: list[BaseException] = []
+    try:
+        yield cause
+    except AgentProtoError as error:
+        if cause and error.__cause__ is None:
+            error.__cause__ = cause[0]
+        exchange.cancel(error)
+        raise
+    except BaseException:
+        exchange.cancel(None)
+        raise
+    finally:
+        exchange.settle()
 
 
 def _generator(events: AsyncIterator[Event]) -> AsyncGenerator[Event, None]:
@@ -219,9 +254,7 @@ class HttpAgent(_HttpBase[httpx.Client]):
         return self._stream(self._prepare(messages, run_id, options))
 
     def _stream(self, exchange: _Exchange) -> Iterator[Event]:
-        exchange.begin()
-        cause: list[BaseException] = []
-        try:
+        with _running(exchange) as cause:
             try:
                 response = self._client.send(self._request(exchange), stream=True)
             except httpx.HTTPError as exc:
@@ -231,53 +264,28 @@ class HttpAgent(_HttpBase[httpx.Client]):
                 yield from iter_events(self._chunks(exchange, response, cause), consumer=consumer)
             finally:
                 response.close()
-        except AgentProtoError as error:
-            exchange.cancel(_chained(error, cause[0] if cause else None))
-            raise
-        except BaseException:  # GeneratorExit (a break), KeyboardInterrupt, ...
-            exchange.cancel(None)
-            raise
-        finally:
-            exchange.settle()
 
-    def _open(self, exchange: _Exchange, response: httpx.Response) -> Any:
-        if not response.is_success:
-            raw = b""
-            try:
-                for chunk in response.iter_bytes():
-                    raw += chunk
-                    if len(raw) >= ERROR_BODY_BYTES:
-                        break
-            except httpx.HTTPError:
-                pass  # what arrived is what the error shows
-            raise exchange.status_error(
-                response.status_code, response.reason_phrase, response.headers, raw
-            )
-        return exchange.open(
-            response.status_code, response.reason_phrase, response.headers.get("content-type")
-        )
+    def _open(self, exchange: _Exchange, response: httpx.Response) -> Consumer:
+        if response.is_success:
+            return self._opened(exchange, response)
+        raw = b""
+        with suppress(httpx.HTTPError):  # what arrived is what the error shows
+            for chunk in response.iter_bytes():
+                raw += chunk
+                if len(raw) >= ERROR_BODY_BYTES:
+                    break
+        raise self._refused(exchange, response, raw)
 
     def _chunks(
         self, exchange: _Exchange, response: httpx.Response, cause: list[BaseException]
     ) -> Iterator[bytes]:
-        chunks = response.iter_bytes()
-        while True:
-            try:
-                chunk = next(chunks)
-            except StopIteration:
-                return
-            except httpx.HTTPError as exc:
-                cause.append(exc)
-                error = self._broken(exchange, exc)
-                if error is None:
-                    return  # every run ended, or close() reports the truncation
-                raise error from exc
-            yield chunk
-            if exchange.over_time() is not None:
-                error = self._broken(exchange, None)
-                if error is None:
+        try:
+            for chunk in response.iter_bytes():
+                yield chunk
+                if exchange.late():
                     return
-                raise error
+        except httpx.HTTPError as exc:
+            self._broke(exchange, exc, cause)
 
     def close(self) -> None:
         """Close the client the agent made (a client given to it stays open)."""
@@ -309,9 +317,7 @@ class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
         return self._stream(self._prepare(messages, run_id, options))
 
     async def _stream(self, exchange: _Exchange) -> AsyncIterator[Event]:
-        exchange.begin()
-        cause: list[BaseException] = []
-        try:
+        with _running(exchange) as cause:
             try:
                 request = self._request(exchange)
                 response = await self._client.send(request, stream=True)
@@ -327,53 +333,28 @@ class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
                         yield event
             finally:
                 await response.aclose()
-        except AgentProtoError as error:
-            exchange.cancel(_chained(error, cause[0] if cause else None))
-            raise
-        except BaseException:  # CancelledError, GeneratorExit (aclose), ...
-            exchange.cancel(None)
-            raise
-        finally:
-            exchange.settle()
 
-    async def _open(self, exchange: _Exchange, response: httpx.Response) -> Any:
-        if not response.is_success:
-            raw = b""
-            try:
-                async for chunk in response.aiter_bytes():
-                    raw += chunk
-                    if len(raw) >= ERROR_BODY_BYTES:
-                        break
-            except httpx.HTTPError:
-                pass  # what arrived is what the error shows
-            raise exchange.status_error(
-                response.status_code, response.reason_phrase, response.headers, raw
-            )
-        return exchange.open(
-            response.status_code, response.reason_phrase, response.headers.get("content-type")
-        )
+    async def _open(self, exchange: _Exchange, response: httpx.Response) -> Consumer:
+        if response.is_success:
+            return self._opened(exchange, response)
+        raw = b""
+        with suppress(httpx.HTTPError):  # what arrived is what the error shows
+            async for chunk in response.aiter_bytes():
+                raw += chunk
+                if len(raw) >= ERROR_BODY_BYTES:
+                    break
+        raise self._refused(exchange, response, raw)
 
     async def _chunks(
         self, exchange: _Exchange, response: httpx.Response, cause: list[BaseException]
     ) -> AsyncGenerator[bytes, None]:
-        chunks = response.aiter_bytes()
-        while True:
-            try:
-                chunk = await anext(chunks)
-            except StopAsyncIteration:
-                return
-            except httpx.HTTPError as exc:
-                cause.append(exc)
-                error = self._broken(exchange, exc)
-                if error is None:
-                    return  # every run ended, or close() reports the truncation
-                raise error from exc
-            yield chunk
-            if exchange.over_time() is not None:
-                error = self._broken(exchange, None)
-                if error is None:
+        try:
+            async for chunk in response.aiter_bytes():
+                yield chunk
+                if exchange.late():
                     return
-                raise error
+        except httpx.HTTPError as exc:
+            self._broke(exchange, exc, cause)
 
     async def aclose(self) -> None:
         """Close the client the agent made (a client given to it stays open)."""

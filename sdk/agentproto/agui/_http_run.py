@@ -282,16 +282,27 @@ class _Exchange:
             text = f"(location: {location})"
         return HttpStatusError(status, reason, url=self.url, body=body, text=text)
 
-    def over_time(self) -> HttpTimeoutError | None:
-        """The ``http.run-timeout`` error once the run has taken longer than ``run_timeout``."""
+    def late(self) -> bool:
+        """Whether to stop reading, asked after each chunk: ``False`` within ``run_timeout``.
+
+        Past it, ``True`` when every run had ended (the stream then ends, with an
+        ``http.connection-lost`` diagnostic).
+
+        Raises:
+            HttpTimeoutError: ``http.run-timeout``, past ``run_timeout`` with a run
+                still open (the run fails with it).
+        """
         if self.deadline is None or time.monotonic() <= self.deadline:
-            return None
-        return HttpTimeoutError(
+            return False
+        error = HttpTimeoutError(
             "http.run-timeout",
             f"the run did not end within run_timeout={self.thread._run_timeout}s",
             url=self.url,
             timeout=self.thread._run_timeout,
         )
+        if self.lost(error):
+            return True
+        raise error
 
     def lost(self, error: AgentProtoError) -> bool:
         """The connection broke or went silent mid-stream (``error`` says how).
