@@ -993,6 +993,7 @@ def test_every_error_code_is_documented() -> None:
     for module in (chunks_module, verify_module, rules_module, runs_module):
         source = Path(module.__file__ or "").read_text()
         raised |= set(re.findall(r'ProtocolError\(\s*"([a-z.\-]+)"', source))
+    raised |= {code for code, _, _ in verify_module._AFTER_RUN.values()}  # the lifecycle's table
     families = {"message.", "toolcall.", "reasoning.", "reasoning.span-"}
     raised |= {
         f"{f}{s}" for f in families for s in ("duplicate-open", "not-open", "open-at-finish")

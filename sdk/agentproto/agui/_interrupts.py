@@ -161,16 +161,16 @@ class OpenInterrupts:
             self._expiry[interrupt.id] = self._read_expiry(interrupt, index)
 
     def _read_expiry(self, interrupt: Interrupt, index: int) -> datetime | None:
-        if interrupt.expires_at is None:
+        value = interrupt.expires_at
+        if value is None:
             return None
-        moment = _parse_expiry(interrupt.expires_at)
+        moment = _parse_expiry(value)
         if moment is None:
             self.diagnostics.append(
                 Diagnostic(
                     code="interrupt.expiry-unreadable",
-                    message=f"interrupt '{interrupt.id}' has expiresAt "
-                    f"{interrupt.expires_at[:64]!r}, which is not an ISO 8601 date: it is "
-                    f"judged never to expire",
+                    message=f"interrupt '{interrupt.id}' has expiresAt {value[:64]!r}, which is "
+                    "not an ISO 8601 date: it is judged never to expire",
                     path=f"/outcome/interrupts/{index}/expiresAt",
                     subject=interrupt.id,
                 )

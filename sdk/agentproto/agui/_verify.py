@@ -193,6 +193,17 @@ _TRANSITIONS: dict[tuple[_Phase, str], _Phase] = {
     ("errored", "RUN_STARTED"): "running",
 }
 kinds(*(kind for _, kind in _TRANSITIONS))  # generated types, or this fails at import
+
+# A violation after a run ended: phase -> (its code, how the run ended, what may follow).
+_AFTER_RUN: dict[_Phase, tuple[str, str, str]] = {
+    "finished": (
+        "run.after-finished",
+        "finished with 'RUN_FINISHED'",
+        "'RUN_STARTED' or a late 'RUN_ERROR'",
+    ),
+    "errored": ("run.after-error", "ended with 'RUN_ERROR'", "'RUN_STARTED'"),
+}
+
 # what, besides attributed events, changes an invocation's status (see ._subagents)
 _INVOCATION_EVENTS = SUBAGENT_LIFECYCLE | kinds("RUN_ERROR")
 
@@ -358,18 +369,11 @@ class Verifier(_EntityRules):
                 f"First event must be 'RUN_STARTED' (or 'RUN_ERROR'), not '{kind}'",
                 subject=kind,
             )
-        last = self.runs[-1].run_id
-        if phase == "finished":
-            return ProtocolError(
-                "run.after-finished",
-                f"The run has already finished with 'RUN_FINISHED' (run '{last}'): only "
-                f"'RUN_STARTED' or a late 'RUN_ERROR' may follow, not '{kind}'",
-                subject=kind,
-            )
+        code, ended, allowed = _AFTER_RUN[phase]
         return ProtocolError(
-            "run.after-error",
-            f"The run has already ended with 'RUN_ERROR' (run '{last}'): only "
-            f"'RUN_STARTED' may follow, not '{kind}'",
+            code,
+            f"The run has already {ended} (run '{self.runs[-1].run_id}'): only {allowed} may "
+            f"follow, not '{kind}'",
             subject=kind,
         )
 

@@ -188,13 +188,14 @@ class _EntityRules:
     def _subagent_started(self, event: SubagentStartedEvent) -> list[Diagnostic]:
         scope = self._scope
         sid = event.subagent_run_id
-        if sid in scope.subagents:
-            raise ProtocolError(
-                "subagent.already-active",
-                f"Cannot send 'SUBAGENT_STARTED' for '{sid}': that invocation is already active",
-                subject=sid,
-            )
-        if sid in scope.announced:
+        if sid in scope.announced:  # still active, or already finished in this run
+            if sid in scope.subagents:
+                raise ProtocolError(
+                    "subagent.already-active",
+                    f"Cannot send 'SUBAGENT_STARTED' for '{sid}': "
+                    "that invocation is already active",
+                    subject=sid,
+                )
             raise ProtocolError(
                 "subagent.reused",
                 f"Cannot send 'SUBAGENT_STARTED' for '{sid}': that subagentRunId already "
