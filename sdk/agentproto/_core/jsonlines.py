@@ -407,7 +407,7 @@ def encode_jsonl(value: Any) -> bytes:
     """
     if isinstance(value, bytes | bytearray | memoryview):
         raw = bytes(value)
-        if b"\n" in raw:
+        if raw.find(b"\n") >= 0:  # find: see jsonutil.dumps
             raise UsageError("jsonl.newline", "an encoded document must not contain a newline")
         return raw + b"\n"
     return dumps(value) + b"\n"

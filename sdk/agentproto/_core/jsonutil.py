@@ -322,7 +322,7 @@ def check_value(obj: Any, *, max_depth: int = DEFAULT_MAX_DEPTH, finite: bool = 
         problem = _find_problem(obj, max_depth=max_depth)
     else:
         if len(out) <= max_depth or _depth_failure(out, max_depth) is None:
-            if not finite or b"null" not in out:
+            if not finite or out.find(b"null") < 0:  # find: see dumps
                 return
             problem = _find_problem(obj, floats_only=True)
         else:
@@ -365,7 +365,9 @@ def dumps(obj: Any) -> bytes:
         out = orjson.dumps(obj, option=_DUMPS_OPTIONS)
     except orjson.JSONEncodeError as exc:
         return _dumps_fallback(obj, str(exc))
-    if b"null" in out:  # orjson writes NaN and infinities as null: find them
+    # orjson writes NaN and infinities as null: find them. ``find``, not ``in``, which
+    # first tries the needle as a byte value and raises (and clears) a TypeError
+    if out.find(b"null") >= 0:
         problem = _find_problem(obj, floats_only=True)
         if problem is not None:
             raise SchemaError("type", problem[0], problem[1])

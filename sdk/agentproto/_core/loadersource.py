@@ -188,32 +188,41 @@ def _guarded(slot: str, meta: Any, check: list[str], fpath: str) -> list[str]:
     return lines
 
 
+def _always_written(field: Any) -> bool:
+    """Whether a dumper always writes the member (a required one that is no patch field)."""
+    return bool(field.metadata.get("required")) and not field.metadata.get("patch")
+
+
 def class_dumper_lines(
     cls: type, hints: dict[str, Any], is_plain: Callable[[Any], bool], signature: str
 ) -> list[str]:
     """The source of the dumper of ``cls`` (``def {signature}:``, taking ``o``;
     ``dv`` dumps a nested value)."""
-    lines = [f"def {signature}:", "    d: dict[str, Any] = {}"]
-    other = False
-    for field in attrs.fields(cls):
-        meta = field.metadata
-        if meta.get("extra"):
-            other = True
-            continue
-        wire = meta["wire"]
+    lines = [f"def {signature}:"]
+    written = [f for f in attrs.fields(cls) if not f.metadata.get("extra")]
+    other = len(written) < len(attrs.fields(cls))
+
+    def value(field: Any, name: str) -> str:
         tp = _strip_none(_unwrap_annotated(hints[field.name]))
-        value = "v" if is_plain(tp) else "dv(v)"
+        return name if is_plain(tp) else f"dv({name})"  # dv(None) is None
+
+    # the leading members always written make one dict display (a required member is
+    # written even when None: the check that follows a dump refuses it there)
+    lead = next((i for i, f in enumerate(written) if not _always_written(f)), len(written))
+    pairs = ", ".join(f"{f.metadata['wire']!r}: {value(f, 'o.' + f.name)}" for f in written[:lead])
+    lines.append(f"    d: dict[str, Any] = {{{pairs}}}")
+    for field in written[lead:]:
+        meta = field.metadata
+        wire = meta["wire"]
         lines.append(f"    v = o.{field.name}")
         if meta.get("patch"):
             lines.append("    if v is not UNSET:")
-            lines.append(f"        d[{wire!r}] = None if v is None else {value}")
-        elif meta.get("required") and meta.get("nullable"):
-            lines.append(f"    d[{wire!r}] = None if v is None else {value}")
+            lines.append(f"        d[{wire!r}] = None if v is None else {value(field, 'v')}")
         elif meta.get("required"):
-            lines.append(f"    d[{wire!r}] = {value}")
+            lines.append(f"    d[{wire!r}] = {value(field, 'v')}")
         else:
             lines.append("    if v is not None:")
-            lines.append(f"        d[{wire!r}] = {value}")
+            lines.append(f"        d[{wire!r}] = {value(field, 'v')}")
     if other:
         lines.append("    if o.extra:")
         lines.append("        d.update(o.extra)")

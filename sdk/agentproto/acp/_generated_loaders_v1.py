@@ -16285,9 +16285,7 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
 
 
 def _dump_AcceptCreateElicitationResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.action
-    d['action'] = v
+    d: dict[str, Any] = {'action': o.action}
     v = o.content
     if v is not None:
         d['content'] = v
@@ -16300,13 +16298,7 @@ def _dump_AcceptCreateElicitationResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_AcpMcpServer(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.name
-    d['name'] = v
-    v = o.server_id
-    d['serverId'] = v
+    d: dict[str, Any] = {'type': o.type, 'name': o.name, 'serverId': o.server_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -16360,11 +16352,7 @@ def _dump_AgentCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'content': dv(o.content)}
     v = o.message_id
     if v is not None:
         d['messageId'] = v
@@ -16377,9 +16365,7 @@ def _dump_AgentMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -16389,11 +16375,7 @@ def _dump_AgentNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'id': o.id, 'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -16403,11 +16385,7 @@ def _dump_AgentRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentThoughtChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'content': dv(o.content)}
     v = o.message_id
     if v is not None:
         d['messageId'] = v
@@ -16439,9 +16417,7 @@ def _dump_Annotations(o: Any) -> dict[str, Any]:
 
 
 def _dump_ArchiveSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -16461,11 +16437,7 @@ def _dump_ArchiveSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_ArrayElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.items
-    d['items'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'items': dv(o.items)}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -16490,11 +16462,7 @@ def _dump_ArrayElicitationPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_AudioContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.data
-    d['data'] = v
-    v = o.mime_type
-    d['mimeType'] = v
+    d: dict[str, Any] = {'data': o.data, 'mimeType': o.mime_type}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -16507,13 +16475,7 @@ def _dump_AudioContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_AudioContentBlock(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.data
-    d['data'] = v
-    v = o.mime_type
-    d['mimeType'] = v
+    d: dict[str, Any] = {'type': o.type, 'data': o.data, 'mimeType': o.mime_type}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -16526,9 +16488,7 @@ def _dump_AudioContentBlock(o: Any) -> dict[str, Any]:
 
 
 def _dump_AuthAccount(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.label
-    d['label'] = v
+    d: dict[str, Any] = {'label': o.label}
     v = o.active
     if v is not None:
         d['active'] = v
@@ -16563,11 +16523,7 @@ def _dump_AuthCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_AuthMethodAgent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'id': o.id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -16580,11 +16536,7 @@ def _dump_AuthMethodAgent(o: Any) -> dict[str, Any]:
 
 
 def _dump_AuthMethodTerminal(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'id': o.id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -16623,9 +16575,7 @@ def _dump_AuthStatusRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_AuthStatusResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.accounts
     if v is not None:
         d['accounts'] = dv(v)
@@ -16638,9 +16588,7 @@ def _dump_AuthStatusResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_AuthStatusUpdateNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.accounts
     if v is not None:
         d['accounts'] = dv(v)
@@ -16653,9 +16601,7 @@ def _dump_AuthStatusUpdateNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_AuthenticateRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method_id
-    d['methodId'] = v
+    d: dict[str, Any] = {'methodId': o.method_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -16675,11 +16621,7 @@ def _dump_AuthenticateResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_AvailableCommand(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.description
-    d['description'] = v
+    d: dict[str, Any] = {'name': o.name, 'description': o.description}
     v = o.input
     if v is not None:
         d['input'] = dv(v)
@@ -16692,9 +16634,7 @@ def _dump_AvailableCommand(o: Any) -> dict[str, Any]:
 
 
 def _dump_AvailableCommandsUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.available_commands
-    d['availableCommands'] = dv(v)
+    d: dict[str, Any] = {'availableCommands': dv(o.available_commands)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -16704,11 +16644,7 @@ def _dump_AvailableCommandsUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_AvailableCommandsUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.available_commands
-    d['availableCommands'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'availableCommands': dv(o.available_commands)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -16718,11 +16654,7 @@ def _dump_AvailableCommandsUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_BlobResourceContents(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.blob
-    d['blob'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'blob': o.blob, 'uri': o.uri}
     v = o.mime_type
     if v is not None:
         d['mimeType'] = v
@@ -16745,9 +16677,7 @@ def _dump_BooleanConfigOptionCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_BooleanElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -16785,15 +16715,7 @@ def _dump_BooleanPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_BooleanSessionConfigOption(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.current_value
-    d['currentValue'] = v
-    v = o.id
-    d['id'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'type': o.type, 'currentValue': o.current_value, 'id': o.id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -16809,15 +16731,7 @@ def _dump_BooleanSessionConfigOption(o: Any) -> dict[str, Any]:
 
 
 def _dump_BooleanSetSessionConfigOptionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.value
-    d['value'] = v
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.config_id
-    d['configId'] = v
+    d: dict[str, Any] = {'type': o.type, 'value': o.value, 'sessionId': o.session_id, 'configId': o.config_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -16827,9 +16741,7 @@ def _dump_BooleanSetSessionConfigOptionRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_CancelCreateElicitationResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.action
-    d['action'] = v
+    d: dict[str, Any] = {'action': o.action}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -16839,9 +16751,7 @@ def _dump_CancelCreateElicitationResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_CancelNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -16851,9 +16761,7 @@ def _dump_CancelNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_CancelRequestNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.request_id
-    d['requestId'] = v
+    d: dict[str, Any] = {'requestId': o.request_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -16863,9 +16771,7 @@ def _dump_CancelRequestNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_CancelledRequestPermissionOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.outcome
-    d['outcome'] = v
+    d: dict[str, Any] = {'outcome': o.outcome}
     if o.extra:
         d.update(o.extra)
     return d
@@ -16903,9 +16809,7 @@ def _dump_ClientCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_ClientNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -16915,11 +16819,7 @@ def _dump_ClientNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_ClientRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'id': o.id, 'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -16948,9 +16848,7 @@ def _dump_ClientSessionCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_CloseSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -16970,11 +16868,7 @@ def _dump_CloseSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_CompactionSummaryChunk(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.compaction_id
-    d['compactionId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'compactionId': o.compaction_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -16984,13 +16878,7 @@ def _dump_CompactionSummaryChunk(o: Any) -> dict[str, Any]:
 
 
 def _dump_CompactionSummaryChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.compaction_id
-    d['compactionId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'compactionId': o.compaction_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17000,11 +16888,7 @@ def _dump_CompactionSummaryChunkSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_CompactionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.compaction_id
-    d['compactionId'] = v
-    v = o.status
-    d['status'] = v
+    d: dict[str, Any] = {'compactionId': o.compaction_id, 'status': o.status}
     v = o.summary
     if v is not None:
         d['summary'] = dv(v)
@@ -17020,13 +16904,7 @@ def _dump_CompactionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_CompactionUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.compaction_id
-    d['compactionId'] = v
-    v = o.status
-    d['status'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'compactionId': o.compaction_id, 'status': o.status}
     v = o.summary
     if v is not None:
         d['summary'] = dv(v)
@@ -17042,9 +16920,7 @@ def _dump_CompactionUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_CompleteElicitationNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.elicitation_id
-    d['elicitationId'] = v
+    d: dict[str, Any] = {'elicitationId': o.elicitation_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17054,9 +16930,7 @@ def _dump_CompleteElicitationNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_ConfigOptionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.config_options
-    d['configOptions'] = dv(v)
+    d: dict[str, Any] = {'configOptions': dv(o.config_options)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17066,11 +16940,7 @@ def _dump_ConfigOptionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_ConfigOptionUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.config_options
-    d['configOptions'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'configOptions': dv(o.config_options)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17080,9 +16950,7 @@ def _dump_ConfigOptionUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_Content(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17092,9 +16960,7 @@ def _dump_Content(o: Any) -> dict[str, Any]:
 
 
 def _dump_ContentChunk(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'content': dv(o.content)}
     v = o.message_id
     if v is not None:
         d['messageId'] = v
@@ -17107,11 +16973,7 @@ def _dump_ContentChunk(o: Any) -> dict[str, Any]:
 
 
 def _dump_ContentToolCallContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17121,11 +16983,7 @@ def _dump_ContentToolCallContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_Cost(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.amount
-    d['amount'] = v
-    v = o.currency
-    d['currency'] = v
+    d: dict[str, Any] = {'amount': o.amount, 'currency': o.currency}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17135,11 +16993,7 @@ def _dump_Cost(o: Any) -> dict[str, Any]:
 
 
 def _dump_CreateTerminalRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.command
-    d['command'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'command': o.command}
     v = o.args
     if v is not None:
         d['args'] = v
@@ -17161,9 +17015,7 @@ def _dump_CreateTerminalRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_CreateTerminalResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17173,9 +17025,7 @@ def _dump_CreateTerminalResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_CurrentModeUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.current_mode_id
-    d['currentModeId'] = v
+    d: dict[str, Any] = {'currentModeId': o.current_mode_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17185,11 +17035,7 @@ def _dump_CurrentModeUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_CurrentModeUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.current_mode_id
-    d['currentModeId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'currentModeId': o.current_mode_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17199,9 +17045,7 @@ def _dump_CurrentModeUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_DeclineCreateElicitationResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.action
-    d['action'] = v
+    d: dict[str, Any] = {'action': o.action}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17211,9 +17055,7 @@ def _dump_DeclineCreateElicitationResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_DeleteSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17233,11 +17075,7 @@ def _dump_DeleteSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_Diff(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.path
-    d['path'] = v
-    v = o.new_text
-    d['newText'] = v
+    d: dict[str, Any] = {'path': o.path, 'newText': o.new_text}
     v = o.old_text
     if v is not None:
         d['oldText'] = v
@@ -17250,13 +17088,7 @@ def _dump_Diff(o: Any) -> dict[str, Any]:
 
 
 def _dump_DiffToolCallContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.path
-    d['path'] = v
-    v = o.new_text
-    d['newText'] = v
+    d: dict[str, Any] = {'type': o.type, 'path': o.path, 'newText': o.new_text}
     v = o.old_text
     if v is not None:
         d['oldText'] = v
@@ -17269,9 +17101,7 @@ def _dump_DiffToolCallContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_DisableProviderRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.provider_id
-    d['providerId'] = v
+    d: dict[str, Any] = {'providerId': o.provider_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17327,9 +17157,7 @@ def _dump_ElicitationFormCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_ElicitationRequestScope(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.request_id
-    d['requestId'] = v
+    d: dict[str, Any] = {'requestId': o.request_id}
     if o.extra:
         d.update(o.extra)
     return d
@@ -17361,9 +17189,7 @@ def _dump_ElicitationSchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_ElicitationSessionScope(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.tool_call_id
     if v is not None:
         d['toolCallId'] = v
@@ -17383,9 +17209,7 @@ def _dump_ElicitationUrlCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_EmbeddedResource(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.resource
-    d['resource'] = dv(v)
+    d: dict[str, Any] = {'resource': dv(o.resource)}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -17398,11 +17222,7 @@ def _dump_EmbeddedResource(o: Any) -> dict[str, Any]:
 
 
 def _dump_EnumOption(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.const
-    d['const'] = v
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'const': o.const, 'title': o.title}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -17415,11 +17235,7 @@ def _dump_EnumOption(o: Any) -> dict[str, Any]:
 
 
 def _dump_EnvVariable(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.value
-    d['value'] = v
+    d: dict[str, Any] = {'name': o.name, 'value': o.value}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17429,11 +17245,7 @@ def _dump_EnvVariable(o: Any) -> dict[str, Any]:
 
 
 def _dump_Error(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.code
-    d['code'] = v
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'code': o.code, 'message': o.message}
     v = o.data
     if v is not None:
         d['data'] = v
@@ -17443,31 +17255,21 @@ def _dump_Error(o: Any) -> dict[str, Any]:
 
 
 def _dump_ErrorAgentResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.error
-    d['error'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'error': dv(o.error)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ErrorClientResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.error
-    d['error'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'error': dv(o.error)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ErrorMessageMcpResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.error
-    d['error'] = dv(v)
+    d: dict[str, Any] = {'error': dv(o.error)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17477,11 +17279,7 @@ def _dump_ErrorMessageMcpResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_ErrorProxyResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.error
-    d['error'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'error': dv(o.error)}
     if o.extra:
         d.update(o.extra)
     return d
@@ -17498,13 +17296,7 @@ def _dump_ErrorStopReason(o: Any) -> dict[str, Any]:
 
 
 def _dump_FilePlanUpdateContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.plan_id
-    d['planId'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'type': o.type, 'planId': o.plan_id, 'uri': o.uri}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17530,11 +17322,7 @@ def _dump_FileSystemCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_ForkSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.cwd
-    d['cwd'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'cwd': o.cwd}
     v = o.additional_directories
     if v is not None:
         d['additionalDirectories'] = v
@@ -17553,9 +17341,7 @@ def _dump_ForkSessionRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_ForkSessionResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.modes
     if v is not None:
         d['modes'] = dv(v)
@@ -17571,13 +17357,7 @@ def _dump_ForkSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_FormCreateElicitationRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.mode
-    d['mode'] = v
-    v = o.requested_schema
-    d['requestedSchema'] = dv(v)
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'mode': o.mode, 'requestedSchema': dv(o.requested_schema), 'message': o.message}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17587,11 +17367,7 @@ def _dump_FormCreateElicitationRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_HttpHeader(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.value
-    d['value'] = v
+    d: dict[str, Any] = {'name': o.name, 'value': o.value}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17601,15 +17377,7 @@ def _dump_HttpHeader(o: Any) -> dict[str, Any]:
 
 
 def _dump_HttpMcpServer(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.name
-    d['name'] = v
-    v = o.url
-    d['url'] = v
-    v = o.headers
-    d['headers'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'name': o.name, 'url': o.url, 'headers': dv(o.headers)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17619,9 +17387,7 @@ def _dump_HttpMcpServer(o: Any) -> dict[str, Any]:
 
 
 def _dump_IdleStateUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.usage
     if v is not None:
         d['usage'] = dv(v)
@@ -17637,11 +17403,7 @@ def _dump_IdleStateUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_ImageContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.data
-    d['data'] = v
-    v = o.mime_type
-    d['mimeType'] = v
+    d: dict[str, Any] = {'data': o.data, 'mimeType': o.mime_type}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -17657,13 +17419,7 @@ def _dump_ImageContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ImageContentBlock(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.data
-    d['data'] = v
-    v = o.mime_type
-    d['mimeType'] = v
+    d: dict[str, Any] = {'type': o.type, 'data': o.data, 'mimeType': o.mime_type}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -17679,11 +17435,7 @@ def _dump_ImageContentBlock(o: Any) -> dict[str, Any]:
 
 
 def _dump_Implementation(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.version
-    d['version'] = v
+    d: dict[str, Any] = {'name': o.name, 'version': o.version}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -17696,9 +17448,7 @@ def _dump_Implementation(o: Any) -> dict[str, Any]:
 
 
 def _dump_InitializeRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.protocol_version
-    d['protocolVersion'] = v
+    d: dict[str, Any] = {'protocolVersion': o.protocol_version}
     v = o.client_capabilities
     if v is not None:
         d['clientCapabilities'] = dv(v)
@@ -17714,9 +17464,7 @@ def _dump_InitializeRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_InitializeResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.protocol_version
-    d['protocolVersion'] = v
+    d: dict[str, Any] = {'protocolVersion': o.protocol_version}
     v = o.agent_capabilities
     if v is not None:
         d['agentCapabilities'] = dv(v)
@@ -17735,9 +17483,7 @@ def _dump_InitializeResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_IntegerElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -17787,13 +17533,7 @@ def _dump_IntegerPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_ItemsPlanUpdateContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.plan_id
-    d['planId'] = v
-    v = o.entries
-    d['entries'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'planId': o.plan_id, 'entries': dv(o.entries)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17803,11 +17543,7 @@ def _dump_ItemsPlanUpdateContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_KillTerminalRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17837,9 +17573,7 @@ def _dump_ListProvidersRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_ListProvidersResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.providers
-    d['providers'] = dv(v)
+    d: dict[str, Any] = {'providers': dv(o.providers)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17868,9 +17602,7 @@ def _dump_ListSessionsRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_ListSessionsResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.sessions
-    d['sessions'] = dv(v)
+    d: dict[str, Any] = {'sessions': dv(o.sessions)}
     v = o.next_cursor
     if v is not None:
         d['nextCursor'] = v
@@ -17883,13 +17615,7 @@ def _dump_ListSessionsResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_LoadSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.mcp_servers
-    d['mcpServers'] = dv(v)
-    v = o.cwd
-    d['cwd'] = v
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'mcpServers': dv(o.mcp_servers), 'cwd': o.cwd, 'sessionId': o.session_id}
     v = o.additional_directories
     if v is not None:
         d['additionalDirectories'] = v
@@ -17951,13 +17677,7 @@ def _dump_LogoutResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_MarkdownPlanUpdateContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.plan_id
-    d['planId'] = v
-    v = o.content
-    d['content'] = v
+    d: dict[str, Any] = {'type': o.type, 'planId': o.plan_id, 'content': o.content}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -17986,11 +17706,7 @@ def _dump_McpCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_McpError(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.code
-    d['code'] = v
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'code': o.code, 'message': o.message}
     v = o.data
     if v is not None:
         d['data'] = v
@@ -18000,11 +17716,7 @@ def _dump_McpError(o: Any) -> dict[str, Any]:
 
 
 def _dump_McpServerAcp(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.server_id
-    d['serverId'] = v
+    d: dict[str, Any] = {'name': o.name, 'serverId': o.server_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18014,13 +17726,7 @@ def _dump_McpServerAcp(o: Any) -> dict[str, Any]:
 
 
 def _dump_McpServerHttp(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.url
-    d['url'] = v
-    v = o.headers
-    d['headers'] = dv(v)
+    d: dict[str, Any] = {'name': o.name, 'url': o.url, 'headers': dv(o.headers)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18030,13 +17736,7 @@ def _dump_McpServerHttp(o: Any) -> dict[str, Any]:
 
 
 def _dump_McpServerSse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.url
-    d['url'] = v
-    v = o.headers
-    d['headers'] = dv(v)
+    d: dict[str, Any] = {'name': o.name, 'url': o.url, 'headers': dv(o.headers)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18046,15 +17746,7 @@ def _dump_McpServerSse(o: Any) -> dict[str, Any]:
 
 
 def _dump_McpServerStdio(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.command
-    d['command'] = v
-    v = o.args
-    d['args'] = v
-    v = o.env
-    d['env'] = dv(v)
+    d: dict[str, Any] = {'name': o.name, 'command': o.command, 'args': o.args, 'env': dv(o.env)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18064,13 +17756,7 @@ def _dump_McpServerStdio(o: Any) -> dict[str, Any]:
 
 
 def _dump_MessageMcpNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.server_id
-    d['serverId'] = v
-    v = o.request_id
-    d['requestId'] = v
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'serverId': o.server_id, 'requestId': o.request_id, 'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = v
@@ -18083,13 +17769,7 @@ def _dump_MessageMcpNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_MessageMcpRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.server_id
-    d['serverId'] = v
-    v = o.request_id
-    d['requestId'] = v
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'serverId': o.server_id, 'requestId': o.request_id, 'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = v
@@ -18102,9 +17782,7 @@ def _dump_MessageMcpRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_MultiSelectPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.items
-    d['items'] = dv(v)
+    d: dict[str, Any] = {'items': dv(o.items)}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -18129,11 +17807,7 @@ def _dump_MultiSelectPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_NewSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.cwd
-    d['cwd'] = v
-    v = o.mcp_servers
-    d['mcpServers'] = dv(v)
+    d: dict[str, Any] = {'cwd': o.cwd, 'mcpServers': dv(o.mcp_servers)}
     v = o.additional_directories
     if v is not None:
         d['additionalDirectories'] = v
@@ -18149,9 +17823,7 @@ def _dump_NewSessionRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_NewSessionResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.modes
     if v is not None:
         d['modes'] = dv(v)
@@ -18167,11 +17839,7 @@ def _dump_NewSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_Notice(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.severity
-    d['severity'] = v
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'severity': o.severity, 'title': o.title}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -18184,13 +17852,7 @@ def _dump_Notice(o: Any) -> dict[str, Any]:
 
 
 def _dump_NoticeSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.severity
-    d['severity'] = v
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'severity': o.severity, 'title': o.title}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -18203,9 +17865,7 @@ def _dump_NoticeSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_NumberElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -18255,11 +17915,7 @@ def _dump_NumberPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_OtherCreateElicitationRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.mode
-    d['mode'] = v
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'mode': o.mode, 'message': o.message}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18269,9 +17925,7 @@ def _dump_OtherCreateElicitationRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_OtherCreateElicitationResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.action
-    d['action'] = v
+    d: dict[str, Any] = {'action': o.action}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18281,40 +17935,28 @@ def _dump_OtherCreateElicitationResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_OtherElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherMultiSelectItems(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherStateUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_PermissionOption(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.option_id
-    d['optionId'] = v
-    v = o.name
-    d['name'] = v
-    v = o.kind
-    d['kind'] = v
+    d: dict[str, Any] = {'optionId': o.option_id, 'name': o.name, 'kind': o.kind}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18324,9 +17966,7 @@ def _dump_PermissionOption(o: Any) -> dict[str, Any]:
 
 
 def _dump_Plan(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.entries
-    d['entries'] = dv(v)
+    d: dict[str, Any] = {'entries': dv(o.entries)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18346,13 +17986,7 @@ def _dump_PlanCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanEntry(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.content
-    d['content'] = v
-    v = o.priority
-    d['priority'] = v
-    v = o.status
-    d['status'] = v
+    d: dict[str, Any] = {'content': o.content, 'priority': o.priority, 'status': o.status}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18362,11 +17996,7 @@ def _dump_PlanEntry(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanFile(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.plan_id
-    d['planId'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'planId': o.plan_id, 'uri': o.uri}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18376,11 +18006,7 @@ def _dump_PlanFile(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanItems(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.plan_id
-    d['planId'] = v
-    v = o.entries
-    d['entries'] = dv(v)
+    d: dict[str, Any] = {'planId': o.plan_id, 'entries': dv(o.entries)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18390,11 +18016,7 @@ def _dump_PlanItems(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanMarkdown(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.plan_id
-    d['planId'] = v
-    v = o.content
-    d['content'] = v
+    d: dict[str, Any] = {'planId': o.plan_id, 'content': o.content}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18404,9 +18026,7 @@ def _dump_PlanMarkdown(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanRemoved(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.plan_id
-    d['planId'] = v
+    d: dict[str, Any] = {'planId': o.plan_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18416,11 +18036,7 @@ def _dump_PlanRemoved(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanRemovedSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.plan_id
-    d['planId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'planId': o.plan_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18430,11 +18046,7 @@ def _dump_PlanRemovedSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.entries
-    d['entries'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'entries': dv(o.entries)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18444,9 +18056,7 @@ def _dump_PlanSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.plan
-    d['plan'] = dv(v)
+    d: dict[str, Any] = {'plan': dv(o.plan)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18456,11 +18066,7 @@ def _dump_PlanUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.plan
-    d['plan'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'plan': dv(o.plan)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18489,11 +18095,7 @@ def _dump_PromptCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_PromptRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.prompt
-    d['prompt'] = dv(v)
+    d: dict[str, Any] = {'sessionId': o.session_id, 'prompt': dv(o.prompt)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18503,9 +18105,7 @@ def _dump_PromptRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_PromptResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.stop_reason
-    d['stopReason'] = v
+    d: dict[str, Any] = {'stopReason': o.stop_reason}
     v = o.usage
     if v is not None:
         d['usage'] = dv(v)
@@ -18518,11 +18118,7 @@ def _dump_PromptResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProviderCurrentConfig(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.api_type
-    d['apiType'] = v
-    v = o.base_url
-    d['baseUrl'] = v
+    d: dict[str, Any] = {'apiType': o.api_type, 'baseUrl': o.base_url}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18532,13 +18128,7 @@ def _dump_ProviderCurrentConfig(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProviderInfo(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.provider_id
-    d['providerId'] = v
-    v = o.supported
-    d['supported'] = v
-    v = o.required
-    d['required'] = v
+    d: dict[str, Any] = {'providerId': o.provider_id, 'supported': o.supported, 'required': o.required}
     v = o.current
     if v is not None:
         d['current'] = dv(v)
@@ -18561,9 +18151,7 @@ def _dump_ProvidersCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProxyNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -18573,11 +18161,7 @@ def _dump_ProxyNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProxyRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'id': o.id, 'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -18587,9 +18171,7 @@ def _dump_ProxyRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProxySuccessorNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = v
@@ -18602,9 +18184,7 @@ def _dump_ProxySuccessorNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProxySuccessorRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = v
@@ -18617,11 +18197,7 @@ def _dump_ProxySuccessorRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_ReadTextFileRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'path': o.path}
     v = o.line
     if v is not None:
         d['line'] = v
@@ -18637,9 +18213,7 @@ def _dump_ReadTextFileRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_ReadTextFileResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.content
-    d['content'] = v
+    d: dict[str, Any] = {'content': o.content}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18649,11 +18223,7 @@ def _dump_ReadTextFileResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_ReleaseTerminalRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18673,33 +18243,21 @@ def _dump_ReleaseTerminalResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_RequestElicitationFormMode(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.requested_schema
-    d['requestedSchema'] = dv(v)
+    d: dict[str, Any] = {'requestedSchema': dv(o.requested_schema)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_RequestElicitationUrlMode(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.elicitation_id
-    d['elicitationId'] = v
-    v = o.url
-    d['url'] = v
+    d: dict[str, Any] = {'elicitationId': o.elicitation_id, 'url': o.url}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_RequestPermissionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.tool_call
-    d['toolCall'] = dv(v)
-    v = o.options
-    d['options'] = dv(v)
+    d: dict[str, Any] = {'sessionId': o.session_id, 'toolCall': dv(o.tool_call), 'options': dv(o.options)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18709,9 +18267,7 @@ def _dump_RequestPermissionRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_RequestPermissionResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.outcome
-    d['outcome'] = dv(v)
+    d: dict[str, Any] = {'outcome': dv(o.outcome)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18721,9 +18277,7 @@ def _dump_RequestPermissionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_RequiresActionStateUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18733,11 +18287,7 @@ def _dump_RequiresActionStateUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_ResourceContentBlock(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.resource
-    d['resource'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'resource': dv(o.resource)}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -18750,11 +18300,7 @@ def _dump_ResourceContentBlock(o: Any) -> dict[str, Any]:
 
 
 def _dump_ResourceLink(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'name': o.name, 'uri': o.uri}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -18779,13 +18325,7 @@ def _dump_ResourceLink(o: Any) -> dict[str, Any]:
 
 
 def _dump_ResourceLinkContentBlock(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.name
-    d['name'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'type': o.type, 'name': o.name, 'uri': o.uri}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -18810,31 +18350,21 @@ def _dump_ResourceLinkContentBlock(o: Any) -> dict[str, Any]:
 
 
 def _dump_ResultAgentResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.result
-    d['result'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'result': dv(o.result)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ResultClientResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.result
-    d['result'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'result': dv(o.result)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ResultMessageMcpResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.result
-    d['result'] = v
+    d: dict[str, Any] = {'result': o.result}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18844,22 +18374,14 @@ def _dump_ResultMessageMcpResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_ResultProxyResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.result
-    d['result'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'result': dv(o.result)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ResumeSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.cwd
-    d['cwd'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'cwd': o.cwd}
     v = o.additional_directories
     if v is not None:
         d['additionalDirectories'] = v
@@ -18894,9 +18416,7 @@ def _dump_ResumeSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_RunningStateUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18906,17 +18426,7 @@ def _dump_RunningStateUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SelectSessionConfigOption(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.current_value
-    d['currentValue'] = v
-    v = o.options
-    d['options'] = dv(v)
-    v = o.id
-    d['id'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'type': o.type, 'currentValue': o.current_value, 'options': dv(o.options), 'id': o.id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -18932,9 +18442,7 @@ def _dump_SelectSessionConfigOption(o: Any) -> dict[str, Any]:
 
 
 def _dump_SelectedPermissionOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.option_id
-    d['optionId'] = v
+    d: dict[str, Any] = {'optionId': o.option_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18944,11 +18452,7 @@ def _dump_SelectedPermissionOutcome(o: Any) -> dict[str, Any]:
 
 
 def _dump_SelectedRequestPermissionOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.outcome
-    d['outcome'] = v
-    v = o.option_id
-    d['optionId'] = v
+    d: dict[str, Any] = {'outcome': o.outcome, 'optionId': o.option_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19038,9 +18542,7 @@ def _dump_SessionCloseCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionConfigBoolean(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.current_value
-    d['currentValue'] = v
+    d: dict[str, Any] = {'currentValue': o.current_value}
     if o.extra:
         d.update(o.extra)
     return d
@@ -19060,24 +18562,14 @@ def _dump_SessionConfigOptionsCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionConfigSelect(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.current_value
-    d['currentValue'] = v
-    v = o.options
-    d['options'] = dv(v)
+    d: dict[str, Any] = {'currentValue': o.current_value, 'options': dv(o.options)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_SessionConfigSelectGroup(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.group
-    d['group'] = v
-    v = o.name
-    d['name'] = v
-    v = o.options
-    d['options'] = dv(v)
+    d: dict[str, Any] = {'group': o.group, 'name': o.name, 'options': dv(o.options)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19087,11 +18579,7 @@ def _dump_SessionConfigSelectGroup(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionConfigSelectOption(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.value
-    d['value'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'value': o.value, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -19114,20 +18602,14 @@ def _dump_SessionDeleteCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionElicitationFormMode(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.requested_schema
-    d['requestedSchema'] = dv(v)
+    d: dict[str, Any] = {'requestedSchema': dv(o.requested_schema)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_SessionElicitationUrlMode(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.elicitation_id
-    d['elicitationId'] = v
-    v = o.url
-    d['url'] = v
+    d: dict[str, Any] = {'elicitationId': o.elicitation_id, 'url': o.url}
     if o.extra:
         d.update(o.extra)
     return d
@@ -19144,11 +18626,7 @@ def _dump_SessionForkCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionInfo(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.cwd
-    d['cwd'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'cwd': o.cwd}
     v = o.additional_directories
     if v is not None:
         d['additionalDirectories'] = v
@@ -19186,9 +18664,7 @@ def _dump_SessionInfoUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionInfoUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -19214,9 +18690,7 @@ def _dump_SessionListCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'messageId': o.message_id}
     v = o.sender_session_id
     if v is not None:
         d['senderSessionId'] = v
@@ -19241,11 +18715,7 @@ def _dump_SessionMessage(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionMessageChunk(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.message_id
-    d['messageId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'messageId': o.message_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19255,13 +18725,7 @@ def _dump_SessionMessageChunk(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.message_id
-    d['messageId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'messageId': o.message_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19271,11 +18735,7 @@ def _dump_SessionMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionMessageSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'messageId': o.message_id}
     v = o.sender_session_id
     if v is not None:
         d['senderSessionId'] = v
@@ -19300,11 +18760,7 @@ def _dump_SessionMessageSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionMode(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'id': o.id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -19317,11 +18773,7 @@ def _dump_SessionMode(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionModeState(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.current_mode_id
-    d['currentModeId'] = v
-    v = o.available_modes
-    d['availableModes'] = dv(v)
+    d: dict[str, Any] = {'currentModeId': o.current_mode_id, 'availableModes': dv(o.available_modes)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19331,11 +18783,7 @@ def _dump_SessionModeState(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.update
-    d['update'] = dv(v)
+    d: dict[str, Any] = {'sessionId': o.session_id, 'update': dv(o.update)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19365,9 +18813,7 @@ def _dump_SessionStatusCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionStatusRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19377,9 +18823,7 @@ def _dump_SessionStatusRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionStatusResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.status
-    d['status'] = v
+    d: dict[str, Any] = {'status': o.status}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19435,13 +18879,7 @@ def _dump_SessionTitleCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SetProviderRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.provider_id
-    d['providerId'] = v
-    v = o.api_type
-    d['apiType'] = v
-    v = o.base_url
-    d['baseUrl'] = v
+    d: dict[str, Any] = {'providerId': o.provider_id, 'apiType': o.api_type, 'baseUrl': o.base_url}
     v = o.headers
     if v is not None:
         d['headers'] = v
@@ -19464,9 +18902,7 @@ def _dump_SetProviderResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_SetSessionConfigOptionResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.config_options
-    d['configOptions'] = dv(v)
+    d: dict[str, Any] = {'configOptions': dv(o.config_options)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19476,11 +18912,7 @@ def _dump_SetSessionConfigOptionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_SetSessionModeRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.mode_id
-    d['modeId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'modeId': o.mode_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19500,11 +18932,7 @@ def _dump_SetSessionModeResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_SetSessionTitleRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'title': o.title}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19514,9 +18942,7 @@ def _dump_SetSessionTitleRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_SetSessionTitleResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'title': o.title}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19526,15 +18952,7 @@ def _dump_SetSessionTitleResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_SseMcpServer(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.name
-    d['name'] = v
-    v = o.url
-    d['url'] = v
-    v = o.headers
-    d['headers'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'name': o.name, 'url': o.url, 'headers': dv(o.headers)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19544,9 +18962,7 @@ def _dump_SseMcpServer(o: Any) -> dict[str, Any]:
 
 
 def _dump_StringElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -19583,11 +18999,7 @@ def _dump_StringElicitationPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_StringMultiSelectItems(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.enum
-    d['enum'] = v
+    d: dict[str, Any] = {'type': o.type, 'enum': o.enum}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19657,9 +19069,7 @@ def _dump_SubagentSessionCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SubagentUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -19687,11 +19097,7 @@ def _dump_SubagentUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SubagentUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'sessionId': o.session_id}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -19719,11 +19125,7 @@ def _dump_SubagentUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SystemPrompt(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.mode
-    d['mode'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'mode': o.mode, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19733,9 +19135,7 @@ def _dump_SystemPrompt(o: Any) -> dict[str, Any]:
 
 
 def _dump_Terminal(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19745,13 +19145,7 @@ def _dump_Terminal(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalAuthMethod(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.id
-    d['id'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'type': o.type, 'id': o.id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -19786,11 +19180,7 @@ def _dump_TerminalExitStatus(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalOutputRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19800,11 +19190,7 @@ def _dump_TerminalOutputRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalOutputResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.output
-    d['output'] = v
-    v = o.truncated
-    d['truncated'] = v
+    d: dict[str, Any] = {'output': o.output, 'truncated': o.truncated}
     v = o.exit_status
     if v is not None:
         d['exitStatus'] = dv(v)
@@ -19817,11 +19203,7 @@ def _dump_TerminalOutputResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalToolCallContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'type': o.type, 'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19831,9 +19213,7 @@ def _dump_TerminalToolCallContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.text
-    d['text'] = v
+    d: dict[str, Any] = {'text': o.text}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -19846,11 +19226,7 @@ def _dump_TextContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextContentBlock(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.text
-    d['text'] = v
+    d: dict[str, Any] = {'type': o.type, 'text': o.text}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -19863,11 +19239,7 @@ def _dump_TextContentBlock(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextResourceContents(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.text
-    d['text'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'text': o.text, 'uri': o.uri}
     v = o.mime_type
     if v is not None:
         d['mimeType'] = v
@@ -19880,9 +19252,7 @@ def _dump_TextResourceContents(o: Any) -> dict[str, Any]:
 
 
 def _dump_TitledMultiSelectItems(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.any_of
-    d['anyOf'] = dv(v)
+    d: dict[str, Any] = {'anyOf': dv(o.any_of)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19892,11 +19262,7 @@ def _dump_TitledMultiSelectItems(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCall(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.tool_call_id
-    d['toolCallId'] = v
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'toolCallId': o.tool_call_id, 'title': o.title}
     v = o.name
     if v is not None:
         d['name'] = v
@@ -19927,9 +19293,7 @@ def _dump_ToolCall(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallLocation(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'path': o.path}
     v = o.line
     if v is not None:
         d['line'] = v
@@ -19942,13 +19306,7 @@ def _dump_ToolCallLocation(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.tool_call_id
-    d['toolCallId'] = v
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'toolCallId': o.tool_call_id, 'title': o.title}
     v = o.name
     if v is not None:
         d['name'] = v
@@ -19979,9 +19337,7 @@ def _dump_ToolCallSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.tool_call_id
-    d['toolCallId'] = v
+    d: dict[str, Any] = {'toolCallId': o.tool_call_id}
     v = o.kind
     if v is not None:
         d['kind'] = v
@@ -20015,11 +19371,7 @@ def _dump_ToolCallUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.tool_call_id
-    d['toolCallId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'toolCallId': o.tool_call_id}
     v = o.kind
     if v is not None:
         d['kind'] = v
@@ -20053,9 +19405,7 @@ def _dump_ToolCallUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_UnarchiveSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20075,9 +19425,7 @@ def _dump_UnarchiveSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_UnknownStateUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20087,9 +19435,7 @@ def _dump_UnknownStateUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_UnstructuredCommandInput(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.hint
-    d['hint'] = v
+    d: dict[str, Any] = {'hint': o.hint}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20099,15 +19445,7 @@ def _dump_UnstructuredCommandInput(o: Any) -> dict[str, Any]:
 
 
 def _dump_UrlCreateElicitationRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.mode
-    d['mode'] = v
-    v = o.elicitation_id
-    d['elicitationId'] = v
-    v = o.url
-    d['url'] = v
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'mode': o.mode, 'elicitationId': o.elicitation_id, 'url': o.url, 'message': o.message}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20117,13 +19455,7 @@ def _dump_UrlCreateElicitationRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_Usage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.total_tokens
-    d['totalTokens'] = v
-    v = o.input_tokens
-    d['inputTokens'] = v
-    v = o.output_tokens
-    d['outputTokens'] = v
+    d: dict[str, Any] = {'totalTokens': o.total_tokens, 'inputTokens': o.input_tokens, 'outputTokens': o.output_tokens}
     v = o.thought_tokens
     if v is not None:
         d['thoughtTokens'] = v
@@ -20142,11 +19474,7 @@ def _dump_Usage(o: Any) -> dict[str, Any]:
 
 
 def _dump_UsageUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.used
-    d['used'] = v
-    v = o.size
-    d['size'] = v
+    d: dict[str, Any] = {'used': o.used, 'size': o.size}
     v = o.cost
     if v is not None:
         d['cost'] = dv(v)
@@ -20159,13 +19487,7 @@ def _dump_UsageUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_UsageUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.used
-    d['used'] = v
-    v = o.size
-    d['size'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'used': o.used, 'size': o.size}
     v = o.cost
     if v is not None:
         d['cost'] = dv(v)
@@ -20178,11 +19500,7 @@ def _dump_UsageUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_UserMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'content': dv(o.content)}
     v = o.message_id
     if v is not None:
         d['messageId'] = v
@@ -20195,13 +19513,7 @@ def _dump_UserMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_ValueIdSetSessionConfigOptionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.value
-    d['value'] = v
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.config_id
-    d['configId'] = v
+    d: dict[str, Any] = {'value': o.value, 'sessionId': o.session_id, 'configId': o.config_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20211,11 +19523,7 @@ def _dump_ValueIdSetSessionConfigOptionRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_WaitForTerminalExitRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20241,13 +19549,7 @@ def _dump_WaitForTerminalExitResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_WriteTextFileRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.path
-    d['path'] = v
-    v = o.content
-    d['content'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'path': o.path, 'content': o.content}
     v = o.meta
     if v is not None:
         d['_meta'] = v

@@ -18120,9 +18120,7 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
 
 
 def _dump_AcceptCreateElicitationResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.action
-    d['action'] = v
+    d: dict[str, Any] = {'action': o.action}
     v = o.content
     if v is not None:
         d['content'] = v
@@ -18135,13 +18133,7 @@ def _dump_AcceptCreateElicitationResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_AcpMcpServer(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.name
-    d['name'] = v
-    v = o.server_id
-    d['serverId'] = v
+    d: dict[str, Any] = {'type': o.type, 'name': o.name, 'serverId': o.server_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18151,11 +18143,7 @@ def _dump_AcpMcpServer(o: Any) -> dict[str, Any]:
 
 
 def _dump_AddDiffChange(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.operation
-    d['operation'] = v
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'operation': o.operation, 'path': o.path}
     v = o.file_type
     if v is not None:
         d['fileType'] = v
@@ -18184,13 +18172,7 @@ def _dump_AgentAuthCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentAuthMethod(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.method_id
-    d['methodId'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'type': o.type, 'methodId': o.method_id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -18222,9 +18204,7 @@ def _dump_AgentCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'messageId': o.message_id}
     v = o.content
     if v is not UNSET:
         d['content'] = None if v is None else dv(v)
@@ -18237,13 +18217,7 @@ def _dump_AgentMessage(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.message_id
-    d['messageId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'messageId': o.message_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18253,11 +18227,7 @@ def _dump_AgentMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentMessageSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'messageId': o.message_id}
     v = o.content
     if v is not UNSET:
         d['content'] = None if v is None else dv(v)
@@ -18270,9 +18240,7 @@ def _dump_AgentMessageSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -18282,11 +18250,7 @@ def _dump_AgentNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'id': o.id, 'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -18296,9 +18260,7 @@ def _dump_AgentRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentThought(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'messageId': o.message_id}
     v = o.content
     if v is not UNSET:
         d['content'] = None if v is None else dv(v)
@@ -18311,13 +18273,7 @@ def _dump_AgentThought(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentThoughtChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.message_id
-    d['messageId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'messageId': o.message_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18327,11 +18283,7 @@ def _dump_AgentThoughtChunkSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_AgentThoughtSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'messageId': o.message_id}
     v = o.content
     if v is not UNSET:
         d['content'] = None if v is None else dv(v)
@@ -18363,9 +18315,7 @@ def _dump_Annotations(o: Any) -> dict[str, Any]:
 
 
 def _dump_ArchiveSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18385,11 +18335,7 @@ def _dump_ArchiveSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_ArrayElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.items
-    d['items'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'items': dv(o.items)}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -18414,11 +18360,7 @@ def _dump_ArrayElicitationPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_AudioContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.data
-    d['data'] = v
-    v = o.mime_type
-    d['mimeType'] = v
+    d: dict[str, Any] = {'data': o.data, 'mimeType': o.mime_type}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -18431,13 +18373,7 @@ def _dump_AudioContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_AudioContentBlock(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.data
-    d['data'] = v
-    v = o.mime_type
-    d['mimeType'] = v
+    d: dict[str, Any] = {'type': o.type, 'data': o.data, 'mimeType': o.mime_type}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -18450,9 +18386,7 @@ def _dump_AudioContentBlock(o: Any) -> dict[str, Any]:
 
 
 def _dump_AuthAccount(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.label
-    d['label'] = v
+    d: dict[str, Any] = {'label': o.label}
     v = o.active
     if v is not None:
         d['active'] = v
@@ -18474,11 +18408,7 @@ def _dump_AuthAccount(o: Any) -> dict[str, Any]:
 
 
 def _dump_AuthMethodAgent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method_id
-    d['methodId'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'methodId': o.method_id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -18491,11 +18421,7 @@ def _dump_AuthMethodAgent(o: Any) -> dict[str, Any]:
 
 
 def _dump_AuthMethodTerminal(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method_id
-    d['methodId'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'methodId': o.method_id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -18534,9 +18460,7 @@ def _dump_AuthStatusRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_AuthStatusResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.accounts
     if v is not None:
         d['accounts'] = dv(v)
@@ -18549,9 +18473,7 @@ def _dump_AuthStatusResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_AuthStatusUpdateNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.accounts
     if v is not None:
         d['accounts'] = dv(v)
@@ -18564,9 +18486,7 @@ def _dump_AuthStatusUpdateNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_AvailableCommandsUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.available_commands
-    d['availableCommands'] = dv(v)
+    d: dict[str, Any] = {'availableCommands': dv(o.available_commands)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18576,11 +18496,7 @@ def _dump_AvailableCommandsUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_AvailableCommandsUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.available_commands
-    d['availableCommands'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'availableCommands': dv(o.available_commands)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18590,9 +18506,7 @@ def _dump_AvailableCommandsUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_BackgroundSubagent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18602,9 +18516,7 @@ def _dump_BackgroundSubagent(o: Any) -> dict[str, Any]:
 
 
 def _dump_BackgroundTerminal(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18614,9 +18526,7 @@ def _dump_BackgroundTerminal(o: Any) -> dict[str, Any]:
 
 
 def _dump_BackgroundToolCall(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.tool_call_id
-    d['toolCallId'] = v
+    d: dict[str, Any] = {'toolCallId': o.tool_call_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18626,11 +18536,7 @@ def _dump_BackgroundToolCall(o: Any) -> dict[str, Any]:
 
 
 def _dump_BlobResourceContents(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.blob
-    d['blob'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'blob': o.blob, 'uri': o.uri}
     v = o.mime_type
     if v is not None:
         d['mimeType'] = v
@@ -18643,9 +18549,7 @@ def _dump_BlobResourceContents(o: Any) -> dict[str, Any]:
 
 
 def _dump_BooleanElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -18683,15 +18587,7 @@ def _dump_BooleanPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_BooleanSessionConfigOption(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.current_value
-    d['currentValue'] = v
-    v = o.config_id
-    d['configId'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'type': o.type, 'currentValue': o.current_value, 'configId': o.config_id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -18707,15 +18603,7 @@ def _dump_BooleanSessionConfigOption(o: Any) -> dict[str, Any]:
 
 
 def _dump_BooleanSetSessionConfigOptionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.value
-    d['value'] = v
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.config_id
-    d['configId'] = v
+    d: dict[str, Any] = {'type': o.type, 'value': o.value, 'sessionId': o.session_id, 'configId': o.config_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18725,9 +18613,7 @@ def _dump_BooleanSetSessionConfigOptionRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_CancelCreateElicitationResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.action
-    d['action'] = v
+    d: dict[str, Any] = {'action': o.action}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18737,9 +18623,7 @@ def _dump_CancelCreateElicitationResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_CancelRequestNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.request_id
-    d['requestId'] = v
+    d: dict[str, Any] = {'requestId': o.request_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18749,9 +18633,7 @@ def _dump_CancelRequestNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_CancelSessionNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18761,11 +18643,7 @@ def _dump_CancelSessionNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_CancelTerminalRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18785,11 +18663,7 @@ def _dump_CancelTerminalResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_CancelToolCallRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.tool_call_id
-    d['toolCallId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'toolCallId': o.tool_call_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18819,9 +18693,7 @@ def _dump_CancelledPermissionOutcome(o: Any) -> dict[str, Any]:
 
 
 def _dump_CancelledRequestPermissionOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.outcome
-    d['outcome'] = v
+    d: dict[str, Any] = {'outcome': o.outcome}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18860,9 +18732,7 @@ def _dump_ClientCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_ClientNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -18872,11 +18742,7 @@ def _dump_ClientNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_ClientRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'id': o.id, 'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -18886,9 +18752,7 @@ def _dump_ClientRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_CloseSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -18908,11 +18772,7 @@ def _dump_CloseSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_Command(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.description
-    d['description'] = v
+    d: dict[str, Any] = {'name': o.name, 'description': o.description}
     v = o.input
     if v is not None:
         d['input'] = dv(v)
@@ -18925,13 +18785,7 @@ def _dump_Command(o: Any) -> dict[str, Any]:
 
 
 def _dump_CommandAvailableCommand(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.name
-    d['name'] = v
-    v = o.description
-    d['description'] = v
+    d: dict[str, Any] = {'type': o.type, 'name': o.name, 'description': o.description}
     v = o.input
     if v is not None:
         d['input'] = dv(v)
@@ -18944,11 +18798,7 @@ def _dump_CommandAvailableCommand(o: Any) -> dict[str, Any]:
 
 
 def _dump_CommandPermissionSubject(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.command
-    d['command'] = v
-    v = o.cwd
-    d['cwd'] = v
+    d: dict[str, Any] = {'command': o.command, 'cwd': o.cwd}
     v = o.tool_call_id
     if v is not None:
         d['toolCallId'] = v
@@ -18964,13 +18814,7 @@ def _dump_CommandPermissionSubject(o: Any) -> dict[str, Any]:
 
 
 def _dump_CommandRequestPermissionSubject(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.command
-    d['command'] = v
-    v = o.cwd
-    d['cwd'] = v
+    d: dict[str, Any] = {'type': o.type, 'command': o.command, 'cwd': o.cwd}
     v = o.tool_call_id
     if v is not None:
         d['toolCallId'] = v
@@ -18986,11 +18830,7 @@ def _dump_CommandRequestPermissionSubject(o: Any) -> dict[str, Any]:
 
 
 def _dump_CompactionSummaryChunk(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.compaction_id
-    d['compactionId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'compactionId': o.compaction_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19000,13 +18840,7 @@ def _dump_CompactionSummaryChunk(o: Any) -> dict[str, Any]:
 
 
 def _dump_CompactionSummaryChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.compaction_id
-    d['compactionId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'compactionId': o.compaction_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19016,11 +18850,7 @@ def _dump_CompactionSummaryChunkSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_CompactionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.compaction_id
-    d['compactionId'] = v
-    v = o.status
-    d['status'] = v
+    d: dict[str, Any] = {'compactionId': o.compaction_id, 'status': o.status}
     v = o.summary
     if v is not UNSET:
         d['summary'] = None if v is None else dv(v)
@@ -19036,13 +18866,7 @@ def _dump_CompactionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_CompactionUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.compaction_id
-    d['compactionId'] = v
-    v = o.status
-    d['status'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'compactionId': o.compaction_id, 'status': o.status}
     v = o.summary
     if v is not UNSET:
         d['summary'] = None if v is None else dv(v)
@@ -19058,9 +18882,7 @@ def _dump_CompactionUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_CompleteElicitationNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.elicitation_id
-    d['elicitationId'] = v
+    d: dict[str, Any] = {'elicitationId': o.elicitation_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19070,9 +18892,7 @@ def _dump_CompleteElicitationNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_ConfigOptionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.config_options
-    d['configOptions'] = dv(v)
+    d: dict[str, Any] = {'configOptions': dv(o.config_options)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19082,11 +18902,7 @@ def _dump_ConfigOptionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_ConfigOptionUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.config_options
-    d['configOptions'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'configOptions': dv(o.config_options)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19096,9 +18912,7 @@ def _dump_ConfigOptionUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_Content(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19108,11 +18922,7 @@ def _dump_Content(o: Any) -> dict[str, Any]:
 
 
 def _dump_ContentChunk(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.message_id
-    d['messageId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'messageId': o.message_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19122,11 +18932,7 @@ def _dump_ContentChunk(o: Any) -> dict[str, Any]:
 
 
 def _dump_ContentToolCallContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19136,13 +18942,7 @@ def _dump_ContentToolCallContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_CopyDiffChange(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.operation
-    d['operation'] = v
-    v = o.old_path
-    d['oldPath'] = v
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'operation': o.operation, 'oldPath': o.old_path, 'path': o.path}
     v = o.file_type
     if v is not None:
         d['fileType'] = v
@@ -19158,11 +18958,7 @@ def _dump_CopyDiffChange(o: Any) -> dict[str, Any]:
 
 
 def _dump_Cost(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.amount
-    d['amount'] = v
-    v = o.currency
-    d['currency'] = v
+    d: dict[str, Any] = {'amount': o.amount, 'currency': o.currency}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19172,9 +18968,7 @@ def _dump_Cost(o: Any) -> dict[str, Any]:
 
 
 def _dump_DeclineCreateElicitationResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.action
-    d['action'] = v
+    d: dict[str, Any] = {'action': o.action}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19184,11 +18978,7 @@ def _dump_DeclineCreateElicitationResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_DeleteDiffChange(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.operation
-    d['operation'] = v
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'operation': o.operation, 'path': o.path}
     v = o.file_type
     if v is not None:
         d['fileType'] = v
@@ -19204,9 +18994,7 @@ def _dump_DeleteDiffChange(o: Any) -> dict[str, Any]:
 
 
 def _dump_DeleteSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19226,9 +19014,7 @@ def _dump_DeleteSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_Diff(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.changes
-    d['changes'] = dv(v)
+    d: dict[str, Any] = {'changes': dv(o.changes)}
     v = o.patch
     if v is not None:
         d['patch'] = dv(v)
@@ -19241,11 +19027,7 @@ def _dump_Diff(o: Any) -> dict[str, Any]:
 
 
 def _dump_DiffPatch(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.format
-    d['format'] = v
-    v = o.text
-    d['text'] = v
+    d: dict[str, Any] = {'format': o.format, 'text': o.text}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19255,31 +19037,21 @@ def _dump_DiffPatch(o: Any) -> dict[str, Any]:
 
 
 def _dump_DiffPathChange(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'path': o.path}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_DiffPathPairChange(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.old_path
-    d['oldPath'] = v
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'oldPath': o.old_path, 'path': o.path}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_DiffToolCallContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.changes
-    d['changes'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'changes': dv(o.changes)}
     v = o.patch
     if v is not None:
         d['patch'] = dv(v)
@@ -19292,9 +19064,7 @@ def _dump_DiffToolCallContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_DisableProviderRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.provider_id
-    d['providerId'] = v
+    d: dict[str, Any] = {'providerId': o.provider_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19350,20 +19120,14 @@ def _dump_ElicitationFormCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_ElicitationRequestScope(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.request_id
-    d['requestId'] = v
+    d: dict[str, Any] = {'requestId': o.request_id}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ElicitationSchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.properties
-    d['properties'] = v
+    d: dict[str, Any] = {'type': o.type, 'properties': o.properties}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -19382,9 +19146,7 @@ def _dump_ElicitationSchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_ElicitationSessionScope(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.tool_call_id
     if v is not None:
         d['toolCallId'] = v
@@ -19404,9 +19166,7 @@ def _dump_ElicitationUrlCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_EmbeddedResource(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.resource
-    d['resource'] = dv(v)
+    d: dict[str, Any] = {'resource': dv(o.resource)}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -19419,11 +19179,7 @@ def _dump_EmbeddedResource(o: Any) -> dict[str, Any]:
 
 
 def _dump_EnumOption(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.const
-    d['const'] = v
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'const': o.const, 'title': o.title}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -19436,11 +19192,7 @@ def _dump_EnumOption(o: Any) -> dict[str, Any]:
 
 
 def _dump_EnvVariable(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.value
-    d['value'] = v
+    d: dict[str, Any] = {'name': o.name, 'value': o.value}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19450,11 +19202,7 @@ def _dump_EnvVariable(o: Any) -> dict[str, Any]:
 
 
 def _dump_Error(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.code
-    d['code'] = v
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'code': o.code, 'message': o.message}
     v = o.data
     if v is not None:
         d['data'] = dv(v)
@@ -19464,31 +19212,21 @@ def _dump_Error(o: Any) -> dict[str, Any]:
 
 
 def _dump_ErrorAgentResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = None if v is None else v
-    v = o.error
-    d['error'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'error': dv(o.error)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ErrorClientResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = None if v is None else v
-    v = o.error
-    d['error'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'error': dv(o.error)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ErrorMessageMcpResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.error
-    d['error'] = dv(v)
+    d: dict[str, Any] = {'error': dv(o.error)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19498,11 +19236,7 @@ def _dump_ErrorMessageMcpResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_ErrorProxyResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = None if v is None else v
-    v = o.error
-    d['error'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'error': dv(o.error)}
     if o.extra:
         d.update(o.extra)
     return d
@@ -19519,13 +19253,7 @@ def _dump_ErrorStopReason(o: Any) -> dict[str, Any]:
 
 
 def _dump_FilePlanUpdateContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.plan_id
-    d['planId'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'type': o.type, 'planId': o.plan_id, 'uri': o.uri}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19535,11 +19263,7 @@ def _dump_FilePlanUpdateContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ForkSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.cwd
-    d['cwd'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'cwd': o.cwd}
     v = o.additional_directories
     if v is not None:
         d['additionalDirectories'] = v
@@ -19558,9 +19282,7 @@ def _dump_ForkSessionRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_ForkSessionResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.config_options
     if v is not None:
         d['configOptions'] = dv(v)
@@ -19576,13 +19298,7 @@ def _dump_ForkSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_FormCreateElicitationRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.mode
-    d['mode'] = v
-    v = o.requested_schema
-    d['requestedSchema'] = dv(v)
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'mode': o.mode, 'requestedSchema': dv(o.requested_schema), 'message': o.message}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19592,11 +19308,7 @@ def _dump_FormCreateElicitationRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_HttpHeader(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.value
-    d['value'] = v
+    d: dict[str, Any] = {'name': o.name, 'value': o.value}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19606,13 +19318,7 @@ def _dump_HttpHeader(o: Any) -> dict[str, Any]:
 
 
 def _dump_HttpMcpServer(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.name
-    d['name'] = v
-    v = o.url
-    d['url'] = v
+    d: dict[str, Any] = {'type': o.type, 'name': o.name, 'url': o.url}
     v = o.headers
     if v is not None:
         d['headers'] = dv(v)
@@ -19625,9 +19331,7 @@ def _dump_HttpMcpServer(o: Any) -> dict[str, Any]:
 
 
 def _dump_Icon(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.src
-    d['src'] = v
+    d: dict[str, Any] = {'src': o.src}
     v = o.mime_type
     if v is not None:
         d['mimeType'] = v
@@ -19646,15 +19350,7 @@ def _dump_Icon(o: Any) -> dict[str, Any]:
 
 
 def _dump_IdSetSessionConfigOptionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.value
-    d['value'] = v
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.config_id
-    d['configId'] = v
+    d: dict[str, Any] = {'type': o.type, 'value': o.value, 'sessionId': o.session_id, 'configId': o.config_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19664,9 +19360,7 @@ def _dump_IdSetSessionConfigOptionRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_IdleStateUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.usage
     if v is not None:
         d['usage'] = dv(v)
@@ -19685,11 +19379,7 @@ def _dump_IdleStateUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_ImageContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.data
-    d['data'] = v
-    v = o.mime_type
-    d['mimeType'] = v
+    d: dict[str, Any] = {'data': o.data, 'mimeType': o.mime_type}
     v = o.uri
     if v is not None:
         d['uri'] = v
@@ -19705,13 +19395,7 @@ def _dump_ImageContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ImageContentBlock(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.data
-    d['data'] = v
-    v = o.mime_type
-    d['mimeType'] = v
+    d: dict[str, Any] = {'type': o.type, 'data': o.data, 'mimeType': o.mime_type}
     v = o.uri
     if v is not None:
         d['uri'] = v
@@ -19727,11 +19411,7 @@ def _dump_ImageContentBlock(o: Any) -> dict[str, Any]:
 
 
 def _dump_Implementation(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.version
-    d['version'] = v
+    d: dict[str, Any] = {'name': o.name, 'version': o.version}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -19744,11 +19424,7 @@ def _dump_Implementation(o: Any) -> dict[str, Any]:
 
 
 def _dump_InitializeRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.protocol_version
-    d['protocolVersion'] = v
-    v = o.info
-    d['info'] = dv(v)
+    d: dict[str, Any] = {'protocolVersion': o.protocol_version, 'info': dv(o.info)}
     v = o.capabilities
     if v is not None:
         d['capabilities'] = dv(v)
@@ -19761,11 +19437,7 @@ def _dump_InitializeRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_InitializeResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.protocol_version
-    d['protocolVersion'] = v
-    v = o.info
-    d['info'] = dv(v)
+    d: dict[str, Any] = {'protocolVersion': o.protocol_version, 'info': dv(o.info)}
     v = o.capabilities
     if v is not None:
         d['capabilities'] = dv(v)
@@ -19781,9 +19453,7 @@ def _dump_InitializeResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_IntegerElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -19833,13 +19503,7 @@ def _dump_IntegerPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_ItemsPlanUpdateContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.plan_id
-    d['planId'] = v
-    v = o.entries
-    d['entries'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'planId': o.plan_id, 'entries': dv(o.entries)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19859,9 +19523,7 @@ def _dump_ListProvidersRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_ListProvidersResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.providers
-    d['providers'] = dv(v)
+    d: dict[str, Any] = {'providers': dv(o.providers)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19890,9 +19552,7 @@ def _dump_ListSessionsRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_ListSessionsResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.sessions
-    d['sessions'] = dv(v)
+    d: dict[str, Any] = {'sessions': dv(o.sessions)}
     v = o.next_cursor
     if v is not None:
         d['nextCursor'] = v
@@ -19905,9 +19565,7 @@ def _dump_ListSessionsResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_LoginAuthRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method_id
-    d['methodId'] = v
+    d: dict[str, Any] = {'methodId': o.method_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19947,13 +19605,7 @@ def _dump_LogoutAuthResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_MarkdownPlanUpdateContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.plan_id
-    d['planId'] = v
-    v = o.content
-    d['content'] = v
+    d: dict[str, Any] = {'type': o.type, 'planId': o.plan_id, 'content': o.content}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -19992,11 +19644,7 @@ def _dump_McpCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_McpError(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.code
-    d['code'] = v
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'code': o.code, 'message': o.message}
     v = o.data
     if v is not None:
         d['data'] = v
@@ -20016,11 +19664,7 @@ def _dump_McpHttpCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_McpServerAcp(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.server_id
-    d['serverId'] = v
+    d: dict[str, Any] = {'name': o.name, 'serverId': o.server_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20030,11 +19674,7 @@ def _dump_McpServerAcp(o: Any) -> dict[str, Any]:
 
 
 def _dump_McpServerHttp(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.url
-    d['url'] = v
+    d: dict[str, Any] = {'name': o.name, 'url': o.url}
     v = o.headers
     if v is not None:
         d['headers'] = dv(v)
@@ -20047,11 +19687,7 @@ def _dump_McpServerHttp(o: Any) -> dict[str, Any]:
 
 
 def _dump_McpServerStdio(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.command
-    d['command'] = v
+    d: dict[str, Any] = {'name': o.name, 'command': o.command}
     v = o.args
     if v is not None:
         d['args'] = v
@@ -20077,13 +19713,7 @@ def _dump_McpStdioCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_MessageMcpNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.server_id
-    d['serverId'] = v
-    v = o.request_id
-    d['requestId'] = v
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'serverId': o.server_id, 'requestId': o.request_id, 'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = v
@@ -20096,13 +19726,7 @@ def _dump_MessageMcpNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_MessageMcpRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.server_id
-    d['serverId'] = v
-    v = o.request_id
-    d['requestId'] = v
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'serverId': o.server_id, 'requestId': o.request_id, 'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = v
@@ -20115,11 +19739,7 @@ def _dump_MessageMcpRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_ModifyDiffChange(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.operation
-    d['operation'] = v
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'operation': o.operation, 'path': o.path}
     v = o.file_type
     if v is not None:
         d['fileType'] = v
@@ -20135,13 +19755,7 @@ def _dump_ModifyDiffChange(o: Any) -> dict[str, Any]:
 
 
 def _dump_MoveDiffChange(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.operation
-    d['operation'] = v
-    v = o.old_path
-    d['oldPath'] = v
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'operation': o.operation, 'oldPath': o.old_path, 'path': o.path}
     v = o.file_type
     if v is not None:
         d['fileType'] = v
@@ -20157,9 +19771,7 @@ def _dump_MoveDiffChange(o: Any) -> dict[str, Any]:
 
 
 def _dump_MultiSelectPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.items
-    d['items'] = dv(v)
+    d: dict[str, Any] = {'items': dv(o.items)}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -20184,9 +19796,7 @@ def _dump_MultiSelectPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_NewSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.cwd
-    d['cwd'] = v
+    d: dict[str, Any] = {'cwd': o.cwd}
     v = o.additional_directories
     if v is not None:
         d['additionalDirectories'] = v
@@ -20205,9 +19815,7 @@ def _dump_NewSessionRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_NewSessionResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.config_options
     if v is not None:
         d['configOptions'] = dv(v)
@@ -20223,11 +19831,7 @@ def _dump_NewSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_Notice(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.severity
-    d['severity'] = v
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'severity': o.severity, 'title': o.title}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -20240,13 +19844,7 @@ def _dump_Notice(o: Any) -> dict[str, Any]:
 
 
 def _dump_NoticeSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.severity
-    d['severity'] = v
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'severity': o.severity, 'title': o.title}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -20259,9 +19857,7 @@ def _dump_NoticeSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_NumberElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -20311,64 +19907,42 @@ def _dump_NumberPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_OtherAuthMethod(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.method_id
-    d['methodId'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'type': o.type, 'methodId': o.method_id, 'name': o.name}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherAvailableCommand(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.name
-    d['name'] = v
-    v = o.description
-    d['description'] = v
+    d: dict[str, Any] = {'type': o.type, 'name': o.name, 'description': o.description}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherAvailableCommandInput(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherBackgroundWork(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherContentBlock(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherCreateElicitationRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.mode
-    d['mode'] = v
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'mode': o.mode, 'message': o.message}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20378,9 +19952,7 @@ def _dump_OtherCreateElicitationRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_OtherCreateElicitationResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.action
-    d['action'] = v
+    d: dict[str, Any] = {'action': o.action}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20390,9 +19962,7 @@ def _dump_OtherCreateElicitationResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_OtherDiffChange(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.operation
-    d['operation'] = v
+    d: dict[str, Any] = {'operation': o.operation}
     v = o.file_type
     if v is not None:
         d['fileType'] = v
@@ -20408,78 +19978,56 @@ def _dump_OtherDiffChange(o: Any) -> dict[str, Any]:
 
 
 def _dump_OtherElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherMcpServer(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherMultiSelectItems(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherPlanUpdateContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.plan_id
-    d['planId'] = v
+    d: dict[str, Any] = {'type': o.type, 'planId': o.plan_id}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherReplayFrom(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherRequestPermissionOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.outcome
-    d['outcome'] = v
+    d: dict[str, Any] = {'outcome': o.outcome}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherRequestPermissionSubject(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherSessionConfigOption(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.config_id
-    d['configId'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'type': o.type, 'configId': o.config_id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -20495,24 +20043,14 @@ def _dump_OtherSessionConfigOption(o: Any) -> dict[str, Any]:
 
 
 def _dump_OtherSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherSetSessionConfigOptionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.value
-    d['value'] = v
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.config_id
-    d['configId'] = v
+    d: dict[str, Any] = {'type': o.type, 'value': o.value, 'sessionId': o.session_id, 'configId': o.config_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20522,31 +20060,21 @@ def _dump_OtherSetSessionConfigOptionRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_OtherStateUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_OtherToolCallContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_PermissionOption(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.option_id
-    d['optionId'] = v
-    v = o.name
-    d['name'] = v
-    v = o.kind
-    d['kind'] = v
+    d: dict[str, Any] = {'optionId': o.option_id, 'name': o.name, 'kind': o.kind}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20556,13 +20084,7 @@ def _dump_PermissionOption(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanEntry(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.content
-    d['content'] = v
-    v = o.priority
-    d['priority'] = v
-    v = o.status
-    d['status'] = v
+    d: dict[str, Any] = {'content': o.content, 'priority': o.priority, 'status': o.status}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20572,11 +20094,7 @@ def _dump_PlanEntry(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanFile(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.plan_id
-    d['planId'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'planId': o.plan_id, 'uri': o.uri}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20586,11 +20104,7 @@ def _dump_PlanFile(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanItems(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.plan_id
-    d['planId'] = v
-    v = o.entries
-    d['entries'] = dv(v)
+    d: dict[str, Any] = {'planId': o.plan_id, 'entries': dv(o.entries)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20600,11 +20114,7 @@ def _dump_PlanItems(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanMarkdown(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.plan_id
-    d['planId'] = v
-    v = o.content
-    d['content'] = v
+    d: dict[str, Any] = {'planId': o.plan_id, 'content': o.content}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20614,9 +20124,7 @@ def _dump_PlanMarkdown(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanRemoved(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.plan_id
-    d['planId'] = v
+    d: dict[str, Any] = {'planId': o.plan_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20626,11 +20134,7 @@ def _dump_PlanRemoved(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanRemovedSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.plan_id
-    d['planId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'planId': o.plan_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20640,9 +20144,7 @@ def _dump_PlanRemovedSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.plan
-    d['plan'] = dv(v)
+    d: dict[str, Any] = {'plan': dv(o.plan)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20652,11 +20154,7 @@ def _dump_PlanUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_PlanUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.plan
-    d['plan'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'plan': dv(o.plan)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20715,11 +20213,7 @@ def _dump_PromptImageCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_PromptRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.prompt
-    d['prompt'] = dv(v)
+    d: dict[str, Any] = {'sessionId': o.session_id, 'prompt': dv(o.prompt)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20729,9 +20223,7 @@ def _dump_PromptRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_PromptResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'messageId': o.message_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20741,11 +20233,7 @@ def _dump_PromptResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProviderCurrentConfig(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.api_type
-    d['apiType'] = v
-    v = o.base_url
-    d['baseUrl'] = v
+    d: dict[str, Any] = {'apiType': o.api_type, 'baseUrl': o.base_url}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20755,13 +20243,7 @@ def _dump_ProviderCurrentConfig(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProviderInfo(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.provider_id
-    d['providerId'] = v
-    v = o.supported
-    d['supported'] = v
-    v = o.required
-    d['required'] = v
+    d: dict[str, Any] = {'providerId': o.provider_id, 'supported': o.supported, 'required': o.required}
     v = o.current
     if v is not None:
         d['current'] = dv(v)
@@ -20784,9 +20266,7 @@ def _dump_ProvidersCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProxyNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -20796,11 +20276,7 @@ def _dump_ProxyNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProxyRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'id': o.id, 'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = dv(v)
@@ -20810,9 +20286,7 @@ def _dump_ProxyRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProxySuccessorNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = v
@@ -20825,9 +20299,7 @@ def _dump_ProxySuccessorNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_ProxySuccessorRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.method
-    d['method'] = v
+    d: dict[str, Any] = {'method': o.method}
     v = o.params
     if v is not None:
         d['params'] = v
@@ -20850,33 +20322,21 @@ def _dump_ReplayFromStart(o: Any) -> dict[str, Any]:
 
 
 def _dump_RequestElicitationFormMode(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.requested_schema
-    d['requestedSchema'] = dv(v)
+    d: dict[str, Any] = {'requestedSchema': dv(o.requested_schema)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_RequestElicitationUrlMode(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.elicitation_id
-    d['elicitationId'] = v
-    v = o.url
-    d['url'] = v
+    d: dict[str, Any] = {'elicitationId': o.elicitation_id, 'url': o.url}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_RequestPermissionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.title
-    d['title'] = v
-    v = o.options
-    d['options'] = dv(v)
+    d: dict[str, Any] = {'sessionId': o.session_id, 'title': o.title, 'options': dv(o.options)}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -20892,9 +20352,7 @@ def _dump_RequestPermissionRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_RequestPermissionResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.outcome
-    d['outcome'] = dv(v)
+    d: dict[str, Any] = {'outcome': dv(o.outcome)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -20904,9 +20362,7 @@ def _dump_RequestPermissionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_RequiresActionStateUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.background
     if v is not None:
         d['background'] = dv(v)
@@ -20919,11 +20375,7 @@ def _dump_RequiresActionStateUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_ResourceContentBlock(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.resource
-    d['resource'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'resource': dv(o.resource)}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -20936,11 +20388,7 @@ def _dump_ResourceContentBlock(o: Any) -> dict[str, Any]:
 
 
 def _dump_ResourceLink(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'name': o.name, 'uri': o.uri}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -20968,13 +20416,7 @@ def _dump_ResourceLink(o: Any) -> dict[str, Any]:
 
 
 def _dump_ResourceLinkContentBlock(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.name
-    d['name'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'type': o.type, 'name': o.name, 'uri': o.uri}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -21002,31 +20444,21 @@ def _dump_ResourceLinkContentBlock(o: Any) -> dict[str, Any]:
 
 
 def _dump_ResultAgentResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.result
-    d['result'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'result': dv(o.result)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ResultClientResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.result
-    d['result'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'result': dv(o.result)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ResultMessageMcpResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.result
-    d['result'] = v
+    d: dict[str, Any] = {'result': o.result}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21036,22 +20468,14 @@ def _dump_ResultMessageMcpResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_ResultProxyResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.result
-    d['result'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'result': dv(o.result)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ResumeSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.cwd
-    d['cwd'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'cwd': o.cwd}
     v = o.additional_directories
     if v is not None:
         d['additionalDirectories'] = v
@@ -21089,9 +20513,7 @@ def _dump_ResumeSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_RunningStateUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.background
     if v is not None:
         d['background'] = dv(v)
@@ -21104,17 +20526,7 @@ def _dump_RunningStateUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SelectSessionConfigOption(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.current_value
-    d['currentValue'] = v
-    v = o.options
-    d['options'] = dv(v)
-    v = o.config_id
-    d['configId'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'type': o.type, 'currentValue': o.current_value, 'options': dv(o.options), 'configId': o.config_id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -21130,9 +20542,7 @@ def _dump_SelectSessionConfigOption(o: Any) -> dict[str, Any]:
 
 
 def _dump_SelectedPermissionOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.option_id
-    d['optionId'] = v
+    d: dict[str, Any] = {'optionId': o.option_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21142,11 +20552,7 @@ def _dump_SelectedPermissionOutcome(o: Any) -> dict[str, Any]:
 
 
 def _dump_SelectedRequestPermissionOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.outcome
-    d['outcome'] = v
-    v = o.option_id
-    d['optionId'] = v
+    d: dict[str, Any] = {'outcome': o.outcome, 'optionId': o.option_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21223,33 +20629,21 @@ def _dump_SessionCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionConfigBoolean(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.current_value
-    d['currentValue'] = v
+    d: dict[str, Any] = {'currentValue': o.current_value}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_SessionConfigSelect(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.current_value
-    d['currentValue'] = v
-    v = o.options
-    d['options'] = dv(v)
+    d: dict[str, Any] = {'currentValue': o.current_value, 'options': dv(o.options)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_SessionConfigSelectGroup(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.group_id
-    d['groupId'] = v
-    v = o.name
-    d['name'] = v
-    v = o.options
-    d['options'] = dv(v)
+    d: dict[str, Any] = {'groupId': o.group_id, 'name': o.name, 'options': dv(o.options)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21259,11 +20653,7 @@ def _dump_SessionConfigSelectGroup(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionConfigSelectOption(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.value
-    d['value'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'value': o.value, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -21286,20 +20676,14 @@ def _dump_SessionDeleteCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionElicitationFormMode(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.requested_schema
-    d['requestedSchema'] = dv(v)
+    d: dict[str, Any] = {'requestedSchema': dv(o.requested_schema)}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_SessionElicitationUrlMode(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.elicitation_id
-    d['elicitationId'] = v
-    v = o.url
-    d['url'] = v
+    d: dict[str, Any] = {'elicitationId': o.elicitation_id, 'url': o.url}
     if o.extra:
         d.update(o.extra)
     return d
@@ -21316,11 +20700,7 @@ def _dump_SessionForkCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionInfo(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.cwd
-    d['cwd'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'cwd': o.cwd}
     v = o.additional_directories
     if v is not None:
         d['additionalDirectories'] = v
@@ -21358,9 +20738,7 @@ def _dump_SessionInfoUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionInfoUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update}
     v = o.title
     if v is not UNSET:
         d['title'] = None if v is None else v
@@ -21376,9 +20754,7 @@ def _dump_SessionInfoUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'messageId': o.message_id}
     v = o.sender_session_id
     if v is not UNSET:
         d['senderSessionId'] = None if v is None else v
@@ -21403,11 +20779,7 @@ def _dump_SessionMessage(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionMessageChunk(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.message_id
-    d['messageId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'messageId': o.message_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21417,13 +20789,7 @@ def _dump_SessionMessageChunk(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.message_id
-    d['messageId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'messageId': o.message_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21433,11 +20799,7 @@ def _dump_SessionMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionMessageSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'messageId': o.message_id}
     v = o.sender_session_id
     if v is not UNSET:
         d['senderSessionId'] = None if v is None else v
@@ -21462,9 +20824,7 @@ def _dump_SessionMessageSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionNotFoundErrorData(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21484,9 +20844,7 @@ def _dump_SessionStatusCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionStatusRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21496,9 +20854,7 @@ def _dump_SessionStatusRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_SessionStatusResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.status
-    d['status'] = v
+    d: dict[str, Any] = {'status': o.status}
     v = o.state
     if v is not None:
         d['state'] = dv(v)
@@ -21557,13 +20913,7 @@ def _dump_SessionTitleCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SetProviderRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.provider_id
-    d['providerId'] = v
-    v = o.api_type
-    d['apiType'] = v
-    v = o.base_url
-    d['baseUrl'] = v
+    d: dict[str, Any] = {'providerId': o.provider_id, 'apiType': o.api_type, 'baseUrl': o.base_url}
     v = o.headers
     if v is not None:
         d['headers'] = v
@@ -21586,9 +20936,7 @@ def _dump_SetProviderResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_SetSessionConfigOptionResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.config_options
-    d['configOptions'] = dv(v)
+    d: dict[str, Any] = {'configOptions': dv(o.config_options)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21598,11 +20946,7 @@ def _dump_SetSessionConfigOptionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_SetSessionTitleRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id, 'title': o.title}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21612,9 +20956,7 @@ def _dump_SetSessionTitleRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_SetSessionTitleResponse(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.title
-    d['title'] = v
+    d: dict[str, Any] = {'title': o.title}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21624,9 +20966,7 @@ def _dump_SetSessionTitleResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_StartReplayFrom(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21636,22 +20976,14 @@ def _dump_StartReplayFrom(o: Any) -> dict[str, Any]:
 
 
 def _dump_StateUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_StdioMcpServer(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.name
-    d['name'] = v
-    v = o.command
-    d['command'] = v
+    d: dict[str, Any] = {'type': o.type, 'name': o.name, 'command': o.command}
     v = o.args
     if v is not None:
         d['args'] = v
@@ -21667,9 +20999,7 @@ def _dump_StdioMcpServer(o: Any) -> dict[str, Any]:
 
 
 def _dump_StringElicitationPropertySchema(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.title
     if v is not None:
         d['title'] = v
@@ -21706,11 +21036,7 @@ def _dump_StringElicitationPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_StringMultiSelectItems(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.enum
-    d['enum'] = v
+    d: dict[str, Any] = {'type': o.type, 'enum': o.enum}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21757,11 +21083,7 @@ def _dump_StringPropertySchema(o: Any) -> dict[str, Any]:
 
 
 def _dump_SubagentBackgroundWork(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'type': o.type, 'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21784,9 +21106,7 @@ def _dump_SubagentSessionCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_SubagentUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.title
     if v is not UNSET:
         d['title'] = None if v is None else v
@@ -21814,11 +21134,7 @@ def _dump_SubagentUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SubagentUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'sessionId': o.session_id}
     v = o.title
     if v is not UNSET:
         d['title'] = None if v is None else v
@@ -21846,11 +21162,7 @@ def _dump_SubagentUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_SystemPrompt(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.mode
-    d['mode'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'mode': o.mode, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21860,9 +21172,7 @@ def _dump_SystemPrompt(o: Any) -> dict[str, Any]:
 
 
 def _dump_Terminal(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21882,13 +21192,7 @@ def _dump_TerminalAuthCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalAuthMethod(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.method_id
-    d['methodId'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'type': o.type, 'methodId': o.method_id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -21907,11 +21211,7 @@ def _dump_TerminalAuthMethod(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalBackgroundWork(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'type': o.type, 'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21960,9 +21260,7 @@ def _dump_TerminalExitStatus(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalOutput(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.data
-    d['data'] = v
+    d: dict[str, Any] = {'data': o.data}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21972,11 +21270,7 @@ def _dump_TerminalOutput(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalOutputChunk(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.terminal_id
-    d['terminalId'] = v
-    v = o.data
-    d['data'] = v
+    d: dict[str, Any] = {'terminalId': o.terminal_id, 'data': o.data}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -21986,13 +21280,7 @@ def _dump_TerminalOutputChunk(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalOutputChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.terminal_id
-    d['terminalId'] = v
-    v = o.data
-    d['data'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'terminalId': o.terminal_id, 'data': o.data}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22002,11 +21290,7 @@ def _dump_TerminalOutputChunkSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalSize(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.cols
-    d['cols'] = v
-    v = o.rows
-    d['rows'] = v
+    d: dict[str, Any] = {'cols': o.cols, 'rows': o.rows}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22016,11 +21300,7 @@ def _dump_TerminalSize(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalToolCallContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'type': o.type, 'terminalId': o.terminal_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22030,9 +21310,7 @@ def _dump_TerminalToolCallContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'terminalId': o.terminal_id}
     v = o.command
     if v is not UNSET:
         d['command'] = None if v is None else v
@@ -22060,11 +21338,7 @@ def _dump_TerminalUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_TerminalUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.terminal_id
-    d['terminalId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'terminalId': o.terminal_id}
     v = o.command
     if v is not UNSET:
         d['command'] = None if v is None else v
@@ -22092,11 +21366,7 @@ def _dump_TerminalUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextAvailableCommandInput(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.hint
-    d['hint'] = v
+    d: dict[str, Any] = {'type': o.type, 'hint': o.hint}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22106,9 +21376,7 @@ def _dump_TextAvailableCommandInput(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextCommandInput(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.hint
-    d['hint'] = v
+    d: dict[str, Any] = {'hint': o.hint}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22118,9 +21386,7 @@ def _dump_TextCommandInput(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextContent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.text
-    d['text'] = v
+    d: dict[str, Any] = {'text': o.text}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -22133,11 +21399,7 @@ def _dump_TextContent(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextContentBlock(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.text
-    d['text'] = v
+    d: dict[str, Any] = {'type': o.type, 'text': o.text}
     v = o.annotations
     if v is not None:
         d['annotations'] = dv(v)
@@ -22150,11 +21412,7 @@ def _dump_TextContentBlock(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextResourceContents(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.text
-    d['text'] = v
-    v = o.uri
-    d['uri'] = v
+    d: dict[str, Any] = {'text': o.text, 'uri': o.uri}
     v = o.mime_type
     if v is not None:
         d['mimeType'] = v
@@ -22167,9 +21425,7 @@ def _dump_TextResourceContents(o: Any) -> dict[str, Any]:
 
 
 def _dump_TitledMultiSelectItems(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.any_of
-    d['anyOf'] = dv(v)
+    d: dict[str, Any] = {'anyOf': dv(o.any_of)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22179,11 +21435,7 @@ def _dump_TitledMultiSelectItems(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallBackgroundWork(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.tool_call_id
-    d['toolCallId'] = v
+    d: dict[str, Any] = {'type': o.type, 'toolCallId': o.tool_call_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22216,11 +21468,7 @@ def _dump_ToolCallCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallContentChunk(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.tool_call_id
-    d['toolCallId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'toolCallId': o.tool_call_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22230,13 +21478,7 @@ def _dump_ToolCallContentChunk(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallContentChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.tool_call_id
-    d['toolCallId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'toolCallId': o.tool_call_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22246,9 +21488,7 @@ def _dump_ToolCallContentChunkSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallLocation(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'path': o.path}
     v = o.line
     if v is not None:
         d['line'] = v
@@ -22261,9 +21501,7 @@ def _dump_ToolCallLocation(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallPermissionSubject(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.tool_call
-    d['toolCall'] = dv(v)
+    d: dict[str, Any] = {'toolCall': dv(o.tool_call)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22273,11 +21511,7 @@ def _dump_ToolCallPermissionSubject(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallRequestPermissionSubject(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.tool_call
-    d['toolCall'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'toolCall': dv(o.tool_call)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22287,9 +21521,7 @@ def _dump_ToolCallRequestPermissionSubject(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.tool_call_id
-    d['toolCallId'] = v
+    d: dict[str, Any] = {'toolCallId': o.tool_call_id}
     v = o.name
     if v is not UNSET:
         d['name'] = None if v is None else v
@@ -22326,11 +21558,7 @@ def _dump_ToolCallUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.tool_call_id
-    d['toolCallId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'toolCallId': o.tool_call_id}
     v = o.name
     if v is not UNSET:
         d['name'] = None if v is None else v
@@ -22367,9 +21595,7 @@ def _dump_ToolCallUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_UnarchiveSessionRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
+    d: dict[str, Any] = {'sessionId': o.session_id}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22389,9 +21615,7 @@ def _dump_UnarchiveSessionResponse(o: Any) -> dict[str, Any]:
 
 
 def _dump_UnknownStateUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.state
-    d['state'] = v
+    d: dict[str, Any] = {'state': o.state}
     v = o.background
     if v is not None:
         d['background'] = dv(v)
@@ -22404,11 +21628,7 @@ def _dump_UnknownStateUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_UnsupportedProtocolVersionErrorData(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.requested
-    d['requested'] = v
-    v = o.supported
-    d['supported'] = v
+    d: dict[str, Any] = {'requested': o.requested, 'supported': o.supported}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22418,11 +21638,7 @@ def _dump_UnsupportedProtocolVersionErrorData(o: Any) -> dict[str, Any]:
 
 
 def _dump_UpdateSessionNotification(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_id
-    d['sessionId'] = v
-    v = o.update
-    d['update'] = dv(v)
+    d: dict[str, Any] = {'sessionId': o.session_id, 'update': dv(o.update)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22432,15 +21648,7 @@ def _dump_UpdateSessionNotification(o: Any) -> dict[str, Any]:
 
 
 def _dump_UrlCreateElicitationRequest(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.mode
-    d['mode'] = v
-    v = o.elicitation_id
-    d['elicitationId'] = v
-    v = o.url
-    d['url'] = v
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'mode': o.mode, 'elicitationId': o.elicitation_id, 'url': o.url, 'message': o.message}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22450,13 +21658,7 @@ def _dump_UrlCreateElicitationRequest(o: Any) -> dict[str, Any]:
 
 
 def _dump_Usage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.total_tokens
-    d['totalTokens'] = v
-    v = o.input_tokens
-    d['inputTokens'] = v
-    v = o.output_tokens
-    d['outputTokens'] = v
+    d: dict[str, Any] = {'totalTokens': o.total_tokens, 'inputTokens': o.input_tokens, 'outputTokens': o.output_tokens}
     v = o.thought_tokens
     if v is not None:
         d['thoughtTokens'] = v
@@ -22475,11 +21677,7 @@ def _dump_Usage(o: Any) -> dict[str, Any]:
 
 
 def _dump_UsageUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.used
-    d['used'] = v
-    v = o.size
-    d['size'] = v
+    d: dict[str, Any] = {'used': o.used, 'size': o.size}
     v = o.cost
     if v is not UNSET:
         d['cost'] = None if v is None else dv(v)
@@ -22492,13 +21690,7 @@ def _dump_UsageUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_UsageUpdateSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.used
-    d['used'] = v
-    v = o.size
-    d['size'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'used': o.used, 'size': o.size}
     v = o.cost
     if v is not UNSET:
         d['cost'] = None if v is None else dv(v)
@@ -22511,9 +21703,7 @@ def _dump_UsageUpdateSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_UserMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'messageId': o.message_id}
     v = o.content
     if v is not UNSET:
         d['content'] = None if v is None else dv(v)
@@ -22526,13 +21716,7 @@ def _dump_UserMessage(o: Any) -> dict[str, Any]:
 
 
 def _dump_UserMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.message_id
-    d['messageId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'messageId': o.message_id, 'content': dv(o.content)}
     v = o.meta
     if v is not None:
         d['_meta'] = v
@@ -22542,11 +21726,7 @@ def _dump_UserMessageChunkSessionUpdate(o: Any) -> dict[str, Any]:
 
 
 def _dump_UserMessageSessionUpdate(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.session_update
-    d['sessionUpdate'] = v
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'sessionUpdate': o.session_update, 'messageId': o.message_id}
     v = o.content
     if v is not UNSET:
         d['content'] = None if v is None else dv(v)

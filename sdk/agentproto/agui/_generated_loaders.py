@@ -5264,15 +5264,7 @@ def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
 
 
 def _dump_ActivityDeltaEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message_id
-    d['messageId'] = v
-    v = o.activity_type
-    d['activityType'] = v
-    v = o.patch
-    d['patch'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id, 'activityType': o.activity_type, 'patch': dv(o.patch)}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -5289,15 +5281,7 @@ def _dump_ActivityDeltaEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ActivityMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.role
-    d['role'] = v
-    v = o.activity_type
-    d['activityType'] = v
-    v = o.content
-    d['content'] = v
+    d: dict[str, Any] = {'id': o.id, 'role': o.role, 'activityType': o.activity_type, 'content': o.content}
     v = o.metadata
     if v is not None:
         d['metadata'] = v
@@ -5308,15 +5292,7 @@ def _dump_ActivityMessage(o: Any) -> dict[str, Any]:
 
 
 def _dump_ActivitySnapshotEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message_id
-    d['messageId'] = v
-    v = o.activity_type
-    d['activityType'] = v
-    v = o.content
-    d['content'] = v
+    d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id, 'activityType': o.activity_type, 'content': o.content}
     v = o.replace
     if v is not None:
         d['replace'] = v
@@ -5336,13 +5312,7 @@ def _dump_ActivitySnapshotEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_AddOperation(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.op
-    d['op'] = v
-    v = o.path
-    d['path'] = v
-    v = o.value
-    d['value'] = v
+    d: dict[str, Any] = {'op': o.op, 'path': o.path, 'value': o.value}
     if o.extra:
         d.update(o.extra)
     return d
@@ -5387,11 +5357,7 @@ def _dump_AgentCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_AssistantMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.role
-    d['role'] = v
+    d: dict[str, Any] = {'id': o.id, 'role': o.role}
     v = o.content
     if v is not None:
         d['content'] = v
@@ -5427,11 +5393,7 @@ def _dump_Attributable(o: Any) -> dict[str, Any]:
 
 
 def _dump_AudioPart(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.source
-    d['source'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'source': dv(o.source)}
     v = o.id
     if v is not None:
         d['id'] = v
@@ -5442,9 +5404,7 @@ def _dump_AudioPart(o: Any) -> dict[str, Any]:
 
 
 def _dump_BaseEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -5460,11 +5420,7 @@ def _dump_BaseEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_BaseMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.role
-    d['role'] = v
+    d: dict[str, Any] = {'id': o.id, 'role': o.role}
     v = o.name
     if v is not None:
         d['name'] = v
@@ -5486,35 +5442,19 @@ def _dump_BaseMessage(o: Any) -> dict[str, Any]:
 
 
 def _dump_Context(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.description
-    d['description'] = v
-    v = o.value
-    d['value'] = v
+    d: dict[str, Any] = {'description': o.description, 'value': o.value}
     return d
 
 
 def _dump_CopyOperation(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.op
-    d['op'] = v
-    v = o.from_
-    d['from'] = v
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'op': o.op, 'from': o.from_, 'path': o.path}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_CustomEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.name
-    d['name'] = v
-    v = o.value
-    d['value'] = v
+    d: dict[str, Any] = {'type': o.type, 'name': o.name, 'value': o.value}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -5531,24 +5471,12 @@ def _dump_CustomEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_DataSource(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.value
-    d['value'] = v
-    v = o.mime_type
-    d['mimeType'] = v
+    d: dict[str, Any] = {'type': o.type, 'value': o.value, 'mimeType': o.mime_type}
     return d
 
 
 def _dump_DeveloperMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.role
-    d['role'] = v
-    v = o.content
-    d['content'] = v
+    d: dict[str, Any] = {'id': o.id, 'role': o.role, 'content': o.content}
     v = o.name
     if v is not None:
         d['name'] = v
@@ -5568,11 +5496,7 @@ def _dump_DeveloperMessage(o: Any) -> dict[str, Any]:
 
 
 def _dump_DocumentPart(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.source
-    d['source'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'source': dv(o.source)}
     v = o.id
     if v is not None:
         d['id'] = v
@@ -5600,11 +5524,7 @@ def _dump_ExecutionCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_FileSource(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.value
-    d['value'] = v
+    d: dict[str, Any] = {'type': o.type, 'value': o.value}
     v = o.provider
     if v is not None:
         d['provider'] = v
@@ -5615,11 +5535,7 @@ def _dump_FileSource(o: Any) -> dict[str, Any]:
 
 
 def _dump_FunctionCall(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.arguments
-    d['arguments'] = v
+    d: dict[str, Any] = {'name': o.name, 'arguments': o.arguments}
     return d
 
 
@@ -5673,11 +5589,7 @@ def _dump_IdentityCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_ImagePart(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.source
-    d['source'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'source': dv(o.source)}
     v = o.id
     if v is not None:
         d['id'] = v
@@ -5688,11 +5600,7 @@ def _dump_ImagePart(o: Any) -> dict[str, Any]:
 
 
 def _dump_Interrupt(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.reason
-    d['reason'] = v
+    d: dict[str, Any] = {'id': o.id, 'reason': o.reason}
     v = o.message
     if v is not None:
         d['message'] = v
@@ -5715,11 +5623,7 @@ def _dump_Interrupt(o: Any) -> dict[str, Any]:
 
 
 def _dump_MessagesSnapshotEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.messages
-    d['messages'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'messages': dv(o.messages)}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -5733,13 +5637,7 @@ def _dump_MessagesSnapshotEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_MoveOperation(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.op
-    d['op'] = v
-    v = o.from_
-    d['from'] = v
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'op': o.op, 'from': o.from_, 'path': o.path}
     if o.extra:
         d.update(o.extra)
     return d
@@ -5816,11 +5714,7 @@ def _dump_OutputCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_RawEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.event
-    d['event'] = v
+    d: dict[str, Any] = {'type': o.type, 'event': o.event}
     v = o.source
     if v is not None:
         d['source'] = v
@@ -5854,15 +5748,7 @@ def _dump_ReasoningCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_ReasoningEncryptedValueEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.subtype
-    d['subtype'] = v
-    v = o.entity_id
-    d['entityId'] = v
-    v = o.encrypted_value
-    d['encryptedValue'] = v
+    d: dict[str, Any] = {'type': o.type, 'subtype': o.subtype, 'entityId': o.entity_id, 'encryptedValue': o.encrypted_value}
     v = o.encrypted_value_type
     if v is not None:
         d['encryptedValueType'] = v
@@ -5882,11 +5768,7 @@ def _dump_ReasoningEncryptedValueEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ReasoningEndEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -5903,13 +5785,7 @@ def _dump_ReasoningEndEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ReasoningMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.role
-    d['role'] = v
-    v = o.content
-    d['content'] = v
+    d: dict[str, Any] = {'id': o.id, 'role': o.role, 'content': o.content}
     v = o.encrypted_value
     if v is not None:
         d['encryptedValue'] = v
@@ -5926,9 +5802,7 @@ def _dump_ReasoningMessage(o: Any) -> dict[str, Any]:
 
 
 def _dump_ReasoningMessageChunkEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.message_id
     if v is not None:
         d['messageId'] = v
@@ -5951,13 +5825,7 @@ def _dump_ReasoningMessageChunkEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ReasoningMessageContentEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message_id
-    d['messageId'] = v
-    v = o.delta
-    d['delta'] = v
+    d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id, 'delta': o.delta}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -5974,11 +5842,7 @@ def _dump_ReasoningMessageContentEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ReasoningMessageEndEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -5995,13 +5859,7 @@ def _dump_ReasoningMessageEndEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ReasoningMessageStartEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message_id
-    d['messageId'] = v
-    v = o.role
-    d['role'] = v
+    d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id, 'role': o.role}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -6018,11 +5876,7 @@ def _dump_ReasoningMessageStartEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ReasoningStartEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -6039,35 +5893,21 @@ def _dump_ReasoningStartEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_RemoveOperation(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.op
-    d['op'] = v
-    v = o.path
-    d['path'] = v
+    d: dict[str, Any] = {'op': o.op, 'path': o.path}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ReplaceOperation(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.op
-    d['op'] = v
-    v = o.path
-    d['path'] = v
-    v = o.value
-    d['value'] = v
+    d: dict[str, Any] = {'op': o.op, 'path': o.path, 'value': o.value}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_ResumeEntry(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.interrupt_id
-    d['interruptId'] = v
-    v = o.status
-    d['status'] = v
+    d: dict[str, Any] = {'interruptId': o.interrupt_id, 'status': o.status}
     v = o.payload
     if v is not None:
         d['payload'] = v
@@ -6078,13 +5918,7 @@ def _dump_ResumeEntry(o: Any) -> dict[str, Any]:
 
 
 def _dump_RunAgentInput(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.thread_id
-    d['threadId'] = v
-    v = o.run_id
-    d['runId'] = v
-    v = o.messages
-    d['messages'] = dv(v)
+    d: dict[str, Any] = {'threadId': o.thread_id, 'runId': o.run_id, 'messages': dv(o.messages)}
     v = o.protocol_version
     if v is not None:
         d['protocolVersion'] = v
@@ -6110,11 +5944,7 @@ def _dump_RunAgentInput(o: Any) -> dict[str, Any]:
 
 
 def _dump_RunErrorEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'type': o.type, 'message': o.message}
     v = o.code
     if v is not None:
         d['code'] = v
@@ -6134,20 +5964,12 @@ def _dump_RunErrorEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_RunFinishedCancelledOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     return d
 
 
 def _dump_RunFinishedEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.thread_id
-    d['threadId'] = v
-    v = o.run_id
-    d['runId'] = v
+    d: dict[str, Any] = {'type': o.type, 'threadId': o.thread_id, 'runId': o.run_id}
     v = o.result
     if v is not None:
         d['result'] = v
@@ -6170,18 +5992,12 @@ def _dump_RunFinishedEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_RunFinishedInterruptOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.interrupts
-    d['interrupts'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'interrupts': dv(o.interrupts)}
     return d
 
 
 def _dump_RunFinishedSuccessOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.pending_tool_call_ids
     if v is not None:
         d['pendingToolCallIds'] = v
@@ -6189,13 +6005,7 @@ def _dump_RunFinishedSuccessOutcome(o: Any) -> dict[str, Any]:
 
 
 def _dump_RunStartedEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.thread_id
-    d['threadId'] = v
-    v = o.run_id
-    d['runId'] = v
+    d: dict[str, Any] = {'type': o.type, 'threadId': o.thread_id, 'runId': o.run_id}
     v = o.protocol_version
     if v is not None:
         d['protocolVersion'] = v
@@ -6235,11 +6045,7 @@ def _dump_StateCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_StateDeltaEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.delta
-    d['delta'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'delta': dv(o.delta)}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -6256,11 +6062,7 @@ def _dump_StateDeltaEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_StateSnapshotEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.snapshot
-    d['snapshot'] = v
+    d: dict[str, Any] = {'type': o.type, 'snapshot': o.snapshot}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -6277,11 +6079,7 @@ def _dump_StateSnapshotEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_StepFinishedEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.step_name
-    d['stepName'] = v
+    d: dict[str, Any] = {'type': o.type, 'stepName': o.step_name}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -6298,11 +6096,7 @@ def _dump_StepFinishedEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_StepStartedEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.step_name
-    d['stepName'] = v
+    d: dict[str, Any] = {'type': o.type, 'stepName': o.step_name}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -6319,13 +6113,7 @@ def _dump_StepStartedEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_SubagentErrorEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.subagent_run_id
-    d['subagentRunId'] = v
-    v = o.message
-    d['message'] = v
+    d: dict[str, Any] = {'type': o.type, 'subagentRunId': o.subagent_run_id, 'message': o.message}
     v = o.code
     if v is not None:
         d['code'] = v
@@ -6342,11 +6130,7 @@ def _dump_SubagentErrorEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_SubagentFinishedEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.subagent_run_id
-    d['subagentRunId'] = v
+    d: dict[str, Any] = {'type': o.type, 'subagentRunId': o.subagent_run_id}
     v = o.result
     if v is not None:
         d['result'] = v
@@ -6366,16 +6150,12 @@ def _dump_SubagentFinishedEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_SubagentFinishedSuccessOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     return d
 
 
 def _dump_SubagentFinishedSuspendedOutcome(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.interrupt_ids
     if v is not None:
         d['interruptIds'] = v
@@ -6383,9 +6163,7 @@ def _dump_SubagentFinishedSuspendedOutcome(o: Any) -> dict[str, Any]:
 
 
 def _dump_SubagentInfo(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -6393,13 +6171,7 @@ def _dump_SubagentInfo(o: Any) -> dict[str, Any]:
 
 
 def _dump_SubagentStartedEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.subagent_run_id
-    d['subagentRunId'] = v
-    v = o.name
-    d['name'] = v
+    d: dict[str, Any] = {'type': o.type, 'subagentRunId': o.subagent_run_id, 'name': o.name}
     v = o.description
     if v is not None:
         d['description'] = v
@@ -6425,13 +6197,7 @@ def _dump_SubagentStartedEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_SystemMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.role
-    d['role'] = v
-    v = o.content
-    d['content'] = v
+    d: dict[str, Any] = {'id': o.id, 'role': o.role, 'content': o.content}
     v = o.name
     if v is not None:
         d['name'] = v
@@ -6451,22 +6217,14 @@ def _dump_SystemMessage(o: Any) -> dict[str, Any]:
 
 
 def _dump_TestOperation(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.op
-    d['op'] = v
-    v = o.path
-    d['path'] = v
-    v = o.value
-    d['value'] = v
+    d: dict[str, Any] = {'op': o.op, 'path': o.path, 'value': o.value}
     if o.extra:
         d.update(o.extra)
     return d
 
 
 def _dump_TextMessageChunkEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.message_id
     if v is not None:
         d['messageId'] = v
@@ -6495,13 +6253,7 @@ def _dump_TextMessageChunkEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextMessageContentEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message_id
-    d['messageId'] = v
-    v = o.delta
-    d['delta'] = v
+    d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id, 'delta': o.delta}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -6518,11 +6270,7 @@ def _dump_TextMessageContentEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextMessageEndEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -6539,11 +6287,7 @@ def _dump_TextMessageEndEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextMessageStartEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message_id
-    d['messageId'] = v
+    d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id}
     v = o.role
     if v is not None:
         d['role'] = v
@@ -6566,11 +6310,7 @@ def _dump_TextMessageStartEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_TextPart(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.text
-    d['text'] = v
+    d: dict[str, Any] = {'type': o.type, 'text': o.text}
     v = o.id
     if v is not None:
         d['id'] = v
@@ -6610,11 +6350,7 @@ def _dump_TokenUsage(o: Any) -> dict[str, Any]:
 
 
 def _dump_Tool(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.name
-    d['name'] = v
-    v = o.description
-    d['description'] = v
+    d: dict[str, Any] = {'name': o.name, 'description': o.description}
     v = o.parameters
     if v is not None:
         d['parameters'] = v
@@ -6625,13 +6361,7 @@ def _dump_Tool(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCall(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.type
-    d['type'] = v
-    v = o.function
-    d['function'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'type': o.type, 'function': dv(o.function)}
     v = o.encrypted_value
     if v is not None:
         d['encryptedValue'] = v
@@ -6645,13 +6375,7 @@ def _dump_ToolCall(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallArgsEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.tool_call_id
-    d['toolCallId'] = v
-    v = o.delta
-    d['delta'] = v
+    d: dict[str, Any] = {'type': o.type, 'toolCallId': o.tool_call_id, 'delta': o.delta}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -6668,9 +6392,7 @@ def _dump_ToolCallArgsEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallChunkEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
+    d: dict[str, Any] = {'type': o.type}
     v = o.tool_call_id
     if v is not None:
         d['toolCallId'] = v
@@ -6699,11 +6421,7 @@ def _dump_ToolCallChunkEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallEndEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.tool_call_id
-    d['toolCallId'] = v
+    d: dict[str, Any] = {'type': o.type, 'toolCallId': o.tool_call_id}
     v = o.timestamp
     if v is not None:
         d['timestamp'] = v
@@ -6720,15 +6438,7 @@ def _dump_ToolCallEndEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallResultEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.message_id
-    d['messageId'] = v
-    v = o.tool_call_id
-    d['toolCallId'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id, 'toolCallId': o.tool_call_id, 'content': dv(o.content)}
     v = o.role
     if v is not None:
         d['role'] = v
@@ -6748,13 +6458,7 @@ def _dump_ToolCallResultEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolCallStartEvent(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.tool_call_id
-    d['toolCallId'] = v
-    v = o.tool_call_name
-    d['toolCallName'] = v
+    d: dict[str, Any] = {'type': o.type, 'toolCallId': o.tool_call_id, 'toolCallName': o.tool_call_name}
     v = o.parent_message_id
     if v is not None:
         d['parentMessageId'] = v
@@ -6774,15 +6478,7 @@ def _dump_ToolCallStartEvent(o: Any) -> dict[str, Any]:
 
 
 def _dump_ToolMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.role
-    d['role'] = v
-    v = o.content
-    d['content'] = dv(v)
-    v = o.tool_call_id
-    d['toolCallId'] = v
+    d: dict[str, Any] = {'id': o.id, 'role': o.role, 'content': dv(o.content), 'toolCallId': o.tool_call_id}
     v = o.error
     if v is not None:
         d['error'] = v
@@ -6839,11 +6535,7 @@ def _dump_TransportCapabilities(o: Any) -> dict[str, Any]:
 
 
 def _dump_UrlSource(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.value
-    d['value'] = v
+    d: dict[str, Any] = {'type': o.type, 'value': o.value}
     v = o.mime_type
     if v is not None:
         d['mimeType'] = v
@@ -6851,13 +6543,7 @@ def _dump_UrlSource(o: Any) -> dict[str, Any]:
 
 
 def _dump_UserMessage(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.id
-    d['id'] = v
-    v = o.role
-    d['role'] = v
-    v = o.content
-    d['content'] = dv(v)
+    d: dict[str, Any] = {'id': o.id, 'role': o.role, 'content': dv(o.content)}
     v = o.name
     if v is not None:
         d['name'] = v
@@ -6877,11 +6563,7 @@ def _dump_UserMessage(o: Any) -> dict[str, Any]:
 
 
 def _dump_VideoPart(o: Any) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    v = o.type
-    d['type'] = v
-    v = o.source
-    d['source'] = dv(v)
+    d: dict[str, Any] = {'type': o.type, 'source': dv(o.source)}
     v = o.id
     if v is not None:
         d['id'] = v
