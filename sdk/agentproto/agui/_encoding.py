@@ -2,14 +2,8 @@
 
 Theory of operation
 -------------------
-The encoders turn one typed event into the bytes of one transport frame:
-:func:`encode_event_sse` (``data: <json>`` and a blank line) and
-:func:`encode_event_jsonl` (``<json>`` and LF). The JSON is the event's wire form
-(:func:`~agentproto.agui.dump_event`) encoded compactly; compact JSON holds no raw
-line break, so it is always one ``data`` line. The encoders hold each event to
-the schema (a field set to a value of the wrong type never reaches the wire), unless
-told ``check=False`` for events checked already; they do not check the protocol's
-rules of order: events built by :class:`~agentproto.agui.RunProducer` keep those.
+The frame encoders (:mod:`agentproto.agui._frames`: one event, one frame) are
+:func:`encode_event_sse` and :func:`encode_event_jsonl`.
 :func:`encode_sse_stream` / :func:`encode_jsonl_stream` map them over an iterable
 (sync in, sync out; async in, async out), which is what a framework's streaming
 response wants, e.g. Starlette/FastAPI::
@@ -34,10 +28,9 @@ from collections.abc import (
 from typing import Final, TypeAlias, overload
 
 from agentproto._core.errors import UsageError
-from agentproto._core.jsonutil import dumps
 from agentproto.agui._decoder import Transport
+from agentproto.agui._frames import encode_event_jsonl, encode_event_sse
 from agentproto.agui._generated import Event
-from agentproto.agui._wire import _converter, dump_checked
 
 __all__ = [
     "JSONL_CONTENT_TYPE",
@@ -58,30 +51,6 @@ JSONL_CONTENT_TYPE: Final = "application/jsonl"
 
 Events: TypeAlias = AsyncIterable[Event] | Iterable[Event]
 """Events to stream: an async iterable or a plain one."""
-
-_dump = _converter.dump
-
-
-def encode_event_sse(event: Event, *, check: bool = True) -> bytes:
-    """One event as an SSE frame: ``data: <compact JSON>`` and a blank line.
-
-    Args:
-        event: the event.
-        check: hold the event to the schema first (see
-            :func:`~agentproto.agui.dump_event`); ``False`` when it was checked already.
-
-    Raises:
-        SchemaError: the event does not match the schema (every problem listed in
-            ``problems``), or holds a value that is not JSON (its location named).
-    """
-    wire = dump_checked(event) if check else _dump(event)
-    return b"data: %b\n\n" % dumps(wire)  # one copy, where ``+`` makes two
-
-
-def encode_event_jsonl(event: Event, *, check: bool = True) -> bytes:
-    """One event as a JSON Lines line: compact JSON and LF; see :func:`encode_event_sse`."""
-    wire = dump_checked(event) if check else _dump(event)
-    return dumps(wire) + b"\n"
 
 
 _ENCODERS: Final[dict[str, Callable[[Event], bytes]]] = {
