@@ -12,7 +12,7 @@ from agentproto._core.converter import (
     python_context,
 )
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import AgentProtoError, SchemaError, chained
+from agentproto._core.errors import AgentProtoError, SchemaError
 from agentproto._core.loaderkit import CheckedDumper, Loader, SlowPath
 from agentproto._core.problems import with_all_problems
 from agentproto.agui import _generated, _generated_loaders
@@ -65,9 +65,9 @@ def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Eve
         # tolerant parsing of one event cannot drop it: an unknown event type (or an
         # unknown member in a required position) is an error here; the Consumer
         # pipeline drops such events with a diagnostic instead
-        raise chained(SchemaError("oneOf", unknown.path, unknown.detail), None)
+        raise SchemaError("oneOf", unknown.path, unknown.detail) from None
     except SchemaError as exc:
-        raise chained(with_all_problems(_converter, exc, Event, obj, ctx), None)
+        raise with_all_problems(_converter, exc, Event, obj, ctx) from None
 
 
 def parse_message(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Message:
@@ -136,4 +136,4 @@ def check_wire(wire: dict[str, Any], ctx: _Context = _STRICT) -> None:
     try:
         _load_event(wire, "", ctx)
     except SchemaError as exc:
-        raise chained(with_all_problems(_converter, exc, Event, wire, ctx), None)
+        raise with_all_problems(_converter, exc, Event, wire, ctx) from None
