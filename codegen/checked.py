@@ -89,20 +89,23 @@ class _Writer:
                 f"{dst} = {checked_name(tp)}({src}, c)",
             ]
         if get_origin(tp) is list:
-            item, out, items = f"i{depth}", f"y{depth}", f"l{depth}"
-            inner = self._value(get_args(tp)[0], item, out, slot, depth + 1)
-            return [
-                f"if {src}.__class__ is not list:",
-                f"    {_SLOW}",
-                f"{items} = []",
-                f"for {item} in {src}:",
-                *(f"    {line}" for line in inner),
-                f"    {items}.append({out})",
-                f"{dst} = {items}",
-            ]
+            items = self._items(tp, src, dst, slot, depth)
+            return [f"if {src}.__class__ is not list:", f"    {_SLOW}", *items]
         if _is_union(tp):
             return self._union(tp, src, dst, slot, depth)
         return [_SLOW]
+
+    def _items(self, tp: Any, src: str, dst: str, slot: str, depth: int) -> list[str]:
+        """Lines writing the items of the list ``src`` (known to be a list) to ``dst``."""
+        item, out, items = f"i{depth}", f"y{depth}", f"l{depth}"
+        inner = self._value(get_args(tp)[0], item, out, slot, depth + 1)
+        return [
+            f"{items} = []",
+            f"for {item} in {src}:",
+            *(f"    {line}" for line in inner),
+            f"    {items}.append({out})",
+            f"{dst} = {items}",
+        ]
 
     def _union(self, tp: Any, src: str, dst: str, slot: str, depth: int) -> list[str]:
         writer = self._writer
@@ -117,7 +120,7 @@ class _Writer:
         lines: list[str] = []
         pad = ""
         if lists:
-            inner = self._value(lists[0], src, dst, slot, depth + 1)
+            inner = self._items(lists[0], src, dst, slot, depth + 1)
             lines += [f"if {src}.__class__ is list:", *(f"    {line}" for line in inner), "else:"]
             pad = "    "
         rest: list[str]

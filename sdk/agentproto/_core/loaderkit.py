@@ -276,9 +276,9 @@ class SlowPath(Exception):
     A checked dumper (one per class in a sealed loaders module) writes a class's JSON
     and checks each value as it goes, by class identity and the loader's own value
     checks; it only ever accepts what loading its output strictly would accept. Any
-    value it is unsure of (a subclass, a plain dict in place of an object, extra
-    members) raises this, and the caller dumps and checks the slow way, which gives
-    the verdict and every problem.
+    value it is unsure of (a subclass, a plain dict in place of an object, an extra
+    member named like a field) raises this, and the caller dumps and checks the slow
+    way, which gives the verdict and every problem.
     """
 
 

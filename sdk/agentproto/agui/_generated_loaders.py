@@ -7910,8 +7910,6 @@ def _dump_checked_UserMessage(o: Any, c: _Context) -> dict[str, Any]:
     d['role'] = v
     v = o.content
     if v.__class__ is list:
-        if v.__class__ is not list:
-            raise SlowPath
         l1 = []
         for i1 in v:
             f2 = _UserMessage_F2_classes2.get(i1.__class__)
@@ -7968,8 +7966,6 @@ def _dump_checked_ToolMessage(o: Any, c: _Context) -> dict[str, Any]:
     d['role'] = v
     v = o.content
     if v.__class__ is list:
-        if v.__class__ is not list:
-            raise SlowPath
         l1 = []
         for i1 in v:
             f2 = _ToolMessage_F2_classes2.get(i1.__class__)
@@ -9589,8 +9585,6 @@ def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
     d['toolCallId'] = v
     v = o.content
     if v.__class__ is list:
-        if v.__class__ is not list:
-            raise SlowPath
         l1 = []
         for i1 in v:
             f2 = _ToolCallResultEvent_F3_classes2.get(i1.__class__)
