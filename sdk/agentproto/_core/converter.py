@@ -61,6 +61,7 @@ from agentproto._core.loaderkit import (
     value_dumper,
 )
 from agentproto._core.loadersource import class_dumper_lines, class_loader_lines, loader_env
+from agentproto._core.prefilter import prefilter
 from agentproto._core.problems import with_all_problems
 from agentproto._core.unset import UNSET
 from agentproto._core.wirechecks import (
@@ -478,8 +479,8 @@ class WireConverter(cattrs.Converter):
                     lines.append(f"    check(v, {fpath}, {slot}_meta)")
             if "minItems" in meta or "minLength" in meta:
                 lines.append(f"check(v, {fpath}, {slot}_meta)")
-            elif "pattern" in meta:  # searched here with the compiled pattern
-                env[slot + "_re"] = re.compile(meta["pattern"])
+            elif "pattern" in meta:  # a faster equivalent first; the pattern decides misses
+                env[slot + "_re"] = re.compile(prefilter(meta["pattern"]))
                 lines.append(f"if {slot}_re.search(v) is None:")
                 lines.append(f"    check(v, {fpath}, {slot}_meta)")
             env[slot + "_meta"] = meta

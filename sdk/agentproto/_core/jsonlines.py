@@ -407,7 +407,7 @@ def encode_jsonl(value: Any) -> bytes:
     """
     if isinstance(value, bytes | bytearray | memoryview):
         raw = bytes(value)
-        if raw.find(b"\n") >= 0:  # find: see jsonutil.dumps
+        if raw.partition(b"\n")[1]:  # partition: see jsonutil.dumps
             raise UsageError("jsonl.newline", "an encoded document must not contain a newline")
         return raw + b"\n"
     return dumps(value) + b"\n"

@@ -9765,7 +9765,7 @@ _L24: Final = tagged_loader('type', {'TEXT_MESSAGE_START': _load_TextMessageStar
 _AddOperation_cls: Final = _m.AddOperation
 
 
-_AddOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+_AddOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]|~[01])*+)*+$')
 
 
 _AddOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
@@ -9777,7 +9777,7 @@ _AddOperation_KNOWN: Final = frozenset({'op', 'path', 'value'})
 _RemoveOperation_cls: Final = _m.RemoveOperation
 
 
-_RemoveOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+_RemoveOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]|~[01])*+)*+$')
 
 
 _RemoveOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
@@ -9789,7 +9789,7 @@ _RemoveOperation_KNOWN: Final = frozenset({'op', 'path'})
 _ReplaceOperation_cls: Final = _m.ReplaceOperation
 
 
-_ReplaceOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+_ReplaceOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]|~[01])*+)*+$')
 
 
 _ReplaceOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
@@ -9801,13 +9801,13 @@ _ReplaceOperation_KNOWN: Final = frozenset({'op', 'path', 'value'})
 _MoveOperation_cls: Final = _m.MoveOperation
 
 
-_MoveOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+_MoveOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]|~[01])*+)*+$')
 
 
 _MoveOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'from'}
 
 
-_MoveOperation_F2_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+_MoveOperation_F2_re: Final = re.compile('^(?:/(?:[^/~]|~[01])*+)*+$')
 
 
 _MoveOperation_F2_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
@@ -9819,13 +9819,13 @@ _MoveOperation_KNOWN: Final = frozenset({'from', 'op', 'path'})
 _CopyOperation_cls: Final = _m.CopyOperation
 
 
-_CopyOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+_CopyOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]|~[01])*+)*+$')
 
 
 _CopyOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'from'}
 
 
-_CopyOperation_F2_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+_CopyOperation_F2_re: Final = re.compile('^(?:/(?:[^/~]|~[01])*+)*+$')
 
 
 _CopyOperation_F2_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
@@ -9837,7 +9837,7 @@ _CopyOperation_KNOWN: Final = frozenset({'from', 'op', 'path'})
 _TestOperation_cls: Final = _m.TestOperation
 
 
-_TestOperation_F1_re: Final = re.compile('^(/([^/~]|~[01])*)*$')
+_TestOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]|~[01])*+)*+$')
 
 
 _TestOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
