@@ -52,6 +52,7 @@ EXPECTED_ALL = {
         "Change",
         "Compaction",
         "Consumer",
+        "DecoderOptions",  # the keyword-argument type of the Consumer's decoder options
         "Conversation",
         "Event",
         "EventDecoder",

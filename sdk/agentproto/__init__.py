@@ -9,32 +9,13 @@ and :class:`Diagnostic`, the record of a problem the protocols say to tolerate.
 
 from typing import TYPE_CHECKING, Any
 
+from agentproto._core import errors as _errors
 from agentproto._core.converter import WireConverter
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
-from agentproto._core.errors import (
-    AgentProtoError,
-    DecodeError,
-    InternalError,
-    LimitError,
-    PatchError,
-    ProtocolError,
-    SchemaError,
-    UsageError,
-)
+from agentproto._core.errors import *  # noqa: F403 (the hierarchy: exactly its __all__)
 
-__all__ = [
-    "AgentProtoError",
-    "DecodeError",
-    "Diagnostic",
-    "InternalError",
-    "LimitError",
-    "PatchError",
-    "ProtocolError",
-    "SchemaError",
-    "UsageError",
-    "WireConverter",
-    "log_diagnostics",
-]
+__all__ = ["Diagnostic", "WireConverter", "log_diagnostics"]
+__all__ += _errors.__all__
 
 
 __version__: str

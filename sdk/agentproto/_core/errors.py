@@ -39,9 +39,9 @@ __all__ = [
     "ProtocolError",
     "SchemaError",
     "UsageError",
-    "as_sdk_error",
-    "chained",
 ]
+"""The exception hierarchy, which :mod:`agentproto` exports as it stands here; the
+helpers :func:`as_sdk_error` and :func:`chained` serve the SDK's own modules."""
 
 _E = TypeVar("_E", bound=BaseException)
 

@@ -41,7 +41,7 @@ from agentproto.agui._capabilities import (
     dump_capabilities,
     parse_capabilities,
 )
-from agentproto.agui._consumer import Consumer
+from agentproto.agui._consumer import Consumer, DecoderOptions
 from agentproto.agui._conversation import Change, Conversation
 from agentproto.agui._decoder import EventDecoder, Middleware, NextStage, Transport
 from agentproto.agui._emit_messages import Attribution
@@ -108,6 +108,7 @@ __all__ = [
     "Compaction",
     "Consumer",
     "Conversation",
+    "DecoderOptions",
     "Event",
     "EventDecoder",
     "EventStreamResponse",

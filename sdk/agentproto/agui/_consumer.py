@@ -21,13 +21,12 @@ every call raises :class:`~agentproto.UsageError`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from agentproto._core.describe import describe
 from agentproto._core.diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic
 from agentproto._core.errors import AgentProtoError, UsageError, as_sdk_error
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value
-from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES
 from agentproto.agui._chunks import ChunkExpander
 from agentproto.agui._compat import upgrade_input
 from agentproto.agui._conversation import Conversation
@@ -38,7 +37,19 @@ from agentproto.agui._subagents import SubagentInvocation
 from agentproto.agui._verify import Verifier
 from agentproto.agui._wire import _converter
 
-__all__ = ["Consumer"]
+__all__ = ["Consumer", "DecoderOptions"]
+
+
+class DecoderOptions(TypedDict, total=False):
+    """The options of stages 1-4 that a :class:`Consumer` passes on to its
+    :class:`~agentproto.agui.EventDecoder`: each is the decoder's keyword argument of
+    that name, documented there, with the decoder's default when absent."""
+
+    protocol_version: str
+    peer_version: str | None
+    middleware: Sequence[Middleware]
+    transport: Transport
+    max_event_bytes: int
 
 
 class Consumer:
@@ -49,14 +60,15 @@ class Consumer:
             JSON); its ``state`` is the baseline for state deltas (absent means
             ``{}``), its messages the starting conversation, its ``threadId`` what
             ``RUN_STARTED``/``RUN_FINISHED`` must carry.
-        protocol_version, peer_version, middleware, transport, max_event_bytes, max_depth:
-            the options of stages 1-4, passed on to the
-            :class:`~agentproto.agui.EventDecoder` (which documents them).
+        max_depth: deepest JSON nesting accepted, in the run input and in each event.
         max_state_nodes: most JSON values state deltas may grow the state to
             (see :class:`~agentproto.agui.Conversation`).
         max_activity_nodes: the same for each activity's content.
         max_diagnostics: most diagnostics kept; past it one summary entry counts
             the rest (see :class:`~agentproto._core.diagnostics.DiagnosticLog`).
+        **options: ``protocol_version``, ``peer_version``, ``middleware``,
+            ``transport`` and ``max_event_bytes``, the options of stages 1-4 (see
+            :class:`DecoderOptions`).
 
     Example::
 
@@ -72,15 +84,11 @@ class Consumer:
         self,
         *,
         run_input: RunAgentInput | dict[str, Any] | None = None,
-        protocol_version: str = "1.0",
-        peer_version: str | None = None,
-        middleware: Sequence[Middleware] = (),
-        transport: Transport = "sse",
-        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_state_nodes: int = DEFAULT_MAX_STATE_NODES,
         max_activity_nodes: int = DEFAULT_MAX_ACTIVITY_NODES,
         max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
+        **options: Unpack[DecoderOptions],
     ) -> None:
         input_diagnostics: list[Diagnostic] = []
         typed_input = _typed_input(run_input, input_diagnostics, max_depth)
@@ -99,11 +107,7 @@ class Consumer:
             messages=typed_input.messages if typed_input else (),
         )
         self._decoder = EventDecoder(
-            protocol_version=protocol_version,
-            peer_version=peer_version,
-            middleware=middleware,
-            transport=transport,
-            max_event_bytes=max_event_bytes,
+            **options,
             max_depth=max_depth,
             max_diagnostics=max_diagnostics,
             # each enforced event goes on to the later stages; every fatal error fails
