@@ -140,6 +140,20 @@ def test_malformed_line_error_has_line_and_absolute_offset() -> None:
     assert info.value.offset == 9 + 7
 
 
+@pytest.mark.parametrize("document", [b'{"a":', b"[1,2", b"nul", b'"abc', b'{"a" 1}', b"1 2"])
+def test_a_malformed_line_is_explained_as_the_document_alone(document: bytes) -> None:
+    """Its LF plays no part: the message and offset are those of the line's own bytes."""
+    from agentproto._core.jsonutil import loads
+
+    with pytest.raises(DecodeError) as alone:
+        loads(document)
+    with pytest.raises(DecodeError) as in_stream:
+        feed_all([b"[0]\n" + document + b"\n[1]\n"])
+    assert in_stream.value.line == 2
+    assert in_stream.value.offset == 4 + (alone.value.offset or 0)
+    assert str(in_stream.value).startswith(str(alone.value).split(" (")[0])
+
+
 def test_invalid_utf8_offset_is_exact() -> None:
     """Invalid UTF-8 raises DecodeError at the absolute offset of the bad byte, any split."""
     stream = b'"ok"\n["a", "\xff"]\n'

@@ -14,7 +14,8 @@ JSON-RPC stdio framing both read through it.
 :class:`JSONLinesDecoder` is sans-I/O and works in two steps. Framing
 (:meth:`~JSONLinesDecoder.push`, :meth:`~JSONLinesDecoder.end`) finds the last
 LF of a chunk with one ``rfind``; everything before it is a run of complete
-lines, cut with one ``split`` and queued; the rest waits in a buffer for its
+lines, cut with one ``BytesIO.readlines`` (each keeps its LF, which JSON reads as
+whitespace) and queued; the rest waits in a buffer for its
 LF. The run is also searched once for a long digit run
 (:func:`~agentproto._core.jsonutil.has_digit_run`): only when it holds one does
 each of its lines pay the look for integers beyond 64 bits. Decoding
@@ -39,6 +40,7 @@ documents.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from io import BytesIO
 from typing import Any, Final
 
 import attrs
@@ -80,6 +82,15 @@ class JSONLine:
     value: Any
     line: int
     offset: int
+
+
+def _orjson_failure(raw: bytes) -> Exception:
+    """orjson's error for a document it refuses (the one the LF-ended line raised)."""
+    try:
+        orjson.loads(raw)
+    except _ORJSON_FAILURES as exc:
+        return exc
+    raise AssertionError("a line that failed parses without its LF")  # pragma: no cover
 
 
 class _Mark:
@@ -313,15 +324,16 @@ class JSONLinesDecoder:
                     yield self._marked(raw, line, start), line, start
                 continue
             line += 1
-            size = len(raw)
-            offset += size + 1
+            size = len(raw)  # the line's bytes and its LF
+            offset += size
             self._next, self._line, self._offset = index, line, offset
             try:
                 value = loads(raw)
-            except _ORJSON_FAILURES as exc:
+            except _ORJSON_FAILURES:
+                raw = raw[:-1]  # explained as the line's own bytes, without its LF
                 if not raw.strip(_BLANK):
                     continue
-                value = self._failed(raw, exc, line, start)
+                value = self._failed(raw, line, start)
             else:
                 # a valid document of n bytes nests at most n / 2 deep, and at most half
                 # as deep as its number of brackets (one pass); only then is it scanned
@@ -338,12 +350,16 @@ class JSONLinesDecoder:
     # ---- internals -----------------------------------------------------------------------
 
     def _split(self, region: bytes) -> None:
-        """Queue the complete lines of ``region`` (it ends with LF)."""
-        lines: list[Any] = region.split(b"\n")
-        lines.pop()  # the empty piece after the final LF
-        limit = self._max
+        """Queue the complete lines of ``region`` (it ends with LF), each with its LF.
+
+        ``BytesIO.readlines`` finds each LF with ``memchr``, where ``bytes.split`` tests
+        every byte: on the long lines of an ACP stream that is half the cost. A JSON
+        document may end with whitespace, so the LF stays on the line.
+        """
+        lines: list[Any] = BytesIO(region).readlines()
+        limit = self._max + 1  # the longest line, with its LF
         if len(region) > limit:
-            lines = [raw if len(raw) <= limit else _Mark("long", len(raw) + 1) for raw in lines]
+            lines = [raw if len(raw) <= limit else _Mark("long", len(raw)) for raw in lines]
         self._enqueue(lines, has_digit_run(region))
 
     def _enqueue(self, entries: list[Any], exact: bool) -> None:
@@ -375,10 +391,11 @@ class JSONLinesDecoder:
                 line=line,
             ) from None
 
-    def _failed(self, raw: bytes, exc: Exception, line: int, start: int) -> Any:
-        """The value of a line orjson refused (an integer beyond a double), or its error."""
+    def _failed(self, raw: bytes, line: int, start: int) -> Any:
+        """The value of a line (without its LF) orjson refused (an integer beyond a
+        double), or its error."""
         try:
-            return _recover(raw, self._max_depth, exc)
+            return _recover(raw, self._max_depth, _orjson_failure(raw))
         except _Failure as failure:
             raise DecodeError(failure.message, offset=start + failure.pos, line=line) from None
 
