@@ -46,7 +46,7 @@ from typing import Any, Final
 import attrs
 import orjson
 
-from agentproto._core.errors import DecodeError, UsageError
+from agentproto._core.errors import DecodeError, UsageError, chained
 from agentproto._core.jsonutil import (
     _NOT_BRACKETS,
     DEFAULT_MAX_DEPTH,
@@ -384,12 +384,13 @@ class JSONLinesDecoder:
         try:
             return _loads(mark.raw, self._max_depth)
         except _Failure as failure:
-            raise DecodeError(
+            error = DecodeError(
                 f"stream truncated: final line has no newline and is not valid JSON"
                 f" ({failure.message})",
                 offset=start + failure.pos,
                 line=line,
-            ) from None
+            )
+            raise chained(error, None)
 
     def _failed(self, raw: bytes, line: int, start: int) -> Any:
         """The value of a line (without its LF) orjson refused (an integer beyond a
@@ -397,14 +398,14 @@ class JSONLinesDecoder:
         try:
             return _recover(raw, self._max_depth, _orjson_failure(raw))
         except _Failure as failure:
-            raise DecodeError(failure.message, offset=start + failure.pos, line=line) from None
+            raise chained(DecodeError(failure.message, offset=start + failure.pos, line=line), None)
 
     def _checked(self, raw: bytes, value: Any, line: int, start: int) -> Any:
         """``value`` once its depth is checked and its big integers made exact."""
         try:
             return _finish(raw, raw, value, self._max_depth, self._exact)
         except _Failure as failure:
-            raise DecodeError(failure.message, offset=start + failure.pos, line=line) from None
+            raise chained(DecodeError(failure.message, offset=start + failure.pos, line=line), None)
 
 
 def encode_jsonl(value: Any) -> bytes:
