@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from agentproto._core import jsonlines
 from agentproto._core.errors import DecodeError, SchemaError, UsageError
 from agentproto._core.jsonlines import JSONLine, JSONLinesDecoder, encode_jsonl
+from agentproto._core.jsonutil import loads
 from tests.jsonsame import same_json
 from tests.strategies import any_json
 
@@ -143,8 +144,6 @@ def test_malformed_line_error_has_line_and_absolute_offset() -> None:
 @pytest.mark.parametrize("document", [b'{"a":', b"[1,2", b"nul", b'"abc', b'{"a" 1}', b"1 2"])
 def test_a_malformed_line_is_explained_as_the_document_alone(document: bytes) -> None:
     """Its LF plays no part: the message and offset are those of the line's own bytes."""
-    from agentproto._core.jsonutil import loads
-
     with pytest.raises(DecodeError) as alone:
         loads(document)
     with pytest.raises(DecodeError) as in_stream:

@@ -94,12 +94,24 @@ def test_every_agui_schema_pattern_has_a_compiling_prefilter() -> None:
         "(a)?(?(1)b|c)",  # a conditional
         "(?x) a * ",  # verbose
         "a*?b+?",  # lazy only: nothing to change
+        "a*+b?+",  # possessive already
         "[",  # not a pattern at all
     ],
 )
 def test_unsafe_or_unchanged_patterns_are_returned_as_they_are(pattern: str) -> None:
     """Where the rewrite could change what matches (or has nothing to do), no rewrite."""
     assert prefilter(pattern) == pattern
+
+
+def test_lazy_and_possessive_quantifiers_stay_and_the_greedy_ones_beside_them_change() -> None:
+    """A lazy or possessive quantifier is one token: kept, while greedy ones still change."""
+    assert prefilter("a*?b*") == "a*?b*+"
+    assert prefilter("a++b{2,}?c?") == "a++b{2,}?c?+"
+
+
+def test_a_comment_is_copied_as_it_is() -> None:
+    """Quantifier characters inside (?#...) are comment text, not quantifiers."""
+    assert prefilter("(?#x*)a*") == "(?#x*)a*+"
 
 
 def test_literal_braces_and_classes_are_not_quantifiers() -> None:

@@ -75,6 +75,11 @@ def _rewrite(pattern: str) -> str | None:
                 continue
             if pattern.startswith(_UNSAFE_GROUPS, i + 2):  # lookaround, conditional, backref
                 return None
+            if pattern.startswith("#", i + 2):  # a comment: copied as it is
+                end = pattern.index(")", i) + 1
+                out.append(pattern[i:end])
+                i = end
+                continue
             flags = _INLINE_FLAGS.match(pattern, i + 2)
             if flags and "x" in flags.group():  # verbose: whitespace and # mean something
                 return None
@@ -92,9 +97,12 @@ def _rewrite(pattern: str) -> str | None:
             i += 1
             continue
         i += len(quantifier)
+        if pattern.startswith(("?", "+"), i):  # lazy or possessive already: as it is
+            quantifier += pattern[i]
+            i += 1
+        else:
+            quantifier += "+"
         out.append(quantifier)
-        if not pattern.startswith(("?", "+"), i):  # lazy or possessive already: as it is
-            out.append("+")
     return "".join(out)
 
 
