@@ -46,12 +46,70 @@ def test_the_prefilter_accepts_nothing_the_pattern_rejects(
             assert full.search(subject) is not None, (pattern, prefilter(pattern), subject)
 
 
+_one_characters = st.sampled_from(["a", "/", "~", ".", "[ab]", "[^a]", "[^/~]", r"\d", r"\."])
+
+
+@settings(max_examples=300)
+@given(
+    _one_characters,
+    st.lists(_patterns, min_size=1, max_size=2),
+    st.booleans(),
+    st.lists(_subjects, min_size=1, max_size=20),
+)
+def test_an_unrolled_alternation_accepts_nothing_the_pattern_rejects(
+    single: str, others: list[str], first: bool, subjects: list[str]
+) -> None:
+    """``^(X|B)*$`` with ``X`` one character: the unrolled prefilter stays sound."""
+    branches = [single, *others] if first else [*others, single]
+    pattern = f"^({'|'.join(branches)})*$"
+    fast = re.compile(prefilter(pattern))
+    full = re.compile(pattern)
+    for subject in subjects:
+        if fast.search(subject) is not None:
+            assert full.search(subject) is not None, (pattern, prefilter(pattern), subject)
+
+
 # --- the schema's patterns ---------------------------------------------------------
 
 
-def test_json_pointer_pattern_becomes_non_capturing_and_possessive() -> None:
-    """The patch operations' path pattern: groups non-capturing, quantifiers possessive."""
-    assert prefilter(JSON_POINTER) == "^(?:/(?:[^/~]|~[01])*+)*+$"
+def test_json_pointer_pattern_becomes_non_capturing_possessive_and_unrolled() -> None:
+    """The patch operations' path pattern: groups non-capturing, quantifiers possessive,
+    and the runs of plain characters of a segment taken in one loop."""
+    assert prefilter(JSON_POINTER) == "^(?:/(?:[^/~]*+(?:(?:~[01])[^/~]*+)*+))*+$"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "unrolled"),
+    [
+        ("(a|b)*", "(?:a*+(?:(?:b)a*+)*+)"),
+        ("(ab|c|d)*", "(?:c*+(?:(?:ab|d)c*+)*+)"),  # the first one-character alternative
+        (r"(x|\d)*", r"(?:x*+(?:(?:\d)x*+)*+)"),
+        ("([^|]|a)*", "(?:[^|]*+(?:(?:a)[^|]*+)*+)"),  # a | in a class separates nothing
+        ("((a|b)*c|d)*", "(?:d*+(?:(?:(?:a*+(?:(?:b)a*+)*+)c)d*+)*+)"),  # inner ones first
+    ],
+)
+def test_a_repeated_alternation_with_a_one_character_branch_is_unrolled(
+    pattern: str, unrolled: str
+) -> None:
+    """``(X|B)*`` becomes ``X*(BX*)*``, the same strings, all possessive."""
+    assert prefilter(pattern) == unrolled
+
+
+@pytest.mark.parametrize(
+    ("pattern", "kept"),
+    [
+        ("(ab|cd)*", "(?:ab|cd)*+"),  # no one-character alternative
+        ("(a|b)+", "(?:a|b)++"),  # at least one: not the same strings unrolled
+        ("(a|b){2}", "(?:a|b){2}+"),
+        ("(?P<n>a|b)*", "(?P<n>a|b)*+"),  # a named group is left as it is
+        (r"(\b|ab)*", r"(?:\b|ab)*+"),  # \b matches no character
+        ("((a|b)*|cd)*", "(?:(?:a*+(?:(?:b)a*+)*+)|cd)*+"),  # the inner one only
+        ("(?#a|(b)(a|b)", "(?#a|(b)(?:a|b)"),  # a comment is text
+    ],
+)
+def test_other_groups_are_not_unrolled(pattern: str, kept: str) -> None:
+    """Only a ``*`` repeat of a plain group with a one-character branch is unrolled."""
+    assert prefilter(pattern) == kept
 
 
 @given(st.lists(st.text(alphabet="ab/~01 é\n", max_size=6), max_size=4))

@@ -98,21 +98,26 @@ def class_loader_lines(
     ]
     ordered = loader_fields(cls)
     n_required = sum(1 for f in ordered if f.metadata.get("required"))
-    lines.append(f"    n = {n_required}  # the members read: the required ones, then each other")
+    # the members not yet accounted for: an optional field is only looked up while
+    # some are left (most objects hold few of theirs, and a missing key's lookup costs
+    # as much as a found one's)
+    lines.append(f"    n = len(d) - {n_required}")
     defaults = [f"o.{f.name} = {_absent(f.metadata)}" for f in ordered[n_required:]]
     if not closed:
         defaults.append("o.extra = None")
     known: list[str] = []
     for index, field in enumerate(ordered):
         if index == n_required and defaults:
-            lines.append(f"    if len(d) == {n_required}:  # the required members, nothing else")
+            lines.append("    if not n:  # the required members, nothing else")
             lines.extend(f"        {line}" for line in defaults)
             lines.append("        return o")
         known.append(field.metadata["wire"])
         tp = _strip_none(_unwrap_annotated(hints[field.name]))
-        lines.extend(_field_lines(f"{prefix}F{index}", field, tp, value_code, env))
+        # the first optional field follows the `if not n` return: members are left
+        some_left = index == n_required
+        lines.extend(_field_lines(f"{prefix}F{index}", field, tp, value_code, env, some_left))
     env[f"{prefix}KNOWN"] = frozenset(known)
-    lines.append("    if n != len(d):")
+    lines.append("    if n:")
     if closed:
         lines.append(f"        unknown(d, p, c, {prefix}KNOWN)")
     else:
@@ -126,9 +131,14 @@ def class_loader_lines(
 
 
 def _field_lines(
-    slot: str, field: Any, tp: Any, value_code: ValueCode, env: dict[str, Any]
+    slot: str,
+    field: Any,
+    tp: Any,
+    value_code: ValueCode,
+    env: dict[str, Any],
+    some_left: bool = False,
 ) -> list[str]:
-    """Read, check and store one field."""
+    """Read, check and store one field (``some_left``: members are known to be left)."""
     meta = field.metadata
     wire = meta["wire"]
     name = field.name
@@ -143,8 +153,9 @@ def _field_lines(
         ]
         pad = "    "
     else:
-        lines = [f"    if {wire!r} not in d:", f"        o.{name} = {_absent(meta)}", "    else:"]
-        lines += [f"        v = d[{wire!r}]", "        n += 1"]
+        absent = f"{wire!r} not in d" if some_left else f"not n or {wire!r} not in d"
+        lines = [f"    if {absent}:", f"        o.{name} = {_absent(meta)}"]
+        lines += ["    else:", f"        v = d[{wire!r}]", "        n -= 1"]
         pad = "        "
     body: list[str] = []
     indent = ""

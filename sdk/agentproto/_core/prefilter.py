@@ -13,8 +13,14 @@ pattern, which costs time only, but must never accept a string the pattern rejec
 * greedy quantifiers become possessive (``*`` → ``*+``): the search never backtracks
   into them, so each match it still finds is one the full search finds too.
 
-Python's engine does much less work per character under both: the JSON Pointer
-pattern of the patch operations costs about 40% less per path. Where either change
+* a repeated group of alternatives one of which is a single character,
+  ``(?:X|B)*+``, is unrolled into ``(?:X*+(?:(?:B)X*+)*+)``: the same strings
+  (each is a run of ``X`` and ``B``), but runs of ``X`` are taken by the engine's
+  one-character loop instead of a branch per character.
+
+Python's engine does much less work per character under these: the JSON Pointer
+pattern of the patch operations, ``^(/([^/~]|~[01])*)*$``, costs about half as
+much per path. Where either change
 could alter what matches (a backreference or a conditional numbers groups; a negative
 lookaround would succeed more often; verbose mode gives whitespace and ``#`` a meaning
 this rewrite does not track) the pattern is returned unchanged, as is one that does not
@@ -44,6 +50,7 @@ def prefilter(pattern: str) -> str:
         rewritten = _rewrite(pattern)
         if rewritten is None:
             return pattern
+        rewritten = _unroll(rewritten)
         re.compile(rewritten)
     except re.error:
         return pattern
@@ -104,6 +111,107 @@ def _rewrite(pattern: str) -> str | None:
             quantifier += "+"
         out.append(quantifier)
     return "".join(out)
+
+
+def _unroll(pattern: str) -> str:
+    """``pattern`` (rewritten: every plain group non-capturing, every repeat possessive)
+    with each ``(?:X|B...)*+`` whose alternatives include one character ``X`` unrolled."""
+    out: list[str] = []
+    i, size = 0, len(pattern)
+    while i < size:
+        char = pattern[i]
+        if char == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+        elif char == "[":
+            end = _class_end(pattern, i)
+            out.append(pattern[i:end])
+            i = end
+        elif char == "(" and pattern.startswith("?#", i + 1):  # a comment
+            end = pattern.index(")", i) + 1
+            out.append(pattern[i:end])
+            i = end
+        elif char == "(":
+            end = _group_end(pattern, i)
+            head = "(?:" if pattern.startswith("?:", i + 1) else ""
+            inner = _unroll(pattern[i + len(head) if head else i + 1 : end])
+            if head and pattern.startswith("*+", end + 1):
+                alternatives = _top_level_alternatives(inner)
+                single = next((a for a in alternatives if _one_character(a)), None)
+                if single is not None and len(alternatives) > 1:
+                    alternatives.remove(single)
+                    rest = "|".join(alternatives)
+                    out.append(f"(?:{single}*+(?:(?:{rest}){single}*+)*+)")
+                    i = end + 3
+                    continue
+            out.append(f"{head or '('}{inner})")
+            i = end + 1
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """Index of the parenthesis closing the group opening at ``start``."""
+    depth = 0
+    i = start
+    while True:
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":
+            i = _class_end(pattern, i)
+            continue
+        if char == "(" and pattern.startswith("?#", i + 1):
+            i = pattern.index(")", i) + 1
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if not depth:
+                return i
+        i += 1
+
+
+def _top_level_alternatives(pattern: str) -> list[str]:
+    """``pattern`` split at each ``|`` outside its groups and classes."""
+    pieces: list[str] = []
+    depth = 0
+    start = i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":
+            i = _class_end(pattern, i)
+            continue
+        if char == "(" and pattern.startswith("?#", i + 1):
+            i = pattern.index(")", i) + 1
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and not depth:
+            pieces.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    pieces.append(pattern[start:])
+    return pieces
+
+
+def _one_character(piece: str) -> bool:
+    """Whether ``piece`` always matches exactly one character: a class, ``.``, a
+    literal, or an escaped symbol or class (``\\d``, ``\\w``, ``\\s`` and their negations)."""
+    if len(piece) == 1:
+        return piece not in "^$|()[]{}*+?\\"
+    if piece.startswith("\\"):
+        return len(piece) == 2 and (not piece[1].isalnum() or piece[1] in "dDwWsS")
+    return piece.startswith("[") and _class_end(piece, 0) == len(piece)
 
 
 def _class_end(pattern: str, start: int) -> int:
