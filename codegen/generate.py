@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen.imports import drop_unused_imports
-from codegen.loaders import loaders_module_text, loaders_path
+from codegen.loaders import loaders_module_text, loaders_path, native_path
 from codegen.methods import (
     ERROR_CODE_CLASS,
     ERROR_CODE_DEF,
@@ -219,8 +219,14 @@ def _write_loaders(source: Source, out: Path, module: str) -> None:
     # AG-UI holds the events it sends to the schema (dump_event, the encoders): it gets
     # checked dumpers; ACP sends what its typed API built
     checked = source.protocol == "agui"
-    loaders = loaders_module_text(out, module, header(source), source.sha256, checked=checked)
+    # the compiled build decodes AG-UI events through native loaders (codegen/loaders.py)
+    native = source.protocol == "agui"
+    loaders, native_loaders = loaders_module_text(
+        out, module, header(source), source.sha256, checked=checked, native=native
+    )
     loaders_path(out).write_text(drop_unused_imports(loaders), encoding="utf-8")
+    if native_loaders is not None:
+        native_path(out).write_text(drop_unused_imports(native_loaders), encoding="utf-8")
 
 
 def target_module(source: Source) -> str:

@@ -14,6 +14,16 @@ The module lists its loaders in ``LOADERS`` (every class and every union,
 literal or list alias of the classes module) and its dumpers in ``DUMPERS``; the
 converter starts from those tables. It refuses to be imported beside a classes
 module generated from another schema (``_SCHEMA_SHA256``).
+
+For the compiled build (``hatch_build.py``) a second module can be written, the
+*native* loaders (:func:`native_path`): the same loaders, each class loader reading
+and checking into local variables and handing them to a *builder* of the first
+module, which makes the object. Compiled code stores into an interpreted object's
+slots through a generic attribute lookup, several times slower than the
+interpreter's own store; a builder keeps the stores interpreted and the reads and
+checks compiled. The pure build has no use for the native module (a builder call
+costs more than the stores it saves there); the converter takes it only when it is
+compiled.
 """
 
 from __future__ import annotations
@@ -35,7 +45,7 @@ from agentproto._core.loadersource import class_dumper_lines, class_loader_lines
 from agentproto._core.wirechecks import _is_union, _unwrap_annotated
 from codegen.checked import checked_dumper_lines, checked_name
 
-__all__ = ["loaders_module_text", "loaders_path"]
+__all__ = ["loaders_module_text", "loaders_path", "native_path"]
 
 _SHARED_FROM = (wirechecks, describe, errors, unset, loaderkit)
 """Where the names shared by every class loader are imported from."""
@@ -48,6 +58,55 @@ def loaders_path(classes_path: Path) -> Path:
     stem = classes_path.stem
     head, _, tail = stem.partition("_generated")
     return classes_path.with_name(f"{head}_generated_loaders{tail}.py")
+
+
+def native_path(classes_path: Path) -> Path:
+    """Where the native loaders of a classes module go: ``_generated.py`` →
+    ``_generated_native.py``."""
+    stem = classes_path.stem
+    head, _, tail = stem.partition("_generated")
+    return classes_path.with_name(f"{head}_generated_native{tail}.py")
+
+
+_SLOT = re.compile(r"\bo\.(\w+)")
+_CLASS_OF = re.compile(r"\b(\w+)\.__class__")
+_FROM_NONE = re.compile(r"raise (.+) from None$")
+_CONST_FIRST = re.compile(r"if v != (.+) or type\(v\) is not str:$")
+
+
+def _native_lines(lines: list[str], prefix: str, slots: list[str]) -> list[str]:
+    """A class loader's lines, made for mypyc: the object's slots become local
+    variables handed to the builder ``{prefix}build``; ``x.__class__`` becomes
+    ``type(x)`` (one compiled pointer comparison, where ``__class__`` is an attribute
+    lookup), tested before a constant is compared (the comparison is then one of two
+    strings); ``raise e from None`` becomes ``raise chained(e, None)`` (mypyc drops
+    ``from``)."""
+    build = f"return {prefix}build({', '.join(f'o_{slot}' for slot in slots)})"
+    out: list[str] = []
+    for line in lines:
+        body = line.lstrip()
+        indent = line[: len(line) - len(body)]
+        if body == f"o: Any = new({prefix}cls)":
+            out += [f"{indent}o_{slot}: Any" for slot in slots]
+            continue
+        if body == "return o":
+            out.append(indent + build)
+            continue
+        line = _CLASS_OF.sub(r"type(\1)", _SLOT.sub(r"o_\1", line))
+        line = _CONST_FIRST.sub(r"if type(v) is not str or v != \1:", line)
+        out.append(_FROM_NONE.sub(r"raise chained(\1, None)", line))
+    return out
+
+
+def _builder_lines(cls: type, prefix: str, slots: list[str]) -> list[str]:
+    """The interpreted function a native loader hands the values of ``cls`` to."""
+    parameters = ", ".join(f"o_{slot}: Any" for slot in slots)
+    return [
+        f"def _build_{cls.__name__}({parameters}) -> Any:",
+        f"    o: Any = new({prefix}cls)",
+        *(f"    o.{slot} = o_{slot}" for slot in slots),
+        "    return o",
+    ]
 
 
 class _Ref:
@@ -89,9 +148,14 @@ def _render(value: Any) -> str:
 class LoaderWriter(WireConverter):
     """The converter, writing the loaders it would compile into module source."""
 
-    def __init__(self, namespace: types.ModuleType, *, checked: bool) -> None:
+    def __init__(self, namespace: types.ModuleType, *, checked: bool, native: bool) -> None:
         super().__init__(namespace)
         self._write_checked = checked
+        self._write_native = native
+        self._native: list[str] = []  # the native class loaders
+        self._builders: list[str] = []  # and the builders they call
+        self._build_names: list[str] = []
+        self._table: list[str] = []  # the rows of LOADERS, made by write()
         self._refs: dict[Any, _Ref] = {}
         self._functions: list[str] = []  # class loaders and dumpers
         self._made: list[str] = []  # factory calls, each after what it refers to
@@ -125,6 +189,11 @@ class LoaderWriter(WireConverter):
         signature = f"_load_{cls.__name__}{_LOADER_SIGNATURE}"
         lines = class_loader_lines(cls, self.hints(cls), self._value_code, env, signature, prefix)
         self._functions.append("\n".join(lines))
+        if self._write_native:
+            slots = [field.name for field in attrs.fields(cls)]
+            self._native.append("\n".join(_native_lines(lines, prefix, slots)))
+            self._builders.append("\n".join(_builder_lines(cls, prefix, slots)))
+            self._build_names.append(f"{prefix}build: Final = _p._build_{cls.__name__}")
         if self._write_checked:
             checked = checked_dumper_lines(self, cls, env, prefix, self._checked_tables)
             self._checked.append("\n".join(checked))
@@ -159,9 +228,11 @@ class LoaderWriter(WireConverter):
         table += [
             f"    _m.{n}: {self._refs[_unwrap_annotated(v)].name}," for n, v in aliases.items()
         ]
+        self._table = table
         parts = [
             *self._imports(module, stamp),
             *self._functions,
+            *self._builders,
             *dumpers,
             *self._checked,
             *self._made,
@@ -180,6 +251,30 @@ class LoaderWriter(WireConverter):
                 + "\n}"
             )
         return "\n\n\n".join(parts) + "\n"
+
+    def write_native(self, module: str, stamp: str) -> str:
+        """The native loaders module (after :meth:`write`), for the classes module
+        named ``module``: the class loaders, the factory calls and the per-class
+        names again, the builders taken from the loaders module, and ``LOADERS``."""
+        package, _, leaf = module.rpartition(".")
+        loaders = f"{package}.{leaf.replace('_generated', '_generated_loaders', 1)}"
+        imports = self._imports(module, stamp)
+        imports[1] += f"\nfrom agentproto._core.errors import chained\nimport {loaders} as _p"
+        imports[2] = imports[2].replace("\nnew = object.__new__", "")  # the builders make
+        table = self._table
+        return (
+            "\n\n\n".join(
+                [
+                    *imports,
+                    *self._native,
+                    *self._made,
+                    *self._names,
+                    *self._build_names,
+                    "LOADERS: Final[dict[Any, Loader]] = {\n" + "\n".join(table) + "\n}",
+                ]
+            )
+            + "\n"
+        )
 
     def _imports(self, module: str, stamp: str) -> list[str]:
         shared = dict(self._shared)
@@ -267,9 +362,10 @@ def _imported(path: Path, module: str) -> Iterator[types.ModuleType]:
 
 
 def loaders_module_text(
-    classes_path: Path, module: str, header: str, stamp: str, *, checked: bool
-) -> str:
-    """The sealed loaders module of the classes module at ``classes_path``.
+    classes_path: Path, module: str, header: str, stamp: str, *, checked: bool, native: bool
+) -> tuple[str, str | None]:
+    """The sealed loaders module of the classes module at ``classes_path``, and its
+    native loaders module (``None`` unless ``native``).
 
     Args:
         classes_path: the classes module just generated.
@@ -278,6 +374,11 @@ def loaders_module_text(
         stamp: the schema hash both modules carry.
         checked: also write a checked dumper per class and their ``CHECKED_DUMPERS``
             table (codegen/checked.py).
+        native: also write the native loaders, and the builders they call.
     """
     with _imported(classes_path, module) as namespace:
-        return header + "\n\n" + LoaderWriter(namespace, checked=checked).write(module, stamp)
+        writer = LoaderWriter(namespace, checked=checked, native=native)
+        text = header + "\n\n" + writer.write(module, stamp)
+        if not native:
+            return text, None
+        return text, header + "\n\n" + writer.write_native(module, stamp)

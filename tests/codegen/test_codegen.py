@@ -468,7 +468,8 @@ def test_acp_file_at_hand_generates_into_out_from_any_cwd(tmp_path: Path) -> Non
 
 
 def test_agui_and_acp_v1_files_at_hand(tmp_path: Path) -> None:
-    """``--agui PATH --acp-v1 PATH --out DIR`` writes exactly those two modules from those files."""
+    """``--agui PATH --acp-v1 PATH --out DIR`` writes exactly the modules of those two
+    (AG-UI's with its native loaders) from those files."""
     agui = tmp_path / "schema.json"
     agui.write_bytes(read_source(SOURCES[TARGETS["agui"].source]))
     v1 = tmp_path / "schema.unstable.json"
@@ -480,11 +481,13 @@ def test_agui_and_acp_v1_files_at_hand(tmp_path: Path) -> None:
         "_generated.py",
         "_generated_loaders.py",
         "_generated_loaders_v1.py",
+        "_generated_native.py",
         "_generated_v1.py",
     ]
     for name, file in (
         ("_generated.py", agui),
         ("_generated_loaders.py", agui),
+        ("_generated_native.py", agui),
         ("_generated_v1.py", v1),
         ("_generated_loaders_v1.py", v1),
     ):

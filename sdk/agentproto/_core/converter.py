@@ -144,10 +144,15 @@ class WireConverter(cattrs.Converter):
         generated: its sealed loaders module (``LOADERS`` and ``DUMPERS`` tables),
             whose functions are used for every type it has; the loader or dumper of
             any other type (a class defined elsewhere) is compiled when first used.
+        native: the compiled native loaders of the same classes (a ``LOADERS``
+            table, ``codegen/loaders.py``), used instead of ``generated``'s.
     """
 
     def __init__(
-        self, namespace: types.ModuleType, generated: types.ModuleType | None = None
+        self,
+        namespace: types.ModuleType,
+        generated: types.ModuleType | None = None,
+        native: types.ModuleType | None = None,
     ) -> None:
         super().__init__()
         self._namespace = namespace
@@ -156,6 +161,8 @@ class WireConverter(cattrs.Converter):
         if generated is not None:
             self._loaders.update(generated.LOADERS)
             self._dumpers.update(generated.DUMPERS)
+        if native is not None:
+            self._loaders.update(native.LOADERS)
         self._dump_value = value_dumper(self._dumpers, self._dump_other)
         self.register_structure_hook_factory(attrs.has, self._structure_hook)
         self.register_unstructure_hook_factory(attrs.has, self._unstructure_hook)

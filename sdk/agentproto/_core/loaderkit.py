@@ -16,7 +16,10 @@ it loads: :func:`check_stamp` refuses a pair generated from different schemas.
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
 import sys
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -43,6 +46,7 @@ __all__ = [
     "any_loader",
     "by_method_loader",
     "check_stamp",
+    "compiled_module",
     "dump_foreign",
     "exact_loader",
     "int_loader",
@@ -74,6 +78,16 @@ def check_stamp(classes: Any, stamp: str, loaders: str) -> None:
             f"{loaders} was generated from another schema than {classes.__name__}; "
             "regenerate both with `python -m codegen`"
         )
+
+
+def compiled_module(name: str) -> types.ModuleType | None:
+    """The module ``name`` when the installed build compiled it (a C extension), else
+    ``None``; a pure-Python copy is not imported (the native loaders are slower than
+    the plain ones when interpreted, and a long module to import)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None or spec.origin.endswith(".py"):
+        return None
+    return importlib.import_module(name)
 
 
 def any_loader(v: Any, p: str, c: _Context) -> Any:

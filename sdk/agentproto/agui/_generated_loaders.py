@@ -5263,6 +5263,878 @@ def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
+def _build_AddOperation(o_op: Any, o_path: Any, o_value: Any, o_extra: Any) -> Any:
+    o: Any = new(_AddOperation_cls)
+    o.op = o_op
+    o.path = o_path
+    o.value = o_value
+    o.extra = o_extra
+    return o
+
+
+def _build_RemoveOperation(o_op: Any, o_path: Any, o_extra: Any) -> Any:
+    o: Any = new(_RemoveOperation_cls)
+    o.op = o_op
+    o.path = o_path
+    o.extra = o_extra
+    return o
+
+
+def _build_ReplaceOperation(o_op: Any, o_path: Any, o_value: Any, o_extra: Any) -> Any:
+    o: Any = new(_ReplaceOperation_cls)
+    o.op = o_op
+    o.path = o_path
+    o.value = o_value
+    o.extra = o_extra
+    return o
+
+
+def _build_MoveOperation(o_op: Any, o_from_: Any, o_path: Any, o_extra: Any) -> Any:
+    o: Any = new(_MoveOperation_cls)
+    o.op = o_op
+    o.from_ = o_from_
+    o.path = o_path
+    o.extra = o_extra
+    return o
+
+
+def _build_CopyOperation(o_op: Any, o_from_: Any, o_path: Any, o_extra: Any) -> Any:
+    o: Any = new(_CopyOperation_cls)
+    o.op = o_op
+    o.from_ = o_from_
+    o.path = o_path
+    o.extra = o_extra
+    return o
+
+
+def _build_TestOperation(o_op: Any, o_path: Any, o_value: Any, o_extra: Any) -> Any:
+    o: Any = new(_TestOperation_cls)
+    o.op = o_op
+    o.path = o_path
+    o.value = o_value
+    o.extra = o_extra
+    return o
+
+
+def _build_ActivityDeltaEvent(o_type: Any, o_message_id: Any, o_activity_type: Any, o_patch: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ActivityDeltaEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.activity_type = o_activity_type
+    o.patch = o_patch
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ActivityMessage(o_id: Any, o_role: Any, o_activity_type: Any, o_content: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ActivityMessage_cls)
+    o.id = o_id
+    o.role = o_role
+    o.activity_type = o_activity_type
+    o.content = o_content
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ActivitySnapshotEvent(o_type: Any, o_message_id: Any, o_activity_type: Any, o_content: Any, o_replace: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ActivitySnapshotEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.activity_type = o_activity_type
+    o.content = o_content
+    o.replace = o_replace
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_IdentityCapabilities(o_name: Any, o_type: Any, o_description: Any, o_version: Any, o_provider: Any, o_documentation_url: Any, o_metadata: Any) -> Any:
+    o: Any = new(_IdentityCapabilities_cls)
+    o.name = o_name
+    o.type = o_type
+    o.description = o_description
+    o.version = o_version
+    o.provider = o_provider
+    o.documentation_url = o_documentation_url
+    o.metadata = o_metadata
+    return o
+
+
+def _build_TransportCapabilities(o_streaming: Any, o_websocket: Any, o_http_binary: Any, o_push_notifications: Any, o_resumable: Any) -> Any:
+    o: Any = new(_TransportCapabilities_cls)
+    o.streaming = o_streaming
+    o.websocket = o_websocket
+    o.http_binary = o_http_binary
+    o.push_notifications = o_push_notifications
+    o.resumable = o_resumable
+    return o
+
+
+def _build_Tool(o_name: Any, o_description: Any, o_parameters: Any, o_metadata: Any) -> Any:
+    o: Any = new(_Tool_cls)
+    o.name = o_name
+    o.description = o_description
+    o.parameters = o_parameters
+    o.metadata = o_metadata
+    return o
+
+
+def _build_ToolsCapabilities(o_supported: Any, o_items: Any, o_parallel_calls: Any, o_client_provided: Any) -> Any:
+    o: Any = new(_ToolsCapabilities_cls)
+    o.supported = o_supported
+    o.items = o_items
+    o.parallel_calls = o_parallel_calls
+    o.client_provided = o_client_provided
+    return o
+
+
+def _build_OutputCapabilities(o_structured_output: Any, o_supported_mime_types: Any) -> Any:
+    o: Any = new(_OutputCapabilities_cls)
+    o.structured_output = o_structured_output
+    o.supported_mime_types = o_supported_mime_types
+    return o
+
+
+def _build_StateCapabilities(o_snapshots: Any, o_deltas: Any, o_memory: Any, o_persistent_state: Any) -> Any:
+    o: Any = new(_StateCapabilities_cls)
+    o.snapshots = o_snapshots
+    o.deltas = o_deltas
+    o.memory = o_memory
+    o.persistent_state = o_persistent_state
+    return o
+
+
+def _build_SubagentInfo(o_name: Any, o_description: Any) -> Any:
+    o: Any = new(_SubagentInfo_cls)
+    o.name = o_name
+    o.description = o_description
+    return o
+
+
+def _build_MultiAgentCapabilities(o_supported: Any, o_delegation: Any, o_handoffs: Any, o_subagents: Any) -> Any:
+    o: Any = new(_MultiAgentCapabilities_cls)
+    o.supported = o_supported
+    o.delegation = o_delegation
+    o.handoffs = o_handoffs
+    o.subagents = o_subagents
+    return o
+
+
+def _build_ReasoningCapabilities(o_supported: Any, o_streaming: Any, o_encrypted: Any) -> Any:
+    o: Any = new(_ReasoningCapabilities_cls)
+    o.supported = o_supported
+    o.streaming = o_streaming
+    o.encrypted = o_encrypted
+    return o
+
+
+def _build_MultimodalInputCapabilities(o_image: Any, o_audio: Any, o_video: Any, o_pdf: Any, o_file: Any) -> Any:
+    o: Any = new(_MultimodalInputCapabilities_cls)
+    o.image = o_image
+    o.audio = o_audio
+    o.video = o_video
+    o.pdf = o_pdf
+    o.file = o_file
+    return o
+
+
+def _build_MultimodalOutputCapabilities(o_image: Any, o_audio: Any) -> Any:
+    o: Any = new(_MultimodalOutputCapabilities_cls)
+    o.image = o_image
+    o.audio = o_audio
+    return o
+
+
+def _build_MultimodalCapabilities(o_input: Any, o_output: Any) -> Any:
+    o: Any = new(_MultimodalCapabilities_cls)
+    o.input = o_input
+    o.output = o_output
+    return o
+
+
+def _build_ExecutionCapabilities(o_code_execution: Any, o_sandboxed: Any, o_max_iterations: Any, o_max_execution_time: Any) -> Any:
+    o: Any = new(_ExecutionCapabilities_cls)
+    o.code_execution = o_code_execution
+    o.sandboxed = o_sandboxed
+    o.max_iterations = o_max_iterations
+    o.max_execution_time = o_max_execution_time
+    return o
+
+
+def _build_HumanInTheLoopCapabilities(o_supported: Any, o_approvals: Any, o_interventions: Any, o_feedback: Any, o_interrupts: Any, o_approve_with_edits: Any) -> Any:
+    o: Any = new(_HumanInTheLoopCapabilities_cls)
+    o.supported = o_supported
+    o.approvals = o_approvals
+    o.interventions = o_interventions
+    o.feedback = o_feedback
+    o.interrupts = o_interrupts
+    o.approve_with_edits = o_approve_with_edits
+    return o
+
+
+def _build_AgentCapabilities(o_identity: Any, o_transport: Any, o_tools: Any, o_output: Any, o_state: Any, o_multi_agent: Any, o_reasoning: Any, o_multimodal: Any, o_execution: Any, o_human_in_the_loop: Any, o_custom: Any) -> Any:
+    o: Any = new(_AgentCapabilities_cls)
+    o.identity = o_identity
+    o.transport = o_transport
+    o.tools = o_tools
+    o.output = o_output
+    o.state = o_state
+    o.multi_agent = o_multi_agent
+    o.reasoning = o_reasoning
+    o.multimodal = o_multimodal
+    o.execution = o_execution
+    o.human_in_the_loop = o_human_in_the_loop
+    o.custom = o_custom
+    return o
+
+
+def _build_FunctionCall(o_name: Any, o_arguments: Any) -> Any:
+    o: Any = new(_FunctionCall_cls)
+    o.name = o_name
+    o.arguments = o_arguments
+    return o
+
+
+def _build_ToolCall(o_id: Any, o_type: Any, o_function: Any, o_encrypted_value: Any, o_encrypted_value_type: Any, o_metadata: Any) -> Any:
+    o: Any = new(_ToolCall_cls)
+    o.id = o_id
+    o.type = o_type
+    o.function = o_function
+    o.encrypted_value = o_encrypted_value
+    o.encrypted_value_type = o_encrypted_value_type
+    o.metadata = o_metadata
+    return o
+
+
+def _build_AssistantMessage(o_id: Any, o_role: Any, o_content: Any, o_tool_calls: Any, o_name: Any, o_encrypted_value: Any, o_encrypted_value_type: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_AssistantMessage_cls)
+    o.id = o_id
+    o.role = o_role
+    o.content = o_content
+    o.tool_calls = o_tool_calls
+    o.name = o_name
+    o.encrypted_value = o_encrypted_value
+    o.encrypted_value_type = o_encrypted_value_type
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_Attributable(o_subagent_run_id: Any, o_extra: Any) -> Any:
+    o: Any = new(_Attributable_cls)
+    o.subagent_run_id = o_subagent_run_id
+    o.extra = o_extra
+    return o
+
+
+def _build_DataSource(o_type: Any, o_value: Any, o_mime_type: Any) -> Any:
+    o: Any = new(_DataSource_cls)
+    o.type = o_type
+    o.value = o_value
+    o.mime_type = o_mime_type
+    return o
+
+
+def _build_UrlSource(o_type: Any, o_value: Any, o_mime_type: Any) -> Any:
+    o: Any = new(_UrlSource_cls)
+    o.type = o_type
+    o.value = o_value
+    o.mime_type = o_mime_type
+    return o
+
+
+def _build_FileSource(o_type: Any, o_value: Any, o_provider: Any, o_mime_type: Any) -> Any:
+    o: Any = new(_FileSource_cls)
+    o.type = o_type
+    o.value = o_value
+    o.provider = o_provider
+    o.mime_type = o_mime_type
+    return o
+
+
+def _build_AudioPart(o_type: Any, o_source: Any, o_id: Any, o_metadata: Any) -> Any:
+    o: Any = new(_AudioPart_cls)
+    o.type = o_type
+    o.source = o_source
+    o.id = o_id
+    o.metadata = o_metadata
+    return o
+
+
+def _build_BaseEvent(o_type: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_extra: Any) -> Any:
+    o: Any = new(_BaseEvent_cls)
+    o.type = o_type
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.extra = o_extra
+    return o
+
+
+def _build_BaseMessage(o_id: Any, o_role: Any, o_name: Any, o_encrypted_value: Any, o_encrypted_value_type: Any, o_metadata: Any, o_subagent_run_id: Any, o_extra: Any) -> Any:
+    o: Any = new(_BaseMessage_cls)
+    o.id = o_id
+    o.role = o_role
+    o.name = o_name
+    o.encrypted_value = o_encrypted_value
+    o.encrypted_value_type = o_encrypted_value_type
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    o.extra = o_extra
+    return o
+
+
+def _build_Context(o_description: Any, o_value: Any) -> Any:
+    o: Any = new(_Context_cls)
+    o.description = o_description
+    o.value = o_value
+    return o
+
+
+def _build_CustomEvent(o_type: Any, o_name: Any, o_value: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_CustomEvent_cls)
+    o.type = o_type
+    o.name = o_name
+    o.value = o_value
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_DeveloperMessage(o_id: Any, o_role: Any, o_content: Any, o_name: Any, o_encrypted_value: Any, o_encrypted_value_type: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_DeveloperMessage_cls)
+    o.id = o_id
+    o.role = o_role
+    o.content = o_content
+    o.name = o_name
+    o.encrypted_value = o_encrypted_value
+    o.encrypted_value_type = o_encrypted_value_type
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_DocumentPart(o_type: Any, o_source: Any, o_id: Any, o_metadata: Any) -> Any:
+    o: Any = new(_DocumentPart_cls)
+    o.type = o_type
+    o.source = o_source
+    o.id = o_id
+    o.metadata = o_metadata
+    return o
+
+
+def _build_ImagePart(o_type: Any, o_source: Any, o_id: Any, o_metadata: Any) -> Any:
+    o: Any = new(_ImagePart_cls)
+    o.type = o_type
+    o.source = o_source
+    o.id = o_id
+    o.metadata = o_metadata
+    return o
+
+
+def _build_Interrupt(o_id: Any, o_reason: Any, o_message: Any, o_tool_call_id: Any, o_response_schema: Any, o_expires_at: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_Interrupt_cls)
+    o.id = o_id
+    o.reason = o_reason
+    o.message = o_message
+    o.tool_call_id = o_tool_call_id
+    o.response_schema = o_response_schema
+    o.expires_at = o_expires_at
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_SystemMessage(o_id: Any, o_role: Any, o_content: Any, o_name: Any, o_encrypted_value: Any, o_encrypted_value_type: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_SystemMessage_cls)
+    o.id = o_id
+    o.role = o_role
+    o.content = o_content
+    o.name = o_name
+    o.encrypted_value = o_encrypted_value
+    o.encrypted_value_type = o_encrypted_value_type
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_TextPart(o_type: Any, o_text: Any, o_id: Any, o_metadata: Any) -> Any:
+    o: Any = new(_TextPart_cls)
+    o.type = o_type
+    o.text = o_text
+    o.id = o_id
+    o.metadata = o_metadata
+    return o
+
+
+def _build_VideoPart(o_type: Any, o_source: Any, o_id: Any, o_metadata: Any) -> Any:
+    o: Any = new(_VideoPart_cls)
+    o.type = o_type
+    o.source = o_source
+    o.id = o_id
+    o.metadata = o_metadata
+    return o
+
+
+def _build_UserMessage(o_id: Any, o_role: Any, o_content: Any, o_name: Any, o_encrypted_value: Any, o_encrypted_value_type: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_UserMessage_cls)
+    o.id = o_id
+    o.role = o_role
+    o.content = o_content
+    o.name = o_name
+    o.encrypted_value = o_encrypted_value
+    o.encrypted_value_type = o_encrypted_value_type
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ToolMessage(o_id: Any, o_role: Any, o_content: Any, o_tool_call_id: Any, o_error: Any, o_encrypted_value: Any, o_encrypted_value_type: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ToolMessage_cls)
+    o.id = o_id
+    o.role = o_role
+    o.content = o_content
+    o.tool_call_id = o_tool_call_id
+    o.error = o_error
+    o.encrypted_value = o_encrypted_value
+    o.encrypted_value_type = o_encrypted_value_type
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ReasoningMessage(o_id: Any, o_role: Any, o_content: Any, o_encrypted_value: Any, o_encrypted_value_type: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ReasoningMessage_cls)
+    o.id = o_id
+    o.role = o_role
+    o.content = o_content
+    o.encrypted_value = o_encrypted_value
+    o.encrypted_value_type = o_encrypted_value_type
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_MessagesSnapshotEvent(o_type: Any, o_messages: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any) -> Any:
+    o: Any = new(_MessagesSnapshotEvent_cls)
+    o.type = o_type
+    o.messages = o_messages
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    return o
+
+
+def _build_RawEvent(o_type: Any, o_event: Any, o_source: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_RawEvent_cls)
+    o.type = o_type
+    o.event = o_event
+    o.source = o_source
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ReasoningEncryptedValueEvent(o_type: Any, o_subtype: Any, o_entity_id: Any, o_encrypted_value: Any, o_encrypted_value_type: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ReasoningEncryptedValueEvent_cls)
+    o.type = o_type
+    o.subtype = o_subtype
+    o.entity_id = o_entity_id
+    o.encrypted_value = o_encrypted_value
+    o.encrypted_value_type = o_encrypted_value_type
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ReasoningEndEvent(o_type: Any, o_message_id: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ReasoningEndEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ReasoningMessageChunkEvent(o_type: Any, o_message_id: Any, o_delta: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ReasoningMessageChunkEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.delta = o_delta
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ReasoningMessageContentEvent(o_type: Any, o_message_id: Any, o_delta: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ReasoningMessageContentEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.delta = o_delta
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ReasoningMessageEndEvent(o_type: Any, o_message_id: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ReasoningMessageEndEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ReasoningMessageStartEvent(o_type: Any, o_message_id: Any, o_role: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ReasoningMessageStartEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.role = o_role
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ReasoningStartEvent(o_type: Any, o_message_id: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ReasoningStartEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ResumeEntry(o_interrupt_id: Any, o_status: Any, o_payload: Any, o_metadata: Any) -> Any:
+    o: Any = new(_ResumeEntry_cls)
+    o.interrupt_id = o_interrupt_id
+    o.status = o_status
+    o.payload = o_payload
+    o.metadata = o_metadata
+    return o
+
+
+def _build_RunAgentInput(o_thread_id: Any, o_run_id: Any, o_messages: Any, o_protocol_version: Any, o_parent_run_id: Any, o_state: Any, o_tools: Any, o_context: Any, o_forwarded_props: Any, o_resume: Any) -> Any:
+    o: Any = new(_RunAgentInput_cls)
+    o.thread_id = o_thread_id
+    o.run_id = o_run_id
+    o.messages = o_messages
+    o.protocol_version = o_protocol_version
+    o.parent_run_id = o_parent_run_id
+    o.state = o_state
+    o.tools = o_tools
+    o.context = o_context
+    o.forwarded_props = o_forwarded_props
+    o.resume = o_resume
+    return o
+
+
+def _build_TokenUsage(o_provider: Any, o_model: Any, o_input_tokens: Any, o_output_tokens: Any, o_total_tokens: Any, o_reasoning_tokens: Any, o_cached_input_tokens: Any, o_cache_write_input_tokens: Any) -> Any:
+    o: Any = new(_TokenUsage_cls)
+    o.provider = o_provider
+    o.model = o_model
+    o.input_tokens = o_input_tokens
+    o.output_tokens = o_output_tokens
+    o.total_tokens = o_total_tokens
+    o.reasoning_tokens = o_reasoning_tokens
+    o.cached_input_tokens = o_cached_input_tokens
+    o.cache_write_input_tokens = o_cache_write_input_tokens
+    return o
+
+
+def _build_RunErrorEvent(o_type: Any, o_message: Any, o_code: Any, o_usage: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any) -> Any:
+    o: Any = new(_RunErrorEvent_cls)
+    o.type = o_type
+    o.message = o_message
+    o.code = o_code
+    o.usage = o_usage
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    return o
+
+
+def _build_RunFinishedCancelledOutcome(o_type: Any) -> Any:
+    o: Any = new(_RunFinishedCancelledOutcome_cls)
+    o.type = o_type
+    return o
+
+
+def _build_RunFinishedSuccessOutcome(o_type: Any, o_pending_tool_call_ids: Any) -> Any:
+    o: Any = new(_RunFinishedSuccessOutcome_cls)
+    o.type = o_type
+    o.pending_tool_call_ids = o_pending_tool_call_ids
+    return o
+
+
+def _build_RunFinishedInterruptOutcome(o_type: Any, o_interrupts: Any) -> Any:
+    o: Any = new(_RunFinishedInterruptOutcome_cls)
+    o.type = o_type
+    o.interrupts = o_interrupts
+    return o
+
+
+def _build_RunFinishedEvent(o_type: Any, o_thread_id: Any, o_run_id: Any, o_result: Any, o_outcome: Any, o_usage: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any) -> Any:
+    o: Any = new(_RunFinishedEvent_cls)
+    o.type = o_type
+    o.thread_id = o_thread_id
+    o.run_id = o_run_id
+    o.result = o_result
+    o.outcome = o_outcome
+    o.usage = o_usage
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    return o
+
+
+def _build_RunStartedEvent(o_type: Any, o_thread_id: Any, o_run_id: Any, o_protocol_version: Any, o_parent_run_id: Any, o_input: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any) -> Any:
+    o: Any = new(_RunStartedEvent_cls)
+    o.type = o_type
+    o.thread_id = o_thread_id
+    o.run_id = o_run_id
+    o.protocol_version = o_protocol_version
+    o.parent_run_id = o_parent_run_id
+    o.input = o_input
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    return o
+
+
+def _build_StateDeltaEvent(o_type: Any, o_delta: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_StateDeltaEvent_cls)
+    o.type = o_type
+    o.delta = o_delta
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_StateSnapshotEvent(o_type: Any, o_snapshot: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_StateSnapshotEvent_cls)
+    o.type = o_type
+    o.snapshot = o_snapshot
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_StepFinishedEvent(o_type: Any, o_step_name: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_StepFinishedEvent_cls)
+    o.type = o_type
+    o.step_name = o_step_name
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_StepStartedEvent(o_type: Any, o_step_name: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_StepStartedEvent_cls)
+    o.type = o_type
+    o.step_name = o_step_name
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_SubagentErrorEvent(o_type: Any, o_subagent_run_id: Any, o_message: Any, o_code: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any) -> Any:
+    o: Any = new(_SubagentErrorEvent_cls)
+    o.type = o_type
+    o.subagent_run_id = o_subagent_run_id
+    o.message = o_message
+    o.code = o_code
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    return o
+
+
+def _build_SubagentFinishedSuccessOutcome(o_type: Any) -> Any:
+    o: Any = new(_SubagentFinishedSuccessOutcome_cls)
+    o.type = o_type
+    return o
+
+
+def _build_SubagentFinishedSuspendedOutcome(o_type: Any, o_interrupt_ids: Any) -> Any:
+    o: Any = new(_SubagentFinishedSuspendedOutcome_cls)
+    o.type = o_type
+    o.interrupt_ids = o_interrupt_ids
+    return o
+
+
+def _build_SubagentFinishedEvent(o_type: Any, o_subagent_run_id: Any, o_result: Any, o_outcome: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any) -> Any:
+    o: Any = new(_SubagentFinishedEvent_cls)
+    o.type = o_type
+    o.subagent_run_id = o_subagent_run_id
+    o.result = o_result
+    o.outcome = o_outcome
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    return o
+
+
+def _build_SubagentStartedEvent(o_type: Any, o_subagent_run_id: Any, o_name: Any, o_description: Any, o_parent_subagent_run_id: Any, o_parent_tool_call_id: Any, o_parent_message_id: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any) -> Any:
+    o: Any = new(_SubagentStartedEvent_cls)
+    o.type = o_type
+    o.subagent_run_id = o_subagent_run_id
+    o.name = o_name
+    o.description = o_description
+    o.parent_subagent_run_id = o_parent_subagent_run_id
+    o.parent_tool_call_id = o_parent_tool_call_id
+    o.parent_message_id = o_parent_message_id
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    return o
+
+
+def _build_TextMessageChunkEvent(o_type: Any, o_message_id: Any, o_role: Any, o_delta: Any, o_name: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_TextMessageChunkEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.role = o_role
+    o.delta = o_delta
+    o.name = o_name
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_TextMessageContentEvent(o_type: Any, o_message_id: Any, o_delta: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_TextMessageContentEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.delta = o_delta
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_TextMessageEndEvent(o_type: Any, o_message_id: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_TextMessageEndEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_TextMessageStartEvent(o_type: Any, o_message_id: Any, o_role: Any, o_name: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_TextMessageStartEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.role = o_role
+    o.name = o_name
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ToolCallArgsEvent(o_type: Any, o_tool_call_id: Any, o_delta: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ToolCallArgsEvent_cls)
+    o.type = o_type
+    o.tool_call_id = o_tool_call_id
+    o.delta = o_delta
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ToolCallChunkEvent(o_type: Any, o_tool_call_id: Any, o_tool_call_name: Any, o_parent_message_id: Any, o_delta: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ToolCallChunkEvent_cls)
+    o.type = o_type
+    o.tool_call_id = o_tool_call_id
+    o.tool_call_name = o_tool_call_name
+    o.parent_message_id = o_parent_message_id
+    o.delta = o_delta
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ToolCallEndEvent(o_type: Any, o_tool_call_id: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ToolCallEndEvent_cls)
+    o.type = o_type
+    o.tool_call_id = o_tool_call_id
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ToolCallResultEvent(o_type: Any, o_message_id: Any, o_tool_call_id: Any, o_content: Any, o_role: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ToolCallResultEvent_cls)
+    o.type = o_type
+    o.message_id = o_message_id
+    o.tool_call_id = o_tool_call_id
+    o.content = o_content
+    o.role = o_role
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
+def _build_ToolCallStartEvent(o_type: Any, o_tool_call_id: Any, o_tool_call_name: Any, o_parent_message_id: Any, o_timestamp: Any, o_raw_event: Any, o_metadata: Any, o_subagent_run_id: Any) -> Any:
+    o: Any = new(_ToolCallStartEvent_cls)
+    o.type = o_type
+    o.tool_call_id = o_tool_call_id
+    o.tool_call_name = o_tool_call_name
+    o.parent_message_id = o_parent_message_id
+    o.timestamp = o_timestamp
+    o.raw_event = o_raw_event
+    o.metadata = o_metadata
+    o.subagent_run_id = o_subagent_run_id
+    return o
+
+
 def _dump_ActivityDeltaEvent(o: Any) -> dict[str, Any]:
     d: dict[str, Any] = {'type': o.type, 'messageId': o.message_id, 'activityType': o.activity_type, 'patch': dv(o.patch)}
     v = o.timestamp

@@ -13,7 +13,7 @@ from agentproto._core.converter import (
 )
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError, SchemaError
-from agentproto._core.loaderkit import CheckedDumper, Loader, SlowPath
+from agentproto._core.loaderkit import CheckedDumper, Loader, SlowPath, compiled_module
 from agentproto._core.problems import with_all_problems
 from agentproto.agui import _generated, _generated_loaders
 from agentproto.agui._generated import Event, Message, RunAgentInput
@@ -23,8 +23,10 @@ __all__ = ["dump_event", "make_converter", "parse_event", "parse_message", "pars
 
 
 def make_converter() -> WireConverter:
-    """A new converter for the AG-UI classes (cattrs ``structure``/``unstructure`` work too)."""
-    return WireConverter(_generated, _generated_loaders)
+    """A new converter for the AG-UI classes (cattrs ``structure``/``unstructure`` work too);
+    in the compiled build it loads through the compiled native loaders."""
+    native = compiled_module("agentproto.agui._generated_native")
+    return WireConverter(_generated, _generated_loaders, native)
 
 
 _converter = make_converter()
