@@ -11,13 +11,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentproto._core import jsonutil
 from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, dumps, has_digit_run, loads
+from agentproto._core.jsonutil import (
+    DEFAULT_MAX_DEPTH,
+    dumps,
+    has_digit_run,
+    loads,
+    may_hold_rounded_int,
+)
 from tests.jsonsame import same_json
 from tests.strategies import any_json
 
@@ -32,7 +39,13 @@ def nested(depth: int) -> bytes:
 
 def test_public_names() -> None:
     """The module exports exactly its documented API."""
-    assert sorted(jsonutil.__all__) == ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads"]
+    assert sorted(jsonutil.__all__) == [
+        "DEFAULT_MAX_DEPTH",
+        "dumps",
+        "has_digit_run",
+        "loads",
+        "may_hold_rounded_int",
+    ]
 
 
 @given(any_json)
@@ -362,3 +375,46 @@ def test_has_digit_run_in_a_buffer_dense_with_digits() -> None:
     assert not has_digit_run(near)
     assert has_digit_run(near + b",1234567890123456789")
     assert has_digit_run(b"1234567890123456789," + near)
+
+
+# --- integers orjson rounds, found in the parsed value ---------------------------------
+
+_wide_ints = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1, 10**40]),
+)
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | _wide_ints
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet="0123456789ab", max_size=25),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(_json_values)
+def test_every_integer_orjson_rounds_is_flagged(value: Any) -> None:
+    """Whatever orjson parses differently from the exact parser is flagged: a value
+    that is not flagged lost nothing."""
+    text = json.dumps(value)
+    fast = orjson.loads(text)
+    if json.dumps(fast) != json.dumps(json.loads(text)):
+        assert may_hold_rounded_int(fast), text
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("[18446744073709551615, -9223372036854775808]", False),  # the edges orjson keeps
+        ('{"a": [18446744073709551616]}', True),
+        ('{"a": {"b": -9223372036854775809}}', True),
+        ("1e19", True),  # a float that large: re-parsed, and stays a float
+        ('{"a": 9.2e18, "b": "12345678901234567890123"}', False),  # digits in a string
+    ],
+)
+def test_rounded_integers_are_looked_for_at_any_depth(text: str, flagged: bool) -> None:
+    assert may_hold_rounded_int(orjson.loads(text)) is flagged

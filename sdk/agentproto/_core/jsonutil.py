@@ -20,7 +20,10 @@ around that call, cheaply on success and carefully on failure:
   into floats (or fails when they overflow a double). A digit run of 19 or more
   is the necessary sign; it is found by :func:`has_digit_run` (C-level
   passes over one byte in nine), and such documents are re-parsed with the
-  standard library so integers stay exact.
+  standard library so integers stay exact. After the parse the sign is a float
+  of magnitude 2**63 or more (orjson keeps every integer below exact), which
+  :func:`may_hold_rounded_int` looks for: compiled, a walk of the parsed values
+  costs less than the pass over the bytes.
 * **Errors.** On failure the input is re-examined to say what went wrong and
   where, as a byte offset: the first invalid UTF-8 byte (or lone surrogate in a
   ``str``), the first bracket over the depth limit, or orjson's own position
@@ -47,7 +50,7 @@ import orjson
 from agentproto._core.describe import cut_pointer, describe
 from agentproto._core.errors import DecodeError, SchemaError, chained
 
-__all__ = ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads"]
+__all__ = ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads", "may_hold_rounded_int"]
 
 DEFAULT_MAX_DEPTH: Final = 512
 """Default nesting limit of :func:`loads` (arrays and objects both count).
@@ -128,6 +131,31 @@ def has_digit_run(data: bytes | bytearray) -> bool:
         alarms -= 1
         hit = sample.find(b"00", hit + 1)
     return False
+
+
+_ROUNDED: Final = 9223372036854775808.0  # 2**63: a smaller float is no rounded integer
+
+
+def may_hold_rounded_int(value: Any) -> bool:
+    """Whether ``value``, as orjson parsed it, holds a float of magnitude 2**63 or more.
+
+    orjson keeps every integer in ``[-2**63, 2**64)`` exact and turns any other into
+    a float of at least that magnitude, so a parsed value without such a float lost
+    no integer. (One with it may have been written as a float: a re-parse with
+    :func:`loads` decides.)
+    """
+    # one loop per container type: compiled, each iterates its own way
+    if isinstance(value, dict):
+        return any(not isinstance(item, str) and _rounded(item) for item in value.values())
+    if isinstance(value, list):
+        return any(not isinstance(item, str) and _rounded(item) for item in value)
+    return _rounded(value)
+
+
+def _rounded(value: Any) -> bool:
+    if isinstance(value, float):
+        return value >= _ROUNDED or value <= -_ROUNDED
+    return isinstance(value, (dict, list)) and may_hold_rounded_int(value)
 
 
 def loads(

@@ -28,7 +28,7 @@ raised by the next call. After a fatal error every call raises.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import attrs
 import orjson
@@ -45,9 +45,15 @@ from agentproto._core.errors import (
     chained,
 )
 from agentproto._core.jsonlines import JSONLinesDecoder
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH, check_value, has_digit_run, loads
+from agentproto._core.jsonutil import (
+    DEFAULT_MAX_DEPTH,
+    check_value,
+    has_digit_run,
+    loads,
+    may_hold_rounded_int,
+)
 from agentproto._core.loaderkit import Loader
-from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
+from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder, SSEEvent
 from agentproto.agui._compat import CompatibilityBoundary
 from agentproto.agui._generated import Event
 from agentproto.agui._wire import EVENT_LOADERS, _load_event
@@ -64,6 +70,11 @@ diagnostic against the event being processed."""
 Transport = Literal["sse", "jsonl"]
 
 _DIGIT_TAIL = 18  # a 19-digit run split by a chunk boundary keeps 18 digits before it
+# How a chunk's documents are kept from integers orjson rounds (beyond 64 bits), both
+# exact: the interpreted build looks for a run of 19 digits in the bytes (one C-level
+# pass); the compiled one walks the parsed values for the floats such integers become,
+# which costs it half as much (and the interpreted build twice as much).
+_WALK_VALUES: Final = not __file__.endswith(".py")
 
 # What follows enforcement: (typed event, its diagnostics so far, delivered events).
 NextStage = Callable[[Event, list[Diagnostic], list[Event]], None]
@@ -167,23 +178,15 @@ class EventDecoder:
         delivered: list[Event] = []
         try:
             if self._sse is not None:
-                # one C-level look for big integers over the chunk (and the tail of the
-                # previous one, where a digit run may have started) spares each event
-                # its own look
-                seen = self._tail + data
-                exact = self._carry or has_digit_run(seen)
-                self._tail = seen[-_DIGIT_TAIL:]
-                texts, frames = self._sse.feed_data(data)
-                # the bytes of the event still incomplete (a suffix of the stream) go on
-                # to the next chunk: note whether they hold a digit run
-                held = self._sse.buffered
-                if held == 0:
-                    self._carry = False
-                elif held <= len(seen):
-                    self._carry = has_digit_run(seen[-held:])
+                if _WALK_VALUES:
+                    texts, frames = self._sse.feed_data(data)
+                    exact = True  # for the documents taken one by one
+                    values = self._parse_all(texts, False)
+                    if values is not None and not self._reparse_rounded(values, texts):
+                        values = None
                 else:
-                    self._carry = exact
-                values = self._parse_all(texts, exact)
+                    texts, frames, exact = self._feed_scanned(self._sse, data)
+                    values = self._parse_all(texts, exact)
                 if values is not None:
                     self._enforce(values, delivered)
                 else:
@@ -288,11 +291,50 @@ class EventDecoder:
         if self._on_failure is not None:
             self._on_failure(error)
 
+    def _feed_scanned(
+        self, sse: SSEDecoder, data: bytes
+    ) -> tuple[list[str], Callable[[], list[SSEEvent]], bool]:
+        """``sse.feed_data(data)``, and whether the documents it completed may hold a
+        run of 19 digits.
+
+        One C-level look over the chunk (and the tail of the previous one, where a
+        digit run may have started) spares each event its own look.
+        """
+        seen = self._tail + data
+        exact = self._carry or has_digit_run(seen)
+        self._tail = seen[-_DIGIT_TAIL:]
+        texts, frames = sse.feed_data(data)
+        # the bytes of the event still incomplete (a suffix of the stream) go on to the
+        # next chunk: note whether they hold a digit run
+        held = sse.buffered
+        if held == 0:
+            self._carry = False
+        elif held <= len(seen):
+            self._carry = has_digit_run(seen[-held:])
+        else:
+            self._carry = exact
+        return texts, frames, exact
+
+    def _reparse_rounded(self, values: list[Any], texts: list[str]) -> bool:
+        """Parse again, exactly, each document orjson may have rounded an integer of.
+
+        False if one fails (not expected of a document orjson parsed): the caller then
+        goes event by event, which reports it at its offset, as after :meth:`_parse_all`.
+        """
+        for index, value in enumerate(values):
+            if may_hold_rounded_int(value):
+                try:
+                    values[index] = loads(texts[index], max_depth=self._max_depth)
+                except DecodeError:
+                    return False
+        return True
+
     def _parse_all(self, texts: list[str], exact: bool) -> list[Any] | None:
         """Every document of a chunk parsed in one go, as :func:`loads` parses each.
 
-        When the chunk holds no run of 19 digits (``exact`` false), a document too
-        short to nest deeper than ``max_depth`` is one orjson parses exactly as
+        When the chunk holds no run of 19 digits (``exact`` false; the compiled build
+        passes false and looks at the values afterwards, :meth:`_reparse_rounded`), a
+        document too short to nest deeper than ``max_depth`` is one orjson parses as
         :func:`loads` would, so only the longer ones go to :func:`loads`. Otherwise
         every one does: its look at each document's bytes is a C-level pass (a
         regular expression over the text costs ten times more). None when one fails:
