@@ -18,7 +18,8 @@ module generated from another schema (``_SCHEMA_SHA256``).
 For the compiled build (``hatch_build.py``) a second module can be written, the
 *native* loaders (:func:`native_path`): the same loaders, each class loader reading
 and checking into local variables and handing them to a *builder* of the first
-module, which makes the object. Compiled code stores into an interpreted object's
+module, which makes the object (and counting down the members left, so that optional
+fields are not looked up once none is). Compiled code stores into an interpreted object's
 slots through a generic attribute lookup, several times slower than the
 interpreter's own store; a builder keeps the stores interpreted and the reads and
 checks compiled. The pure build has no use for the native module (a builder call
@@ -191,7 +192,10 @@ class LoaderWriter(WireConverter):
         self._functions.append("\n".join(lines))
         if self._write_native:
             slots = [field.name for field in attrs.fields(cls)]
-            self._native.append("\n".join(_native_lines(lines, prefix, slots)))
+            counting = class_loader_lines(
+                cls, self.hints(cls), self._value_code, env, signature, prefix, countdown=True
+            )
+            self._native.append("\n".join(_native_lines(counting, prefix, slots)))
             self._builders.append("\n".join(_builder_lines(cls, prefix, slots)))
             self._build_names.append(f"{prefix}build: Final = _p._build_{cls.__name__}")
         if self._write_checked:

@@ -83,11 +83,18 @@ def class_loader_lines(
     env: dict[str, Any],
     signature: str,
     prefix: str,
+    *,
+    countdown: bool = False,
 ) -> list[str]:
     """The source of the loader of ``cls`` (``def {signature}:``, taking ``d, p, c``).
 
     Fills ``env`` with the names it needs: the shared ones of :func:`loader_env`,
     and this class's own, which start with ``prefix``.
+
+    With ``countdown`` the loader counts the members not yet accounted for and looks
+    an optional field up only while some are left. Compiled, the count is a machine
+    integer and the skipped lookups are a gain; interpreted, each test costs about as
+    much as it saves (an ACP update, with many optional members present, pays more).
     """
     closed = getattr(cls, "__agentproto_closed__", False)
     lines = [
@@ -98,36 +105,46 @@ def class_loader_lines(
     ]
     ordered = loader_fields(cls)
     n_required = sum(1 for f in ordered if f.metadata.get("required"))
-    # the members not yet accounted for: an optional field is only looked up while
-    # some are left (most objects hold few of theirs, and a missing key's lookup costs
-    # as much as a found one's)
-    lines.append(f"    n = len(d) - {n_required}")
+    if countdown:  # the members not yet accounted for
+        lines.append(f"    n = len(d) - {n_required}")
+        nothing_else, something_else = "not n", "n"
+    else:
+        lines.append(
+            f"    n = {n_required}  # the members read: the required ones, then each other"
+        )
+        nothing_else, something_else = f"len(d) == {n_required}", "n != len(d)"
     defaults = [f"o.{f.name} = {_absent(f.metadata)}" for f in ordered[n_required:]]
     if not closed:
         defaults.append("o.extra = None")
     known: list[str] = []
     for index, field in enumerate(ordered):
         if index == n_required and defaults:
-            lines.append("    if not n:  # the required members, nothing else")
+            lines.append(f"    if {nothing_else}:  # the required members, nothing else")
             lines.extend(f"        {line}" for line in defaults)
             lines.append("        return o")
         known.append(field.metadata["wire"])
         tp = _strip_none(_unwrap_annotated(hints[field.name]))
-        # the first optional field follows the `if not n` return: members are left
-        some_left = index == n_required
-        lines.extend(_field_lines(f"{prefix}F{index}", field, tp, value_code, env, some_left))
+        # counting down, an optional field but the first (which follows the return
+        # above: members are left) is skipped when none is
+        guard = "not n or " if countdown and index > n_required else ""
+        counted = "n -= 1" if countdown else "n += 1"
+        lines.extend(_field_lines(f"{prefix}F{index}", field, tp, value_code, env, guard, counted))
     env[f"{prefix}KNOWN"] = frozenset(known)
-    lines.append("    if n:")
+    return [*lines, f"    if {something_else}:", *_unknown_lines(closed, prefix), "    return o"]
+
+
+def _unknown_lines(closed: bool, prefix: str) -> list[str]:
+    """What a class loader does with members it does not know: a closed class refuses
+    (or strips) them, another keeps them in ``extra``."""
     if closed:
-        lines.append(f"        unknown(d, p, c, {prefix}KNOWN)")
-    else:
-        lines.append(f"        o.extra = {{k: x for k, x in d.items() if k not in {prefix}KNOWN}}")
-        lines.append("        if c.deep is not None:")  # members kept verbatim, from Python
-        lines.append("            c.deep(o.extra, p)")
-        lines.append("    else:")
-        lines.append("        o.extra = None")
-    lines.append("    return o")
-    return lines
+        return [f"        unknown(d, p, c, {prefix}KNOWN)"]
+    return [
+        f"        o.extra = {{k: x for k, x in d.items() if k not in {prefix}KNOWN}}",
+        "        if c.deep is not None:",  # members kept verbatim, from Python
+        "            c.deep(o.extra, p)",
+        "    else:",
+        "        o.extra = None",
+    ]
 
 
 def _field_lines(
@@ -136,9 +153,11 @@ def _field_lines(
     tp: Any,
     value_code: ValueCode,
     env: dict[str, Any],
-    some_left: bool = False,
+    guard: str = "",
+    counted: str = "n += 1",
 ) -> list[str]:
-    """Read, check and store one field (``some_left``: members are known to be left)."""
+    """Read, check and store one field (an optional one: looked up unless ``guard``
+    holds, then counted with ``counted``)."""
     meta = field.metadata
     wire = meta["wire"]
     name = field.name
@@ -153,9 +172,8 @@ def _field_lines(
         ]
         pad = "    "
     else:
-        absent = f"{wire!r} not in d" if some_left else f"not n or {wire!r} not in d"
-        lines = [f"    if {absent}:", f"        o.{name} = {_absent(meta)}"]
-        lines += ["    else:", f"        v = d[{wire!r}]", "        n -= 1"]
+        lines = [f"    if {guard}{wire!r} not in d:", f"        o.{name} = {_absent(meta)}"]
+        lines += ["    else:", f"        v = d[{wire!r}]", f"        {counted}"]
         pad = "        "
     body: list[str] = []
     indent = ""

@@ -32,7 +32,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AcceptCreateElicitationResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['action']
     except KeyError:
@@ -40,7 +40,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if v != 'accept' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'accept'")
     o.action = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.content = None
         o.meta = None
         o.extra = None
@@ -49,7 +49,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         o.content = None
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -58,11 +58,11 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
             if c.deep is not None:
                 c.deep(v, p + '/content')
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -77,7 +77,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AcceptCreateElicitationResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -90,7 +90,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AcpMcpServer_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -112,7 +112,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/serverId')
     o.server_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -120,7 +120,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -135,7 +135,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AcpMcpServer_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -148,8 +148,8 @@ def _load_AuthStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -157,7 +157,7 @@ def _load_AuthStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -172,7 +172,7 @@ def _load_AuthStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthStatusCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -185,8 +185,8 @@ def _load_LogoutCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LogoutCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -194,7 +194,7 @@ def _load_LogoutCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -209,7 +209,7 @@ def _load_LogoutCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _LogoutCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -222,8 +222,8 @@ def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentAuthCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.status = None
         o.logout = None
         o.meta = None
@@ -233,7 +233,7 @@ def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.status = None
     else:
         v = d['status']
-        n -= 1
+        n += 1
         if v is None:
             o.status = None
         else:
@@ -248,11 +248,11 @@ def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/status', str(exc))
                 v = None
             o.status = v
-    if not n or 'logout' not in d:
+    if 'logout' not in d:
         o.logout = None
     else:
         v = d['logout']
-        n -= 1
+        n += 1
         if v is None:
             o.logout = None
         else:
@@ -267,11 +267,11 @@ def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/logout', str(exc))
                 v = None
             o.logout = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -286,7 +286,7 @@ def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentAuthCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -299,8 +299,8 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.image = None
         o.audio = None
         o.embedded_context = None
@@ -311,7 +311,7 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.image = None
     else:
         v = d['image']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is not bool:
                 raise type_error('boolean', v, p + '/image')
@@ -321,11 +321,11 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/image', str(exc))
             v = None
         o.image = v
-    if not n or 'audio' not in d:
+    if 'audio' not in d:
         o.audio = None
     else:
         v = d['audio']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is not bool:
                 raise type_error('boolean', v, p + '/audio')
@@ -335,11 +335,11 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/audio', str(exc))
             v = None
         o.audio = v
-    if not n or 'embeddedContext' not in d:
+    if 'embeddedContext' not in d:
         o.embedded_context = None
     else:
         v = d['embeddedContext']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is not bool:
                 raise type_error('boolean', v, p + '/embeddedContext')
@@ -349,11 +349,11 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/embeddedContext', str(exc))
             v = None
         o.embedded_context = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -368,7 +368,7 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PromptCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -381,8 +381,8 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.http = None
         o.sse = None
         o.acp = None
@@ -393,7 +393,7 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.http = None
     else:
         v = d['http']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is not bool:
                 raise type_error('boolean', v, p + '/http')
@@ -403,11 +403,11 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/http', str(exc))
             v = None
         o.http = v
-    if not n or 'sse' not in d:
+    if 'sse' not in d:
         o.sse = None
     else:
         v = d['sse']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is not bool:
                 raise type_error('boolean', v, p + '/sse')
@@ -417,11 +417,11 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/sse', str(exc))
             v = None
         o.sse = v
-    if not n or 'acp' not in d:
+    if 'acp' not in d:
         o.acp = None
     else:
         v = d['acp']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is not bool:
                 raise type_error('boolean', v, p + '/acp')
@@ -431,11 +431,11 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/acp', str(exc))
             v = None
         o.acp = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -450,7 +450,7 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -463,8 +463,8 @@ def _load_SessionListCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionListCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -472,7 +472,7 @@ def _load_SessionListCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -487,7 +487,7 @@ def _load_SessionListCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionListCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -500,8 +500,8 @@ def _load_SessionDeleteCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionDeleteCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -509,7 +509,7 @@ def _load_SessionDeleteCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -524,7 +524,7 @@ def _load_SessionDeleteCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionDeleteCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -537,8 +537,8 @@ def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: _Context) 
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionAdditionalDirectoriesCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -546,7 +546,7 @@ def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: _Context) 
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -561,7 +561,7 @@ def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: _Context) 
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionAdditionalDirectoriesCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -574,8 +574,8 @@ def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: _Context) -
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptOverrideCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -583,7 +583,7 @@ def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: _Context) -
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -598,7 +598,7 @@ def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: _Context) -
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionSystemPromptOverrideCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -611,8 +611,8 @@ def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> An
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptModeCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.override = None
         o.meta = None
         o.extra = None
@@ -621,7 +621,7 @@ def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> An
         o.override = None
     else:
         v = d['override']
-        n -= 1
+        n += 1
         if v is None:
             o.override = None
         else:
@@ -636,11 +636,11 @@ def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> An
                 c.report('invalid-field-defaulted', p + '/override', str(exc))
                 v = None
             o.override = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -655,7 +655,7 @@ def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> An
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionSystemPromptModeCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -668,8 +668,8 @@ def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.mode = None
         o.meta = None
         o.extra = None
@@ -678,7 +678,7 @@ def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.mode = None
     else:
         v = d['mode']
-        n -= 1
+        n += 1
         if v is None:
             o.mode = None
         else:
@@ -693,11 +693,11 @@ def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mode', str(exc))
                 v = None
             o.mode = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -712,7 +712,7 @@ def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionSystemPromptCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -725,8 +725,8 @@ def _load_SessionForkCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionForkCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -734,7 +734,7 @@ def _load_SessionForkCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -749,7 +749,7 @@ def _load_SessionForkCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionForkCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -762,8 +762,8 @@ def _load_SessionArchiveCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionArchiveCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -771,7 +771,7 @@ def _load_SessionArchiveCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -786,7 +786,7 @@ def _load_SessionArchiveCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionArchiveCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -799,8 +799,8 @@ def _load_SessionStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -808,7 +808,7 @@ def _load_SessionStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -823,7 +823,7 @@ def _load_SessionStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionStatusCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -836,8 +836,8 @@ def _load_SessionTitleCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionTitleCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -845,7 +845,7 @@ def _load_SessionTitleCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -860,7 +860,7 @@ def _load_SessionTitleCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionTitleCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -873,8 +873,8 @@ def _load_SessionResumeCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionResumeCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -882,7 +882,7 @@ def _load_SessionResumeCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -897,7 +897,7 @@ def _load_SessionResumeCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionResumeCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -910,8 +910,8 @@ def _load_SessionCloseCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionCloseCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -919,7 +919,7 @@ def _load_SessionCloseCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -934,7 +934,7 @@ def _load_SessionCloseCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionCloseCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -947,8 +947,8 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.list = None
         o.delete = None
         o.additional_directories = None
@@ -966,7 +966,7 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.list = None
     else:
         v = d['list']
-        n -= 1
+        n += 1
         if v is None:
             o.list = None
         else:
@@ -981,11 +981,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/list', str(exc))
                 v = None
             o.list = v
-    if not n or 'delete' not in d:
+    if 'delete' not in d:
         o.delete = None
     else:
         v = d['delete']
-        n -= 1
+        n += 1
         if v is None:
             o.delete = None
         else:
@@ -1000,11 +1000,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/delete', str(exc))
                 v = None
             o.delete = v
-    if not n or 'additionalDirectories' not in d:
+    if 'additionalDirectories' not in d:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         if v is None:
             o.additional_directories = None
         else:
@@ -1019,11 +1019,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/additionalDirectories', str(exc))
                 v = None
             o.additional_directories = v
-    if not n or 'systemPrompt' not in d:
+    if 'systemPrompt' not in d:
         o.system_prompt = None
     else:
         v = d['systemPrompt']
-        n -= 1
+        n += 1
         if v is None:
             o.system_prompt = None
         else:
@@ -1038,11 +1038,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/systemPrompt', str(exc))
                 v = None
             o.system_prompt = v
-    if not n or 'fork' not in d:
+    if 'fork' not in d:
         o.fork = None
     else:
         v = d['fork']
-        n -= 1
+        n += 1
         if v is None:
             o.fork = None
         else:
@@ -1057,11 +1057,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/fork', str(exc))
                 v = None
             o.fork = v
-    if not n or 'archive' not in d:
+    if 'archive' not in d:
         o.archive = None
     else:
         v = d['archive']
-        n -= 1
+        n += 1
         if v is None:
             o.archive = None
         else:
@@ -1076,11 +1076,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/archive', str(exc))
                 v = None
             o.archive = v
-    if not n or 'status' not in d:
+    if 'status' not in d:
         o.status = None
     else:
         v = d['status']
-        n -= 1
+        n += 1
         if v is None:
             o.status = None
         else:
@@ -1095,11 +1095,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/status', str(exc))
                 v = None
             o.status = v
-    if not n or 'title' not in d:
+    if 'title' not in d:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -1114,11 +1114,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'resume' not in d:
+    if 'resume' not in d:
         o.resume = None
     else:
         v = d['resume']
-        n -= 1
+        n += 1
         if v is None:
             o.resume = None
         else:
@@ -1133,11 +1133,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/resume', str(exc))
                 v = None
             o.resume = v
-    if not n or 'close' not in d:
+    if 'close' not in d:
         o.close = None
     else:
         v = d['close']
-        n -= 1
+        n += 1
         if v is None:
             o.close = None
         else:
@@ -1152,11 +1152,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/close', str(exc))
                 v = None
             o.close = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1171,7 +1171,7 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1184,8 +1184,8 @@ def _load_ProvidersCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProvidersCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -1193,7 +1193,7 @@ def _load_ProvidersCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1208,7 +1208,7 @@ def _load_ProvidersCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProvidersCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1221,8 +1221,8 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.load_session = None
         o.prompt_capabilities = None
         o.mcp_capabilities = None
@@ -1236,7 +1236,7 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.load_session = None
     else:
         v = d['loadSession']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is not bool:
                 raise type_error('boolean', v, p + '/loadSession')
@@ -1246,11 +1246,11 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/loadSession', str(exc))
             v = None
         o.load_session = v
-    if not n or 'promptCapabilities' not in d:
+    if 'promptCapabilities' not in d:
         o.prompt_capabilities = None
     else:
         v = d['promptCapabilities']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F1(v, p + '/promptCapabilities', c)
         except Unrecognised as u:
@@ -1262,11 +1262,11 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/promptCapabilities', str(exc))
             v = None
         o.prompt_capabilities = v
-    if not n or 'mcpCapabilities' not in d:
+    if 'mcpCapabilities' not in d:
         o.mcp_capabilities = None
     else:
         v = d['mcpCapabilities']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F2(v, p + '/mcpCapabilities', c)
         except Unrecognised as u:
@@ -1278,11 +1278,11 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/mcpCapabilities', str(exc))
             v = None
         o.mcp_capabilities = v
-    if not n or 'sessionCapabilities' not in d:
+    if 'sessionCapabilities' not in d:
         o.session_capabilities = None
     else:
         v = d['sessionCapabilities']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F3(v, p + '/sessionCapabilities', c)
         except Unrecognised as u:
@@ -1294,11 +1294,11 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/sessionCapabilities', str(exc))
             v = None
         o.session_capabilities = v
-    if not n or 'auth' not in d:
+    if 'auth' not in d:
         o.auth = None
     else:
         v = d['auth']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F4(v, p + '/auth', c)
         except Unrecognised as u:
@@ -1310,11 +1310,11 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/auth', str(exc))
             v = None
         o.auth = v
-    if not n or 'providers' not in d:
+    if 'providers' not in d:
         o.providers = None
     else:
         v = d['providers']
-        n -= 1
+        n += 1
         if v is None:
             o.providers = None
         else:
@@ -1329,11 +1329,11 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/providers', str(exc))
                 v = None
             o.providers = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1348,7 +1348,7 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1361,8 +1361,8 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Annotations_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.audience = None
         o.last_modified = None
         o.priority = None
@@ -1373,7 +1373,7 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
         o.audience = None
     else:
         v = d['audience']
-        n -= 1
+        n += 1
         if v is None:
             o.audience = None
         else:
@@ -1388,11 +1388,11 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/audience', str(exc))
                 v = None
             o.audience = v
-    if not n or 'lastModified' not in d:
+    if 'lastModified' not in d:
         o.last_modified = None
     else:
         v = d['lastModified']
-        n -= 1
+        n += 1
         if v is None:
             o.last_modified = None
         else:
@@ -1405,11 +1405,11 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/lastModified', str(exc))
                 v = None
             o.last_modified = v
-    if not n or 'priority' not in d:
+    if 'priority' not in d:
         o.priority = None
     else:
         v = d['priority']
-        n -= 1
+        n += 1
         if v is None:
             o.priority = None
         else:
@@ -1422,11 +1422,11 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/priority', str(exc))
                 v = None
             o.priority = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1441,7 +1441,7 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Annotations_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1454,7 +1454,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextContentBlock_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1469,7 +1469,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/text')
     o.text = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -1478,7 +1478,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -1493,11 +1493,11 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1512,7 +1512,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TextContentBlock_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1525,7 +1525,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ImageContentBlock_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1547,7 +1547,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/mimeType')
     o.mime_type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.annotations = None
         o.uri = None
         o.meta = None
@@ -1557,7 +1557,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -1572,11 +1572,11 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or 'uri' not in d:
+    if 'uri' not in d:
         o.uri = None
     else:
         v = d['uri']
-        n -= 1
+        n += 1
         if v is None:
             o.uri = None
         else:
@@ -1589,11 +1589,11 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/uri', str(exc))
                 v = None
             o.uri = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1608,7 +1608,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ImageContentBlock_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1621,7 +1621,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AudioContentBlock_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1643,7 +1643,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/mimeType')
     o.mime_type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -1652,7 +1652,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -1667,11 +1667,11 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1686,7 +1686,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AudioContentBlock_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1699,7 +1699,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceLinkContentBlock_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1721,7 +1721,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.annotations = None
         o.description = None
         o.mime_type = None
@@ -1734,7 +1734,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -1749,11 +1749,11 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -1766,11 +1766,11 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'mimeType' not in d:
+    if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -1783,11 +1783,11 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or 'size' not in d:
+    if 'size' not in d:
         o.size = None
     else:
         v = d['size']
-        n -= 1
+        n += 1
         if v is None:
             o.size = None
         else:
@@ -1800,11 +1800,11 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/size', str(exc))
                 v = None
             o.size = v
-    if not n or 'title' not in d:
+    if 'title' not in d:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -1817,11 +1817,11 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1836,7 +1836,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResourceLinkContentBlock_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1849,7 +1849,7 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextResourceContents_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['text']
     except KeyError:
@@ -1864,7 +1864,7 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.mime_type = None
         o.meta = None
         o.extra = None
@@ -1873,7 +1873,7 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -1886,11 +1886,11 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1905,7 +1905,7 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TextResourceContents_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1918,7 +1918,7 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BlobResourceContents_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['blob']
     except KeyError:
@@ -1933,7 +1933,7 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.mime_type = None
         o.meta = None
         o.extra = None
@@ -1942,7 +1942,7 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -1955,11 +1955,11 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1974,7 +1974,7 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BlobResourceContents_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1987,7 +1987,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceContentBlock_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2001,7 +2001,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'resource'") from None
     v = _ResourceContentBlock_F1(v, p + '/resource', c)
     o.resource = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -2010,7 +2010,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -2025,11 +2025,11 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2044,7 +2044,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResourceContentBlock_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2057,7 +2057,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentMessageChunkSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2074,7 +2074,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _AgentMessageChunkSessionUpdate_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.message_id = None
         o.meta = None
         o.extra = None
@@ -2083,7 +2083,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.message_id = None
     else:
         v = d['messageId']
-        n -= 1
+        n += 1
         if v is None:
             o.message_id = None
         else:
@@ -2096,11 +2096,11 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/messageId', str(exc))
                 v = None
             o.message_id = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2115,7 +2115,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentMessageChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2128,7 +2128,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UserMessageChunkSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2145,7 +2145,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _UserMessageChunkSessionUpdate_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.message_id = None
         o.meta = None
         o.extra = None
@@ -2154,7 +2154,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.message_id = None
     else:
         v = d['messageId']
-        n -= 1
+        n += 1
         if v is None:
             o.message_id = None
         else:
@@ -2167,11 +2167,11 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/messageId', str(exc))
                 v = None
             o.message_id = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2186,7 +2186,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UserMessageChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2199,7 +2199,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentThoughtChunkSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2216,7 +2216,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _AgentThoughtChunkSessionUpdate_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.message_id = None
         o.meta = None
         o.extra = None
@@ -2225,7 +2225,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.message_id = None
     else:
         v = d['messageId']
-        n -= 1
+        n += 1
         if v is None:
             o.message_id = None
         else:
@@ -2238,11 +2238,11 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/messageId', str(exc))
                 v = None
             o.message_id = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2257,7 +2257,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentThoughtChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2270,7 +2270,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ContentToolCallContent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2287,7 +2287,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _ContentToolCallContent_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -2295,7 +2295,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2310,7 +2310,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ContentToolCallContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2323,7 +2323,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DiffToolCallContent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2345,7 +2345,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/newText')
     o.new_text = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.old_text = None
         o.meta = None
         o.extra = None
@@ -2354,7 +2354,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
         o.old_text = None
     else:
         v = d['oldText']
-        n -= 1
+        n += 1
         if v is None:
             o.old_text = None
         else:
@@ -2367,11 +2367,11 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/oldText', str(exc))
                 v = None
             o.old_text = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2386,7 +2386,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DiffToolCallContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2399,7 +2399,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalToolCallContent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2414,7 +2414,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -2422,7 +2422,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2437,7 +2437,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalToolCallContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2450,7 +2450,7 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallLocation_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['path']
     except KeyError:
@@ -2458,7 +2458,7 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
     o.path = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.line = None
         o.meta = None
         o.extra = None
@@ -2467,7 +2467,7 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
         o.line = None
     else:
         v = d['line']
-        n -= 1
+        n += 1
         if v is None:
             o.line = None
         else:
@@ -2482,11 +2482,11 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/line', str(exc))
                 v = None
             o.line = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2501,7 +2501,7 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallLocation_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2514,7 +2514,7 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2536,7 +2536,7 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/title')
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.name = None
         o.kind = None
         o.status = None
@@ -2551,7 +2551,7 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v is None:
             o.name = None
         else:
@@ -2564,11 +2564,11 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/name', str(exc))
                 v = None
             o.name = v
-    if not n or 'kind' not in d:
+    if 'kind' not in d:
         o.kind = None
     else:
         v = d['kind']
-        n -= 1
+        n += 1
         try:
             v = _ToolCallSessionUpdate_F4(v, p + '/kind', c)
         except Unrecognised as u:
@@ -2580,11 +2580,11 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/kind', str(exc))
             v = None
         o.kind = v
-    if not n or 'status' not in d:
+    if 'status' not in d:
         o.status = None
     else:
         v = d['status']
-        n -= 1
+        n += 1
         try:
             v = _ToolCallSessionUpdate_F5(v, p + '/status', c)
         except Unrecognised as u:
@@ -2596,11 +2596,11 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/status', str(exc))
             v = None
         o.status = v
-    if not n or 'content' not in d:
+    if 'content' not in d:
         o.content = None
     else:
         v = d['content']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/content'
@@ -2622,11 +2622,11 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/content', str(exc))
             v = None
         o.content = v
-    if not n or 'locations' not in d:
+    if 'locations' not in d:
         o.locations = None
     else:
         v = d['locations']
-        n -= 1
+        n += 1
         try:
             v = _ToolCallSessionUpdate_F7(v, p + '/locations', c)
         except Unrecognised as u:
@@ -2638,11 +2638,11 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/locations', str(exc))
             v = None
         o.locations = v
-    if not n or 'rawInput' not in d:
+    if 'rawInput' not in d:
         o.raw_input = None
     else:
         v = d['rawInput']
-        n -= 1
+        n += 1
         try:
             if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
                 c.deep(v, p + '/rawInput')
@@ -2652,11 +2652,11 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/rawInput', str(exc))
             v = None
         o.raw_input = v
-    if not n or 'rawOutput' not in d:
+    if 'rawOutput' not in d:
         o.raw_output = None
     else:
         v = d['rawOutput']
-        n -= 1
+        n += 1
         try:
             if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
                 c.deep(v, p + '/rawOutput')
@@ -2666,11 +2666,11 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/rawOutput', str(exc))
             v = None
         o.raw_output = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2685,7 +2685,7 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2698,7 +2698,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2713,7 +2713,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/toolCallId')
     o.tool_call_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.kind = None
         o.status = None
         o.title = None
@@ -2729,7 +2729,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.kind = None
     else:
         v = d['kind']
-        n -= 1
+        n += 1
         if v is None:
             o.kind = None
         else:
@@ -2744,11 +2744,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/kind', str(exc))
                 v = None
             o.kind = v
-    if not n or 'status' not in d:
+    if 'status' not in d:
         o.status = None
     else:
         v = d['status']
-        n -= 1
+        n += 1
         if v is None:
             o.status = None
         else:
@@ -2763,11 +2763,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/status', str(exc))
                 v = None
             o.status = v
-    if not n or 'title' not in d:
+    if 'title' not in d:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -2780,11 +2780,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'name' not in d:
+    if 'name' not in d:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v is None:
             o.name = None
         else:
@@ -2797,11 +2797,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/name', str(exc))
                 v = None
             o.name = v
-    if not n or 'content' not in d:
+    if 'content' not in d:
         o.content = None
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -2826,11 +2826,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = None
             o.content = v
-    if not n or 'locations' not in d:
+    if 'locations' not in d:
         o.locations = None
     else:
         v = d['locations']
-        n -= 1
+        n += 1
         if v is None:
             o.locations = None
         else:
@@ -2845,11 +2845,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/locations', str(exc))
                 v = None
             o.locations = v
-    if not n or 'rawInput' not in d:
+    if 'rawInput' not in d:
         o.raw_input = None
     else:
         v = d['rawInput']
-        n -= 1
+        n += 1
         try:
             if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
                 c.deep(v, p + '/rawInput')
@@ -2859,11 +2859,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/rawInput', str(exc))
             v = None
         o.raw_input = v
-    if not n or 'rawOutput' not in d:
+    if 'rawOutput' not in d:
         o.raw_output = None
     else:
         v = d['rawOutput']
-        n -= 1
+        n += 1
         try:
             if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
                 c.deep(v, p + '/rawOutput')
@@ -2873,11 +2873,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/rawOutput', str(exc))
             v = None
         o.raw_output = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2892,7 +2892,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2905,7 +2905,7 @@ def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanEntry_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['content']
     except KeyError:
@@ -2925,7 +2925,7 @@ def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'status'") from None
     v = _PlanEntry_F2(v, p + '/status', c)
     o.status = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -2933,7 +2933,7 @@ def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2948,7 +2948,7 @@ def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanEntry_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2961,7 +2961,7 @@ def _load_PlanSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2981,7 +2981,7 @@ def _load_PlanSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/entries', str(exc))
         v = None
     o.entries = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -2989,7 +2989,7 @@ def _load_PlanSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3004,7 +3004,7 @@ def _load_PlanSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3017,7 +3017,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ItemsPlanUpdateContent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3044,7 +3044,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/entries', str(exc))
         v = None
     o.entries = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3052,7 +3052,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3067,7 +3067,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ItemsPlanUpdateContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3080,7 +3080,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FilePlanUpdateContent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3102,7 +3102,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3110,7 +3110,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3125,7 +3125,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _FilePlanUpdateContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3138,7 +3138,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MarkdownPlanUpdateContent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3160,7 +3160,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/content')
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3168,7 +3168,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3183,7 +3183,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _MarkdownPlanUpdateContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3196,7 +3196,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -3213,7 +3213,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _PlanUpdateSessionUpdate_F1(v, p + '/plan', c)
     o.plan = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3221,7 +3221,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3236,7 +3236,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3249,7 +3249,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanRemovedSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -3264,7 +3264,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/planId')
     o.plan_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3272,7 +3272,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3287,7 +3287,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanRemovedSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3300,7 +3300,7 @@ def _load_UnstructuredCommandInput(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnstructuredCommandInput_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['hint']
     except KeyError:
@@ -3308,7 +3308,7 @@ def _load_UnstructuredCommandInput(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/hint')
     o.hint = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3316,7 +3316,7 @@ def _load_UnstructuredCommandInput(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3331,7 +3331,7 @@ def _load_UnstructuredCommandInput(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UnstructuredCommandInput_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3344,7 +3344,7 @@ def _load_AvailableCommand(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AvailableCommand_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -3359,7 +3359,7 @@ def _load_AvailableCommand(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/description')
     o.description = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.input = None
         o.meta = None
         o.extra = None
@@ -3368,7 +3368,7 @@ def _load_AvailableCommand(d: Any, p: str, c: _Context) -> Any:
         o.input = None
     else:
         v = d['input']
-        n -= 1
+        n += 1
         if v is None:
             o.input = None
         else:
@@ -3383,11 +3383,11 @@ def _load_AvailableCommand(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/input', str(exc))
                 v = None
             o.input = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3402,7 +3402,7 @@ def _load_AvailableCommand(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AvailableCommand_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3415,7 +3415,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AvailableCommandsUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -3435,7 +3435,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
         c.report('invalid-field-defaulted', p + '/availableCommands', str(exc))
         v = None
     o.available_commands = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3443,7 +3443,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3458,7 +3458,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AvailableCommandsUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3471,7 +3471,7 @@ def _load_CurrentModeUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CurrentModeUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -3486,7 +3486,7 @@ def _load_CurrentModeUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/currentModeId')
     o.current_mode_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3494,7 +3494,7 @@ def _load_CurrentModeUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3509,7 +3509,7 @@ def _load_CurrentModeUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CurrentModeUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3522,7 +3522,7 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelectOption_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['value']
     except KeyError:
@@ -3537,7 +3537,7 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -3546,7 +3546,7 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -3559,11 +3559,11 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3578,7 +3578,7 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionConfigSelectOption_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3591,7 +3591,7 @@ def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelectGroup_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['group']
     except KeyError:
@@ -3618,7 +3618,7 @@ def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/options', str(exc))
         v = None
     o.options = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3626,7 +3626,7 @@ def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3641,7 +3641,7 @@ def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionConfigSelectGroup_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3654,7 +3654,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectSessionConfigOption_cls)
-    n = len(d) - 5
+    n = 5  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3689,7 +3689,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 5:  # the required members, nothing else
         o.description = None
         o.category = None
         o.meta = None
@@ -3699,7 +3699,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -3712,11 +3712,11 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'category' not in d:
+    if 'category' not in d:
         o.category = None
     else:
         v = d['category']
-        n -= 1
+        n += 1
         if v is None:
             o.category = None
         else:
@@ -3729,11 +3729,11 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/category', str(exc))
                 v = None
             o.category = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3748,7 +3748,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SelectSessionConfigOption_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3761,7 +3761,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanSessionConfigOption_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3790,7 +3790,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.description = None
         o.category = None
         o.meta = None
@@ -3800,7 +3800,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -3813,11 +3813,11 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'category' not in d:
+    if 'category' not in d:
         o.category = None
     else:
         v = d['category']
-        n -= 1
+        n += 1
         if v is None:
             o.category = None
         else:
@@ -3830,11 +3830,11 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/category', str(exc))
                 v = None
             o.category = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3849,7 +3849,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BooleanSessionConfigOption_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3862,7 +3862,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ConfigOptionUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -3892,7 +3892,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/configOptions', str(exc))
         v = None
     o.config_options = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3900,7 +3900,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3915,7 +3915,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ConfigOptionUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3928,7 +3928,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfoUpdateSessionUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -3936,7 +3936,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v != 'session_info_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'session_info_update'")
     o.session_update = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.updated_at = None
         o.meta = None
@@ -3946,7 +3946,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -3959,11 +3959,11 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'updatedAt' not in d:
+    if 'updatedAt' not in d:
         o.updated_at = None
     else:
         v = d['updatedAt']
-        n -= 1
+        n += 1
         if v is None:
             o.updated_at = None
         else:
@@ -3976,11 +3976,11 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/updatedAt', str(exc))
                 v = None
             o.updated_at = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3995,7 +3995,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionInfoUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4008,7 +4008,7 @@ def _load_Cost(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Cost_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['amount']
     except KeyError:
@@ -4023,7 +4023,7 @@ def _load_Cost(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/currency')
     o.currency = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4031,7 +4031,7 @@ def _load_Cost(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4046,7 +4046,7 @@ def _load_Cost(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Cost_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4059,7 +4059,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UsageUpdateSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -4085,7 +4085,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v < 0:
         check(v, p + '/size', _UsageUpdateSessionUpdate_F2_meta)
     o.size = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.cost = None
         o.meta = None
         o.extra = None
@@ -4094,7 +4094,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.cost = None
     else:
         v = d['cost']
-        n -= 1
+        n += 1
         if v is None:
             o.cost = None
         else:
@@ -4109,11 +4109,11 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cost', str(exc))
                 v = None
             o.cost = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4128,7 +4128,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UsageUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4141,7 +4141,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NoticeSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -4164,7 +4164,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise type_error('string', v, p + '/title')
     check(v, p + '/title', _NoticeSessionUpdate_F2_meta)
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -4173,7 +4173,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -4186,11 +4186,11 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4205,7 +4205,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _NoticeSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4218,7 +4218,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionUpdateSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -4240,7 +4240,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/status')
     o.status = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.summary = None
         o.error = None
         o.meta = None
@@ -4250,7 +4250,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.summary = None
     else:
         v = d['summary']
-        n -= 1
+        n += 1
         if v is None:
             o.summary = None
         else:
@@ -4275,11 +4275,11 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/summary', str(exc))
                 v = None
             o.summary = v
-    if not n or 'error' not in d:
+    if 'error' not in d:
         o.error = None
     else:
         v = d['error']
-        n -= 1
+        n += 1
         if v is None:
             o.error = None
         else:
@@ -4292,11 +4292,11 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/error', str(exc))
                 v = None
             o.error = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4311,7 +4311,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CompactionUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4324,7 +4324,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionSummaryChunkSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -4348,7 +4348,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
     else:
         v = _CompactionSummaryChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4356,7 +4356,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4371,7 +4371,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CompactionSummaryChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4384,8 +4384,8 @@ def _load_SessionCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionCancelCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4393,7 +4393,7 @@ def _load_SessionCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4408,7 +4408,7 @@ def _load_SessionCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionCancelCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4421,8 +4421,8 @@ def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentSessionCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.cancel = None
         o.meta = None
         o.extra = None
@@ -4431,7 +4431,7 @@ def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.cancel = None
     else:
         v = d['cancel']
-        n -= 1
+        n += 1
         if v is None:
             o.cancel = None
         else:
@@ -4446,11 +4446,11 @@ def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cancel', str(exc))
                 v = None
             o.cancel = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4465,7 +4465,7 @@ def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SubagentSessionCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4478,7 +4478,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunningStateUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -4486,7 +4486,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if v != 'running' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'running'")
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4494,7 +4494,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4509,7 +4509,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RunningStateUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4522,7 +4522,7 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Usage_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['totalTokens']
     except KeyError:
@@ -4550,7 +4550,7 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
     if v < 0:
         check(v, p + '/outputTokens', _Usage_F2_meta)
     o.output_tokens = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.thought_tokens = None
         o.cached_read_tokens = None
         o.cached_write_tokens = None
@@ -4561,7 +4561,7 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
         o.thought_tokens = None
     else:
         v = d['thoughtTokens']
-        n -= 1
+        n += 1
         if v is None:
             o.thought_tokens = None
         else:
@@ -4576,11 +4576,11 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/thoughtTokens', str(exc))
                 v = None
             o.thought_tokens = v
-    if not n or 'cachedReadTokens' not in d:
+    if 'cachedReadTokens' not in d:
         o.cached_read_tokens = None
     else:
         v = d['cachedReadTokens']
-        n -= 1
+        n += 1
         if v is None:
             o.cached_read_tokens = None
         else:
@@ -4595,11 +4595,11 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cachedReadTokens', str(exc))
                 v = None
             o.cached_read_tokens = v
-    if not n or 'cachedWriteTokens' not in d:
+    if 'cachedWriteTokens' not in d:
         o.cached_write_tokens = None
     else:
         v = d['cachedWriteTokens']
-        n -= 1
+        n += 1
         if v is None:
             o.cached_write_tokens = None
         else:
@@ -4614,11 +4614,11 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cachedWriteTokens', str(exc))
                 v = None
             o.cached_write_tokens = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4633,7 +4633,7 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Usage_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4646,7 +4646,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IdleStateUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -4654,7 +4654,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if v != 'idle' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'idle'")
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.usage = None
         o.meta = None
         o.stop_reason = None
@@ -4664,7 +4664,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
         o.usage = None
     else:
         v = d['usage']
-        n -= 1
+        n += 1
         if v is None:
             o.usage = None
         else:
@@ -4679,11 +4679,11 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/usage', str(exc))
                 v = None
             o.usage = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4698,11 +4698,11 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if not n or 'stopReason' not in d:
+    if 'stopReason' not in d:
         o.stop_reason = None
     else:
         v = d['stopReason']
-        n -= 1
+        n += 1
         if v is None:
             o.stop_reason = None
         else:
@@ -4715,7 +4715,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/stopReason', str(exc))
                 v = None
             o.stop_reason = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _IdleStateUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4728,7 +4728,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequiresActionStateUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -4736,7 +4736,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if v != 'requires_action' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'requires_action'")
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4744,7 +4744,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4759,7 +4759,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RequiresActionStateUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4772,7 +4772,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnknownStateUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -4780,7 +4780,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if v != 'unknown' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'unknown'")
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4788,7 +4788,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4803,7 +4803,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UnknownStateUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4816,7 +4816,7 @@ def _load_OtherStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherStateUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -4824,7 +4824,7 @@ def _load_OtherStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/state')
     o.state = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherStateUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4837,7 +4837,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -4852,7 +4852,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.title = None
         o.description = None
         o.capabilities = None
@@ -4866,7 +4866,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -4879,11 +4879,11 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -4896,11 +4896,11 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'capabilities' not in d:
+    if 'capabilities' not in d:
         o.capabilities = None
     else:
         v = d['capabilities']
-        n -= 1
+        n += 1
         if v is None:
             o.capabilities = None
         else:
@@ -4915,11 +4915,11 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/capabilities', str(exc))
                 v = None
             o.capabilities = v
-    if not n or 'state' not in d:
+    if 'state' not in d:
         o.state = None
     else:
         v = d['state']
-        n -= 1
+        n += 1
         if v is None:
             o.state = None
         else:
@@ -4937,22 +4937,22 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/state', str(exc))
                 v = None
             o.state = v
-    if not n or 'cwd' not in d:
+    if 'cwd' not in d:
         o.cwd = None
     else:
         v = d['cwd']
-        n -= 1
+        n += 1
         if v is None:
             o.cwd = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/cwd')
             o.cwd = v
-    if not n or 'additionalDirectories' not in d:
+    if 'additionalDirectories' not in d:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         if v is None:
             o.additional_directories = None
         else:
@@ -4962,11 +4962,11 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.additional_directories = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4981,7 +4981,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SubagentUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4994,7 +4994,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -5009,7 +5009,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.sender_session_id = None
         o.recipient_session_id = None
         o.sender_message_id = None
@@ -5022,7 +5022,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.sender_session_id = None
     else:
         v = d['senderSessionId']
-        n -= 1
+        n += 1
         if v is None:
             o.sender_session_id = None
         else:
@@ -5035,11 +5035,11 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/senderSessionId', str(exc))
                 v = None
             o.sender_session_id = v
-    if not n or 'recipientSessionId' not in d:
+    if 'recipientSessionId' not in d:
         o.recipient_session_id = None
     else:
         v = d['recipientSessionId']
-        n -= 1
+        n += 1
         if v is None:
             o.recipient_session_id = None
         else:
@@ -5052,11 +5052,11 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/recipientSessionId', str(exc))
                 v = None
             o.recipient_session_id = v
-    if not n or 'senderMessageId' not in d:
+    if 'senderMessageId' not in d:
         o.sender_message_id = None
     else:
         v = d['senderMessageId']
-        n -= 1
+        n += 1
         if v is None:
             o.sender_message_id = None
         else:
@@ -5069,11 +5069,11 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/senderMessageId', str(exc))
                 v = None
             o.sender_message_id = v
-    if not n or 'recipientMessageId' not in d:
+    if 'recipientMessageId' not in d:
         o.recipient_message_id = None
     else:
         v = d['recipientMessageId']
-        n -= 1
+        n += 1
         if v is None:
             o.recipient_message_id = None
         else:
@@ -5086,11 +5086,11 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/recipientMessageId', str(exc))
                 v = None
             o.recipient_message_id = v
-    if not n or 'content' not in d:
+    if 'content' not in d:
         o.content = None
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -5115,11 +5115,11 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = None
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5134,7 +5134,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionMessageSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5147,7 +5147,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageChunkSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -5171,7 +5171,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _SessionMessageChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -5179,7 +5179,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5194,7 +5194,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionMessageChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5207,7 +5207,7 @@ def _load_SessionNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionNotification_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -5224,7 +5224,7 @@ def _load_SessionNotification(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _SessionNotification_F1(v, p + '/update', c)
     o.update = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -5232,7 +5232,7 @@ def _load_SessionNotification(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5247,7 +5247,7 @@ def _load_SessionNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5260,7 +5260,7 @@ def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompleteElicitationNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['elicitationId']
     except KeyError:
@@ -5268,7 +5268,7 @@ def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/elicitationId')
     o.elicitation_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -5276,7 +5276,7 @@ def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5291,7 +5291,7 @@ def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CompleteElicitationNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5304,7 +5304,7 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthAccount_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['label']
     except KeyError:
@@ -5312,7 +5312,7 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/label')
     o.label = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.active = None
         o.name = None
         o.email = None
@@ -5324,7 +5324,7 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
         o.active = None
     else:
         v = d['active']
-        n -= 1
+        n += 1
         if v is None:
             o.active = None
         else:
@@ -5337,11 +5337,11 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/active', str(exc))
                 v = None
             o.active = v
-    if not n or 'name' not in d:
+    if 'name' not in d:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v is None:
             o.name = None
         else:
@@ -5354,11 +5354,11 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/name', str(exc))
                 v = None
             o.name = v
-    if not n or 'email' not in d:
+    if 'email' not in d:
         o.email = None
     else:
         v = d['email']
-        n -= 1
+        n += 1
         if v is None:
             o.email = None
         else:
@@ -5371,11 +5371,11 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/email', str(exc))
                 v = None
             o.email = v
-    if not n or 'organization' not in d:
+    if 'organization' not in d:
         o.organization = None
     else:
         v = d['organization']
-        n -= 1
+        n += 1
         if v is None:
             o.organization = None
         else:
@@ -5388,11 +5388,11 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/organization', str(exc))
                 v = None
             o.organization = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5407,7 +5407,7 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthAccount_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5420,7 +5420,7 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusUpdateNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -5428,7 +5428,7 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/state')
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.accounts = None
         o.meta = None
         o.extra = None
@@ -5437,7 +5437,7 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
         o.accounts = None
     else:
         v = d['accounts']
-        n -= 1
+        n += 1
         try:
             v = _AuthStatusUpdateNotification_F1(v, p + '/accounts', c)
         except Unrecognised as u:
@@ -5449,11 +5449,11 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/accounts', str(exc))
             v = None
         o.accounts = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5468,7 +5468,7 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthStatusUpdateNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5481,7 +5481,7 @@ def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['method']
     except KeyError:
@@ -5489,7 +5489,7 @@ def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -5497,7 +5497,7 @@ def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -5507,7 +5507,7 @@ def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5520,7 +5520,7 @@ def _load_WriteTextFileRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_WriteTextFileRequest_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -5542,7 +5542,7 @@ def _load_WriteTextFileRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/content')
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -5550,7 +5550,7 @@ def _load_WriteTextFileRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5565,7 +5565,7 @@ def _load_WriteTextFileRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _WriteTextFileRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5578,7 +5578,7 @@ def _load_ReadTextFileRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReadTextFileRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -5593,7 +5593,7 @@ def _load_ReadTextFileRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
     o.path = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.line = None
         o.limit = None
         o.meta = None
@@ -5603,7 +5603,7 @@ def _load_ReadTextFileRequest(d: Any, p: str, c: _Context) -> Any:
         o.line = None
     else:
         v = d['line']
-        n -= 1
+        n += 1
         if v is None:
             o.line = None
         else:
@@ -5612,11 +5612,11 @@ def _load_ReadTextFileRequest(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/line', _ReadTextFileRequest_F2_meta)
             o.line = v
-    if not n or 'limit' not in d:
+    if 'limit' not in d:
         o.limit = None
     else:
         v = d['limit']
-        n -= 1
+        n += 1
         if v is None:
             o.limit = None
         else:
@@ -5625,11 +5625,11 @@ def _load_ReadTextFileRequest(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/limit', _ReadTextFileRequest_F3_meta)
             o.limit = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5644,7 +5644,7 @@ def _load_ReadTextFileRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ReadTextFileRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5657,7 +5657,7 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['toolCallId']
     except KeyError:
@@ -5665,7 +5665,7 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/toolCallId')
     o.tool_call_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.kind = None
         o.status = None
         o.title = None
@@ -5681,7 +5681,7 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
         o.kind = None
     else:
         v = d['kind']
-        n -= 1
+        n += 1
         if v is None:
             o.kind = None
         else:
@@ -5696,11 +5696,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/kind', str(exc))
                 v = None
             o.kind = v
-    if not n or 'status' not in d:
+    if 'status' not in d:
         o.status = None
     else:
         v = d['status']
-        n -= 1
+        n += 1
         if v is None:
             o.status = None
         else:
@@ -5715,11 +5715,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/status', str(exc))
                 v = None
             o.status = v
-    if not n or 'title' not in d:
+    if 'title' not in d:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -5732,11 +5732,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'name' not in d:
+    if 'name' not in d:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v is None:
             o.name = None
         else:
@@ -5749,11 +5749,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/name', str(exc))
                 v = None
             o.name = v
-    if not n or 'content' not in d:
+    if 'content' not in d:
         o.content = None
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -5778,11 +5778,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = None
             o.content = v
-    if not n or 'locations' not in d:
+    if 'locations' not in d:
         o.locations = None
     else:
         v = d['locations']
-        n -= 1
+        n += 1
         if v is None:
             o.locations = None
         else:
@@ -5797,11 +5797,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/locations', str(exc))
                 v = None
             o.locations = v
-    if not n or 'rawInput' not in d:
+    if 'rawInput' not in d:
         o.raw_input = None
     else:
         v = d['rawInput']
-        n -= 1
+        n += 1
         try:
             if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
                 c.deep(v, p + '/rawInput')
@@ -5811,11 +5811,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/rawInput', str(exc))
             v = None
         o.raw_input = v
-    if not n or 'rawOutput' not in d:
+    if 'rawOutput' not in d:
         o.raw_output = None
     else:
         v = d['rawOutput']
-        n -= 1
+        n += 1
         try:
             if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
                 c.deep(v, p + '/rawOutput')
@@ -5825,11 +5825,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/rawOutput', str(exc))
             v = None
         o.raw_output = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5844,7 +5844,7 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5857,7 +5857,7 @@ def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PermissionOption_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['optionId']
     except KeyError:
@@ -5878,7 +5878,7 @@ def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'kind'") from None
     v = _PermissionOption_F2(v, p + '/kind', c)
     o.kind = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -5886,7 +5886,7 @@ def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5901,7 +5901,7 @@ def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PermissionOption_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5914,7 +5914,7 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestPermissionRequest_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -5934,7 +5934,7 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'options'") from None
     v = _RequestPermissionRequest_F2(v, p + '/options', c)
     o.options = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -5942,7 +5942,7 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5957,7 +5957,7 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RequestPermissionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5970,7 +5970,7 @@ def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EnvVariable_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -5985,7 +5985,7 @@ def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/value')
     o.value = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -5993,7 +5993,7 @@ def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6008,7 +6008,7 @@ def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _EnvVariable_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6021,7 +6021,7 @@ def _load_CreateTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CreateTerminalRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -6036,7 +6036,7 @@ def _load_CreateTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/command')
     o.command = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.args = None
         o.env = None
         o.cwd = None
@@ -6048,40 +6048,40 @@ def _load_CreateTerminalRequest(d: Any, p: str, c: _Context) -> Any:
         o.args = None
     else:
         v = d['args']
-        n -= 1
+        n += 1
         try:
             v = _CreateTerminalRequest_F2(v, p + '/args', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.args = v
-    if not n or 'env' not in d:
+    if 'env' not in d:
         o.env = None
     else:
         v = d['env']
-        n -= 1
+        n += 1
         try:
             v = _CreateTerminalRequest_F3(v, p + '/env', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.env = v
-    if not n or 'cwd' not in d:
+    if 'cwd' not in d:
         o.cwd = None
     else:
         v = d['cwd']
-        n -= 1
+        n += 1
         if v is None:
             o.cwd = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/cwd')
             o.cwd = v
-    if not n or 'outputByteLimit' not in d:
+    if 'outputByteLimit' not in d:
         o.output_byte_limit = None
     else:
         v = d['outputByteLimit']
-        n -= 1
+        n += 1
         if v is None:
             o.output_byte_limit = None
         else:
@@ -6090,11 +6090,11 @@ def _load_CreateTerminalRequest(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/outputByteLimit', _CreateTerminalRequest_F5_meta)
             o.output_byte_limit = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6109,7 +6109,7 @@ def _load_CreateTerminalRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CreateTerminalRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6122,7 +6122,7 @@ def _load_TerminalOutputRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalOutputRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -6137,7 +6137,7 @@ def _load_TerminalOutputRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6145,7 +6145,7 @@ def _load_TerminalOutputRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6160,7 +6160,7 @@ def _load_TerminalOutputRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalOutputRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6173,7 +6173,7 @@ def _load_ReleaseTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReleaseTerminalRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -6188,7 +6188,7 @@ def _load_ReleaseTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6196,7 +6196,7 @@ def _load_ReleaseTerminalRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6211,7 +6211,7 @@ def _load_ReleaseTerminalRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ReleaseTerminalRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6224,7 +6224,7 @@ def _load_WaitForTerminalExitRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_WaitForTerminalExitRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -6239,7 +6239,7 @@ def _load_WaitForTerminalExitRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6247,7 +6247,7 @@ def _load_WaitForTerminalExitRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6262,7 +6262,7 @@ def _load_WaitForTerminalExitRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _WaitForTerminalExitRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6275,7 +6275,7 @@ def _load_KillTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_KillTerminalRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -6290,7 +6290,7 @@ def _load_KillTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6298,7 +6298,7 @@ def _load_KillTerminalRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6313,7 +6313,7 @@ def _load_KillTerminalRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _KillTerminalRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6326,7 +6326,7 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MessageMcpRequest_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['serverId']
     except KeyError:
@@ -6348,7 +6348,7 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.params = None
         o.meta = None
         o.extra = None
@@ -6357,7 +6357,7 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -6366,11 +6366,11 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
             if c.deep is not None:
                 c.deep(v, p + '/params')
             o.params = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6385,7 +6385,7 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _MessageMcpRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6398,8 +6398,8 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationSchema_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.type = None
         o.title = None
         o.properties = None
@@ -6412,7 +6412,7 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
         o.type = None
     else:
         v = d['type']
-        n -= 1
+        n += 1
         try:
             if v != 'object' or v.__class__ is not str:
                 raise err('const', p + '/type', describe(v) + " is not 'object'")
@@ -6422,11 +6422,11 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/type', str(exc))
             v = None
         o.type = v
-    if not n or 'title' not in d:
+    if 'title' not in d:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -6439,21 +6439,21 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'properties' not in d:
+    if 'properties' not in d:
         o.properties = None
     else:
         v = d['properties']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/properties')
         if c.deep is not None:
             c.deep(v, p + '/properties')
         o.properties = v
-    if not n or 'required' not in d:
+    if 'required' not in d:
         o.required = None
     else:
         v = d['required']
-        n -= 1
+        n += 1
         if v is None:
             o.required = None
         else:
@@ -6463,11 +6463,11 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.required = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -6480,11 +6480,11 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6499,7 +6499,7 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationSchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6512,7 +6512,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FormCreateElicitationRequest_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['mode']
     except KeyError:
@@ -6533,7 +6533,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6541,7 +6541,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6556,7 +6556,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _FormCreateElicitationRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6569,7 +6569,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UrlCreateElicitationRequest_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['mode']
     except KeyError:
@@ -6598,7 +6598,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6606,7 +6606,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6621,7 +6621,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UrlCreateElicitationRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6634,7 +6634,7 @@ def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherCreateElicitationRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['mode']
     except KeyError:
@@ -6649,7 +6649,7 @@ def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6657,7 +6657,7 @@ def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6672,7 +6672,7 @@ def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherCreateElicitationRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6685,7 +6685,7 @@ def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -6699,7 +6699,7 @@ def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -6707,7 +6707,7 @@ def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -6717,7 +6717,7 @@ def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6730,7 +6730,7 @@ def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArchiveSessionRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -6738,7 +6738,7 @@ def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6746,7 +6746,7 @@ def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6761,7 +6761,7 @@ def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ArchiveSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6774,8 +6774,8 @@ def _load_ArchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArchiveSessionResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6783,7 +6783,7 @@ def _load_ArchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6798,7 +6798,7 @@ def _load_ArchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ArchiveSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6811,7 +6811,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringMultiSelectItems_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -6825,7 +6825,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'enum'") from None
     v = _StringMultiSelectItems_F1(v, p + '/enum', c)
     o.enum = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6833,7 +6833,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6848,7 +6848,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _StringMultiSelectItems_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6861,7 +6861,7 @@ def _load_OtherMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherMultiSelectItems_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -6869,7 +6869,7 @@ def _load_OtherMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/type')
     o.type = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherMultiSelectItems_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6882,7 +6882,7 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EnumOption_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['const']
     except KeyError:
@@ -6897,7 +6897,7 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/title')
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -6906,7 +6906,7 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -6919,11 +6919,11 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6938,7 +6938,7 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _EnumOption_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6951,14 +6951,14 @@ def _load_TitledMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TitledMultiSelectItems_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['anyOf']
     except KeyError:
         raise err('required', p, "missing required property 'anyOf'") from None
     v = _TitledMultiSelectItems_F0(v, p + '/anyOf', c)
     o.any_of = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6966,7 +6966,7 @@ def _load_TitledMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6981,7 +6981,7 @@ def _load_TitledMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TitledMultiSelectItems_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6994,7 +6994,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArrayElicitationPropertySchema_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -7008,7 +7008,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'items'") from None
     v = _ArrayElicitationPropertySchema_F1(v, p + '/items', c)
     o.items = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.title = None
         o.description = None
         o.min_items = None
@@ -7021,7 +7021,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -7034,11 +7034,11 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -7051,11 +7051,11 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minItems' not in d:
+    if 'minItems' not in d:
         o.min_items = None
     else:
         v = d['minItems']
-        n -= 1
+        n += 1
         if v is None:
             o.min_items = None
         else:
@@ -7064,11 +7064,11 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/minItems', _ArrayElicitationPropertySchema_F4_meta)
             o.min_items = v
-    if not n or 'maxItems' not in d:
+    if 'maxItems' not in d:
         o.max_items = None
     else:
         v = d['maxItems']
-        n -= 1
+        n += 1
         if v is None:
             o.max_items = None
         else:
@@ -7077,11 +7077,11 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/maxItems', _ArrayElicitationPropertySchema_F5_meta)
             o.max_items = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -7096,11 +7096,11 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7115,7 +7115,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ArrayElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7128,7 +7128,7 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AudioContent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['data']
     except KeyError:
@@ -7143,7 +7143,7 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/mimeType')
     o.mime_type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -7152,7 +7152,7 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -7167,11 +7167,11 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7186,7 +7186,7 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AudioContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7199,8 +7199,8 @@ def _load_AuthCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.terminal = None
         o.meta = None
         o.extra = None
@@ -7209,7 +7209,7 @@ def _load_AuthCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.terminal = None
     else:
         v = d['terminal']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is not bool:
                 raise type_error('boolean', v, p + '/terminal')
@@ -7219,11 +7219,11 @@ def _load_AuthCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/terminal', str(exc))
             v = None
         o.terminal = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7238,7 +7238,7 @@ def _load_AuthCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7251,7 +7251,7 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthMethodAgent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -7266,7 +7266,7 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -7275,7 +7275,7 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -7288,11 +7288,11 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7307,7 +7307,7 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthMethodAgent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7320,7 +7320,7 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthMethodTerminal_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -7335,7 +7335,7 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.description = None
         o.args = None
         o.env = None
@@ -7346,7 +7346,7 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -7359,32 +7359,32 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'args' not in d:
+    if 'args' not in d:
         o.args = None
     else:
         v = d['args']
-        n -= 1
+        n += 1
         try:
             v = _AuthMethodTerminal_F3(v, p + '/args', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.args = v
-    if not n or 'env' not in d:
+    if 'env' not in d:
         o.env = None
     else:
         v = d['env']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/env')
         if c.deep is not None:
             c.deep(v, p + '/env')
         o.env = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7399,7 +7399,7 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthMethodTerminal_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7412,8 +7412,8 @@ def _load_AuthStatusRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusRequest_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7421,7 +7421,7 @@ def _load_AuthStatusRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7436,7 +7436,7 @@ def _load_AuthStatusRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthStatusRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7449,7 +7449,7 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -7457,7 +7457,7 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/state')
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.accounts = None
         o.meta = None
         o.extra = None
@@ -7466,7 +7466,7 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
         o.accounts = None
     else:
         v = d['accounts']
-        n -= 1
+        n += 1
         try:
             v = _AuthStatusResponse_F1(v, p + '/accounts', c)
         except Unrecognised as u:
@@ -7478,11 +7478,11 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/accounts', str(exc))
             v = None
         o.accounts = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7497,7 +7497,7 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthStatusResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7510,7 +7510,7 @@ def _load_AuthenticateRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthenticateRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['methodId']
     except KeyError:
@@ -7518,7 +7518,7 @@ def _load_AuthenticateRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/methodId')
     o.method_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7526,7 +7526,7 @@ def _load_AuthenticateRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7541,7 +7541,7 @@ def _load_AuthenticateRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthenticateRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7554,8 +7554,8 @@ def _load_AuthenticateResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthenticateResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7563,7 +7563,7 @@ def _load_AuthenticateResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7578,7 +7578,7 @@ def _load_AuthenticateResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthenticateResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7591,7 +7591,7 @@ def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AvailableCommandsUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['availableCommands']
     except KeyError:
@@ -7604,7 +7604,7 @@ def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/availableCommands', str(exc))
         v = None
     o.available_commands = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7612,7 +7612,7 @@ def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7627,7 +7627,7 @@ def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AvailableCommandsUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7640,8 +7640,8 @@ def _load_BooleanConfigOptionCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanConfigOptionCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7649,7 +7649,7 @@ def _load_BooleanConfigOptionCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7664,7 +7664,7 @@ def _load_BooleanConfigOptionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BooleanConfigOptionCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7677,7 +7677,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanElicitationPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -7685,7 +7685,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if v != 'boolean' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'boolean'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.description = None
         o.default = None
@@ -7696,7 +7696,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -7709,11 +7709,11 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -7726,11 +7726,11 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -7743,11 +7743,11 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7762,7 +7762,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BooleanElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7775,8 +7775,8 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanPropertySchema_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.title = None
         o.description = None
         o.default = None
@@ -7787,7 +7787,7 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -7800,11 +7800,11 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -7817,11 +7817,11 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -7834,11 +7834,11 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7853,7 +7853,7 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BooleanPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7866,7 +7866,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanSetSessionConfigOptionRequest_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -7895,7 +7895,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
     if v.__class__ is not str:
         raise type_error('string', v, p + '/configId')
     o.config_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7903,7 +7903,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7918,7 +7918,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BooleanSetSessionConfigOptionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7931,7 +7931,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelCreateElicitationResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['action']
     except KeyError:
@@ -7939,7 +7939,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if v != 'cancel' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'cancel'")
     o.action = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7947,7 +7947,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7962,7 +7962,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelCreateElicitationResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7975,7 +7975,7 @@ def _load_CancelNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -7983,7 +7983,7 @@ def _load_CancelNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7991,7 +7991,7 @@ def _load_CancelNotification(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8006,7 +8006,7 @@ def _load_CancelNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8019,14 +8019,14 @@ def _load_CancelRequestNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelRequestNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['requestId']
     except KeyError:
         raise err('required', p, "missing required property 'requestId'") from None
     v = _CancelRequestNotification_F0(v, p + '/requestId', c)
     o.request_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8034,7 +8034,7 @@ def _load_CancelRequestNotification(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8049,7 +8049,7 @@ def _load_CancelRequestNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelRequestNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8062,7 +8062,7 @@ def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelledRequestPermissionOutcome_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['outcome']
     except KeyError:
@@ -8070,7 +8070,7 @@ def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if v != 'cancelled' or v.__class__ is not str:
         raise err('const', p + '/outcome', describe(v) + " is not 'cancelled'")
     o.outcome = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelledRequestPermissionOutcome_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8083,8 +8083,8 @@ def _load_FileSystemCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FileSystemCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.read_text_file = None
         o.write_text_file = None
         o.meta = None
@@ -8094,7 +8094,7 @@ def _load_FileSystemCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.read_text_file = None
     else:
         v = d['readTextFile']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is not bool:
                 raise type_error('boolean', v, p + '/readTextFile')
@@ -8104,11 +8104,11 @@ def _load_FileSystemCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/readTextFile', str(exc))
             v = None
         o.read_text_file = v
-    if not n or 'writeTextFile' not in d:
+    if 'writeTextFile' not in d:
         o.write_text_file = None
     else:
         v = d['writeTextFile']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is not bool:
                 raise type_error('boolean', v, p + '/writeTextFile')
@@ -8118,11 +8118,11 @@ def _load_FileSystemCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/writeTextFile', str(exc))
             v = None
         o.write_text_file = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8137,7 +8137,7 @@ def _load_FileSystemCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _FileSystemCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8150,8 +8150,8 @@ def _load_SessionConfigOptionsCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigOptionsCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.boolean = None
         o.meta = None
         o.extra = None
@@ -8160,7 +8160,7 @@ def _load_SessionConfigOptionsCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.boolean = None
     else:
         v = d['boolean']
-        n -= 1
+        n += 1
         if v is None:
             o.boolean = None
         else:
@@ -8175,11 +8175,11 @@ def _load_SessionConfigOptionsCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/boolean', str(exc))
                 v = None
             o.boolean = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8194,7 +8194,7 @@ def _load_SessionConfigOptionsCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionConfigOptionsCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8207,8 +8207,8 @@ def _load_ClientSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientSessionCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.compaction = None
         o.config_options = None
         o.notices = None
@@ -8219,7 +8219,7 @@ def _load_ClientSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.compaction = None
     else:
         v = d['compaction']
-        n -= 1
+        n += 1
         if v is None:
             o.compaction = None
         else:
@@ -8234,11 +8234,11 @@ def _load_ClientSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/compaction', str(exc))
                 v = None
             o.compaction = v
-    if not n or 'configOptions' not in d:
+    if 'configOptions' not in d:
         o.config_options = None
     else:
         v = d['configOptions']
-        n -= 1
+        n += 1
         if v is None:
             o.config_options = None
         else:
@@ -8253,11 +8253,11 @@ def _load_ClientSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/configOptions', str(exc))
                 v = None
             o.config_options = v
-    if not n or 'notices' not in d:
+    if 'notices' not in d:
         o.notices = None
     else:
         v = d['notices']
-        n -= 1
+        n += 1
         if v is None:
             o.notices = None
         else:
@@ -8272,11 +8272,11 @@ def _load_ClientSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/notices', str(exc))
                 v = None
             o.notices = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8291,7 +8291,7 @@ def _load_ClientSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ClientSessionCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8304,8 +8304,8 @@ def _load_SubagentCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8313,7 +8313,7 @@ def _load_SubagentCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8328,7 +8328,7 @@ def _load_SubagentCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SubagentCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8341,8 +8341,8 @@ def _load_PlanCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8350,7 +8350,7 @@ def _load_PlanCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8365,7 +8365,7 @@ def _load_PlanCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8378,8 +8378,8 @@ def _load_ElicitationFormCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationFormCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8387,7 +8387,7 @@ def _load_ElicitationFormCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8402,7 +8402,7 @@ def _load_ElicitationFormCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationFormCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8415,8 +8415,8 @@ def _load_ElicitationUrlCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationUrlCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8424,7 +8424,7 @@ def _load_ElicitationUrlCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8439,7 +8439,7 @@ def _load_ElicitationUrlCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationUrlCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8452,8 +8452,8 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.form = None
         o.url = None
         o.meta = None
@@ -8463,7 +8463,7 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.form = None
     else:
         v = d['form']
-        n -= 1
+        n += 1
         if v is None:
             o.form = None
         else:
@@ -8478,11 +8478,11 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/form', str(exc))
                 v = None
             o.form = v
-    if not n or 'url' not in d:
+    if 'url' not in d:
         o.url = None
     else:
         v = d['url']
-        n -= 1
+        n += 1
         if v is None:
             o.url = None
         else:
@@ -8497,11 +8497,11 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/url', str(exc))
                 v = None
             o.url = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8516,7 +8516,7 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8529,8 +8529,8 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.fs = None
         o.terminal = None
         o.session = None
@@ -8545,7 +8545,7 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.fs = None
     else:
         v = d['fs']
-        n -= 1
+        n += 1
         try:
             v = _ClientCapabilities_F0(v, p + '/fs', c)
         except Unrecognised as u:
@@ -8557,11 +8557,11 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/fs', str(exc))
             v = None
         o.fs = v
-    if not n or 'terminal' not in d:
+    if 'terminal' not in d:
         o.terminal = None
     else:
         v = d['terminal']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is not bool:
                 raise type_error('boolean', v, p + '/terminal')
@@ -8571,11 +8571,11 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/terminal', str(exc))
             v = None
         o.terminal = v
-    if not n or 'session' not in d:
+    if 'session' not in d:
         o.session = None
     else:
         v = d['session']
-        n -= 1
+        n += 1
         if v is None:
             o.session = None
         else:
@@ -8590,11 +8590,11 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/session', str(exc))
                 v = None
             o.session = v
-    if not n or 'subagents' not in d:
+    if 'subagents' not in d:
         o.subagents = None
     else:
         v = d['subagents']
-        n -= 1
+        n += 1
         if v is None:
             o.subagents = None
         else:
@@ -8609,11 +8609,11 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/subagents', str(exc))
                 v = None
             o.subagents = v
-    if not n or 'plan' not in d:
+    if 'plan' not in d:
         o.plan = None
     else:
         v = d['plan']
-        n -= 1
+        n += 1
         if v is None:
             o.plan = None
         else:
@@ -8628,11 +8628,11 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/plan', str(exc))
                 v = None
             o.plan = v
-    if not n or 'auth' not in d:
+    if 'auth' not in d:
         o.auth = None
     else:
         v = d['auth']
-        n -= 1
+        n += 1
         try:
             v = _ClientCapabilities_F5(v, p + '/auth', c)
         except Unrecognised as u:
@@ -8644,11 +8644,11 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/auth', str(exc))
             v = None
         o.auth = v
-    if not n or 'elicitation' not in d:
+    if 'elicitation' not in d:
         o.elicitation = None
     else:
         v = d['elicitation']
-        n -= 1
+        n += 1
         if v is None:
             o.elicitation = None
         else:
@@ -8663,11 +8663,11 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/elicitation', str(exc))
                 v = None
             o.elicitation = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8682,7 +8682,7 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ClientCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8695,7 +8695,7 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MessageMcpNotification_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['serverId']
     except KeyError:
@@ -8717,7 +8717,7 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.params = None
         o.meta = None
         o.extra = None
@@ -8726,7 +8726,7 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -8735,11 +8735,11 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
             if c.deep is not None:
                 c.deep(v, p + '/params')
             o.params = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8754,7 +8754,7 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _MessageMcpNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8767,7 +8767,7 @@ def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['method']
     except KeyError:
@@ -8775,7 +8775,7 @@ def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -8783,7 +8783,7 @@ def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -8793,7 +8793,7 @@ def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ClientNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8806,7 +8806,7 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Implementation_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -8821,7 +8821,7 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/version')
     o.version = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.title = None
         o.meta = None
         o.extra = None
@@ -8830,7 +8830,7 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -8843,11 +8843,11 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8862,7 +8862,7 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Implementation_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8875,7 +8875,7 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_InitializeRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['protocolVersion']
     except KeyError:
@@ -8887,7 +8887,7 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
     if v > 65535:
         check(v, p + '/protocolVersion', _InitializeRequest_F0_meta)
     o.protocol_version = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.client_capabilities = None
         o.client_info = None
         o.meta = None
@@ -8897,7 +8897,7 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
         o.client_capabilities = None
     else:
         v = d['clientCapabilities']
-        n -= 1
+        n += 1
         try:
             v = _InitializeRequest_F1(v, p + '/clientCapabilities', c)
         except Unrecognised as u:
@@ -8909,11 +8909,11 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/clientCapabilities', str(exc))
             v = None
         o.client_capabilities = v
-    if not n or 'clientInfo' not in d:
+    if 'clientInfo' not in d:
         o.client_info = None
     else:
         v = d['clientInfo']
-        n -= 1
+        n += 1
         if v is None:
             o.client_info = None
         else:
@@ -8928,11 +8928,11 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/clientInfo', str(exc))
                 v = None
             o.client_info = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8947,7 +8947,7 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _InitializeRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8960,8 +8960,8 @@ def _load_ListProvidersRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListProvidersRequest_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8969,7 +8969,7 @@ def _load_ListProvidersRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8984,7 +8984,7 @@ def _load_ListProvidersRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ListProvidersRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8997,7 +8997,7 @@ def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetProviderRequest_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['providerId']
     except KeyError:
@@ -9019,7 +9019,7 @@ def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/baseUrl')
     o.base_url = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.headers = None
         o.meta = None
         o.extra = None
@@ -9028,17 +9028,17 @@ def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
         o.headers = None
     else:
         v = d['headers']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/headers')
         if c.deep is not None:
             c.deep(v, p + '/headers')
         o.headers = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9053,7 +9053,7 @@ def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetProviderRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9066,7 +9066,7 @@ def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DisableProviderRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['providerId']
     except KeyError:
@@ -9074,7 +9074,7 @@ def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/providerId')
     o.provider_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9082,7 +9082,7 @@ def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9097,7 +9097,7 @@ def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DisableProviderRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9110,8 +9110,8 @@ def _load_LogoutRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LogoutRequest_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9119,7 +9119,7 @@ def _load_LogoutRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9134,7 +9134,7 @@ def _load_LogoutRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _LogoutRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9147,7 +9147,7 @@ def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_HttpHeader_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -9162,7 +9162,7 @@ def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/value')
     o.value = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9170,7 +9170,7 @@ def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9185,7 +9185,7 @@ def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _HttpHeader_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9198,7 +9198,7 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_HttpMcpServer_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -9226,7 +9226,7 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'headers'") from None
     v = _HttpMcpServer_F3(v, p + '/headers', c)
     o.headers = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9234,7 +9234,7 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9249,7 +9249,7 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _HttpMcpServer_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9262,7 +9262,7 @@ def _load_SseMcpServer(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SseMcpServer_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -9290,7 +9290,7 @@ def _load_SseMcpServer(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'headers'") from None
     v = _SseMcpServer_F3(v, p + '/headers', c)
     o.headers = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9298,7 +9298,7 @@ def _load_SseMcpServer(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9313,7 +9313,7 @@ def _load_SseMcpServer(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SseMcpServer_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9326,7 +9326,7 @@ def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerStdio_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -9353,7 +9353,7 @@ def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'env'") from None
     v = _McpServerStdio_F3(v, p + '/env', c)
     o.env = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9361,7 +9361,7 @@ def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9376,7 +9376,7 @@ def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpServerStdio_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9389,7 +9389,7 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SystemPrompt_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['mode']
     except KeyError:
@@ -9413,7 +9413,7 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _SystemPrompt_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9421,7 +9421,7 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9436,7 +9436,7 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SystemPrompt_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9449,7 +9449,7 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NewSessionRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['cwd']
     except KeyError:
@@ -9463,7 +9463,7 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'mcpServers'") from None
     v = _NewSessionRequest_F1(v, p + '/mcpServers', c)
     o.mcp_servers = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.additional_directories = None
         o.system_prompt = None
         o.meta = None
@@ -9473,18 +9473,18 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         try:
             v = _NewSessionRequest_F2(v, p + '/additionalDirectories', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.additional_directories = v
-    if not n or 'systemPrompt' not in d:
+    if 'systemPrompt' not in d:
         o.system_prompt = None
     else:
         v = d['systemPrompt']
-        n -= 1
+        n += 1
         if v is None:
             o.system_prompt = None
         else:
@@ -9494,11 +9494,11 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.system_prompt = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9513,7 +9513,7 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _NewSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9526,7 +9526,7 @@ def _load_LoadSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LoadSessionRequest_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['mcpServers']
     except KeyError:
@@ -9547,7 +9547,7 @@ def _load_LoadSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.additional_directories = None
         o.system_prompt = None
         o.meta = None
@@ -9557,18 +9557,18 @@ def _load_LoadSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         try:
             v = _LoadSessionRequest_F3(v, p + '/additionalDirectories', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.additional_directories = v
-    if not n or 'systemPrompt' not in d:
+    if 'systemPrompt' not in d:
         o.system_prompt = None
     else:
         v = d['systemPrompt']
-        n -= 1
+        n += 1
         if v is None:
             o.system_prompt = None
         else:
@@ -9578,11 +9578,11 @@ def _load_LoadSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.system_prompt = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9597,7 +9597,7 @@ def _load_LoadSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _LoadSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9610,8 +9610,8 @@ def _load_ListSessionsRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListSessionsRequest_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.cwd = None
         o.cursor = None
         o.archived = None
@@ -9622,40 +9622,40 @@ def _load_ListSessionsRequest(d: Any, p: str, c: _Context) -> Any:
         o.cwd = None
     else:
         v = d['cwd']
-        n -= 1
+        n += 1
         if v is None:
             o.cwd = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/cwd')
             o.cwd = v
-    if not n or 'cursor' not in d:
+    if 'cursor' not in d:
         o.cursor = None
     else:
         v = d['cursor']
-        n -= 1
+        n += 1
         if v is None:
             o.cursor = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/cursor')
             o.cursor = v
-    if not n or 'archived' not in d:
+    if 'archived' not in d:
         o.archived = None
     else:
         v = d['archived']
-        n -= 1
+        n += 1
         if v is None:
             o.archived = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/archived')
             o.archived = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9670,7 +9670,7 @@ def _load_ListSessionsRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ListSessionsRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9683,7 +9683,7 @@ def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeleteSessionRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -9691,7 +9691,7 @@ def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9699,7 +9699,7 @@ def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9714,7 +9714,7 @@ def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DeleteSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9727,7 +9727,7 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ForkSessionRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -9742,7 +9742,7 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/cwd')
     o.cwd = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.additional_directories = None
         o.mcp_servers = None
         o.system_prompt = None
@@ -9753,29 +9753,29 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         try:
             v = _ForkSessionRequest_F2(v, p + '/additionalDirectories', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.additional_directories = v
-    if not n or 'mcpServers' not in d:
+    if 'mcpServers' not in d:
         o.mcp_servers = None
     else:
         v = d['mcpServers']
-        n -= 1
+        n += 1
         try:
             v = _ForkSessionRequest_F3(v, p + '/mcpServers', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.mcp_servers = v
-    if not n or 'systemPrompt' not in d:
+    if 'systemPrompt' not in d:
         o.system_prompt = None
     else:
         v = d['systemPrompt']
-        n -= 1
+        n += 1
         if v is None:
             o.system_prompt = None
         else:
@@ -9785,11 +9785,11 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.system_prompt = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9804,7 +9804,7 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ForkSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9817,7 +9817,7 @@ def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnarchiveSessionRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -9825,7 +9825,7 @@ def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9833,7 +9833,7 @@ def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9848,7 +9848,7 @@ def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UnarchiveSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9861,7 +9861,7 @@ def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -9869,7 +9869,7 @@ def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9877,7 +9877,7 @@ def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9892,7 +9892,7 @@ def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionStatusRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9905,7 +9905,7 @@ def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionTitleRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -9920,7 +9920,7 @@ def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/title')
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9928,7 +9928,7 @@ def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9943,7 +9943,7 @@ def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetSessionTitleRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9956,7 +9956,7 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResumeSessionRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -9971,7 +9971,7 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/cwd')
     o.cwd = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.additional_directories = None
         o.mcp_servers = None
         o.system_prompt = None
@@ -9982,29 +9982,29 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         try:
             v = _ResumeSessionRequest_F2(v, p + '/additionalDirectories', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.additional_directories = v
-    if not n or 'mcpServers' not in d:
+    if 'mcpServers' not in d:
         o.mcp_servers = None
     else:
         v = d['mcpServers']
-        n -= 1
+        n += 1
         try:
             v = _ResumeSessionRequest_F3(v, p + '/mcpServers', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.mcp_servers = v
-    if not n or 'systemPrompt' not in d:
+    if 'systemPrompt' not in d:
         o.system_prompt = None
     else:
         v = d['systemPrompt']
-        n -= 1
+        n += 1
         if v is None:
             o.system_prompt = None
         else:
@@ -10014,11 +10014,11 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.system_prompt = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10033,7 +10033,7 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResumeSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10046,7 +10046,7 @@ def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CloseSessionRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -10054,7 +10054,7 @@ def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10062,7 +10062,7 @@ def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10077,7 +10077,7 @@ def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CloseSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10090,7 +10090,7 @@ def _load_SetSessionModeRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionModeRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -10105,7 +10105,7 @@ def _load_SetSessionModeRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/modeId')
     o.mode_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10113,7 +10113,7 @@ def _load_SetSessionModeRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10128,7 +10128,7 @@ def _load_SetSessionModeRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetSessionModeRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10141,7 +10141,7 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -10165,7 +10165,7 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _PromptRequest_F1(v, p + '/prompt', c)
     o.prompt = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10173,7 +10173,7 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10188,7 +10188,7 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PromptRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10201,7 +10201,7 @@ def _load_ValueIdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ValueIdSetSessionConfigOptionRequest_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['value']
     except KeyError:
@@ -10223,7 +10223,7 @@ def _load_ValueIdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
     if v.__class__ is not str:
         raise type_error('string', v, p + '/configId')
     o.config_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10231,7 +10231,7 @@ def _load_ValueIdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10246,7 +10246,7 @@ def _load_ValueIdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ValueIdSetSessionConfigOptionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10259,7 +10259,7 @@ def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -10273,7 +10273,7 @@ def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -10281,7 +10281,7 @@ def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -10291,7 +10291,7 @@ def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ClientRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10304,8 +10304,8 @@ def _load_CloseSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CloseSessionResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10313,7 +10313,7 @@ def _load_CloseSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10328,7 +10328,7 @@ def _load_CloseSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CloseSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10341,7 +10341,7 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionSummaryChunk_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['compactionId']
     except KeyError:
@@ -10358,7 +10358,7 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _CompactionSummaryChunk_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10366,7 +10366,7 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10381,7 +10381,7 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CompactionSummaryChunk_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10394,7 +10394,7 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['compactionId']
     except KeyError:
@@ -10409,7 +10409,7 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/status')
     o.status = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.summary = None
         o.error = None
         o.meta = None
@@ -10419,7 +10419,7 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.summary = None
     else:
         v = d['summary']
-        n -= 1
+        n += 1
         if v is None:
             o.summary = None
         else:
@@ -10444,11 +10444,11 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/summary', str(exc))
                 v = None
             o.summary = v
-    if not n or 'error' not in d:
+    if 'error' not in d:
         o.error = None
     else:
         v = d['error']
-        n -= 1
+        n += 1
         if v is None:
             o.error = None
         else:
@@ -10461,11 +10461,11 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/error', str(exc))
                 v = None
             o.error = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10480,7 +10480,7 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CompactionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10493,7 +10493,7 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ConfigOptionUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['configOptions']
     except KeyError:
@@ -10516,7 +10516,7 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/configOptions', str(exc))
         v = None
     o.config_options = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10524,7 +10524,7 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10539,7 +10539,7 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ConfigOptionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10552,7 +10552,7 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Content_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['content']
     except KeyError:
@@ -10562,7 +10562,7 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _Content_F0(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10570,7 +10570,7 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10585,7 +10585,7 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Content_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10598,7 +10598,7 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ContentChunk_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['content']
     except KeyError:
@@ -10608,7 +10608,7 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _ContentChunk_F0(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.message_id = None
         o.meta = None
         o.extra = None
@@ -10617,7 +10617,7 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
         o.message_id = None
     else:
         v = d['messageId']
-        n -= 1
+        n += 1
         if v is None:
             o.message_id = None
         else:
@@ -10630,11 +10630,11 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/messageId', str(exc))
                 v = None
             o.message_id = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10649,7 +10649,7 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ContentChunk_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10662,7 +10662,7 @@ def _load_CreateTerminalResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CreateTerminalResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['terminalId']
     except KeyError:
@@ -10670,7 +10670,7 @@ def _load_CreateTerminalResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10678,7 +10678,7 @@ def _load_CreateTerminalResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10693,7 +10693,7 @@ def _load_CreateTerminalResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CreateTerminalResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10706,7 +10706,7 @@ def _load_CurrentModeUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CurrentModeUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['currentModeId']
     except KeyError:
@@ -10714,7 +10714,7 @@ def _load_CurrentModeUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/currentModeId')
     o.current_mode_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10722,7 +10722,7 @@ def _load_CurrentModeUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10737,7 +10737,7 @@ def _load_CurrentModeUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CurrentModeUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10750,7 +10750,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeclineCreateElicitationResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['action']
     except KeyError:
@@ -10758,7 +10758,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if v != 'decline' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'decline'")
     o.action = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10766,7 +10766,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10781,7 +10781,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DeclineCreateElicitationResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10794,8 +10794,8 @@ def _load_DeleteSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeleteSessionResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10803,7 +10803,7 @@ def _load_DeleteSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10818,7 +10818,7 @@ def _load_DeleteSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DeleteSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10831,7 +10831,7 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Diff_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['path']
     except KeyError:
@@ -10846,7 +10846,7 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/newText')
     o.new_text = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.old_text = None
         o.meta = None
         o.extra = None
@@ -10855,7 +10855,7 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
         o.old_text = None
     else:
         v = d['oldText']
-        n -= 1
+        n += 1
         if v is None:
             o.old_text = None
         else:
@@ -10868,11 +10868,11 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/oldText', str(exc))
                 v = None
             o.old_text = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10887,7 +10887,7 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Diff_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10900,8 +10900,8 @@ def _load_DisableProviderResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DisableProviderResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10909,7 +10909,7 @@ def _load_DisableProviderResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10924,7 +10924,7 @@ def _load_DisableProviderResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DisableProviderResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10937,8 +10937,8 @@ def _load_ElicitationAcceptAction(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationAcceptAction_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.content = None
         o.extra = None
         return o
@@ -10946,7 +10946,7 @@ def _load_ElicitationAcceptAction(d: Any, p: str, c: _Context) -> Any:
         o.content = None
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -10955,7 +10955,7 @@ def _load_ElicitationAcceptAction(d: Any, p: str, c: _Context) -> Any:
             if c.deep is not None:
                 c.deep(v, p + '/content')
             o.content = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationAcceptAction_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10968,14 +10968,14 @@ def _load_ElicitationRequestScope(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationRequestScope_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['requestId']
     except KeyError:
         raise err('required', p, "missing required property 'requestId'") from None
     v = _ElicitationRequestScope_F0(v, p + '/requestId', c)
     o.request_id = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationRequestScope_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10988,7 +10988,7 @@ def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationSessionScope_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -10996,7 +10996,7 @@ def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.tool_call_id = None
         o.extra = None
         return o
@@ -11004,7 +11004,7 @@ def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
         o.tool_call_id = None
     else:
         v = d['toolCallId']
-        n -= 1
+        n += 1
         if v is None:
             o.tool_call_id = None
         else:
@@ -11017,7 +11017,7 @@ def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/toolCallId', str(exc))
                 v = None
             o.tool_call_id = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationSessionScope_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11030,14 +11030,14 @@ def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EmbeddedResource_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['resource']
     except KeyError:
         raise err('required', p, "missing required property 'resource'") from None
     v = _EmbeddedResource_F0(v, p + '/resource', c)
     o.resource = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -11046,7 +11046,7 @@ def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -11061,11 +11061,11 @@ def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11080,7 +11080,7 @@ def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _EmbeddedResource_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11093,7 +11093,7 @@ def _load_Error(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Error_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['code']
     except KeyError:
@@ -11108,7 +11108,7 @@ def _load_Error(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.data = None
         o.extra = None
         return o
@@ -11116,7 +11116,7 @@ def _load_Error(d: Any, p: str, c: _Context) -> Any:
         o.data = None
     else:
         v = d['data']
-        n -= 1
+        n += 1
         try:
             if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
                 c.deep(v, p + '/data')
@@ -11126,7 +11126,7 @@ def _load_Error(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/data', str(exc))
             v = None
         o.data = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Error_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11139,7 +11139,7 @@ def _load_ErrorAgentResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorAgentResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -11152,7 +11152,7 @@ def _load_ErrorAgentResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'error'") from None
     v = _ErrorAgentResponse_F1(v, p + '/error', c)
     o.error = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ErrorAgentResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11165,7 +11165,7 @@ def _load_ErrorClientResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorClientResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -11178,7 +11178,7 @@ def _load_ErrorClientResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'error'") from None
     v = _ErrorClientResponse_F1(v, p + '/error', c)
     o.error = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ErrorClientResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11191,7 +11191,7 @@ def _load_McpError(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpError_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['code']
     except KeyError:
@@ -11206,7 +11206,7 @@ def _load_McpError(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.data = None
         o.extra = None
         return o
@@ -11214,11 +11214,11 @@ def _load_McpError(d: Any, p: str, c: _Context) -> Any:
         o.data = None
     else:
         v = d['data']
-        n -= 1
+        n += 1
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/data')
         o.data = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpError_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11231,14 +11231,14 @@ def _load_ErrorMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorMessageMcpResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['error']
     except KeyError:
         raise err('required', p, "missing required property 'error'") from None
     v = _ErrorMessageMcpResponse_F0(v, p + '/error', c)
     o.error = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -11246,7 +11246,7 @@ def _load_ErrorMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11261,7 +11261,7 @@ def _load_ErrorMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ErrorMessageMcpResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11274,7 +11274,7 @@ def _load_ErrorProxyResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorProxyResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -11287,7 +11287,7 @@ def _load_ErrorProxyResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'error'") from None
     v = _ErrorProxyResponse_F1(v, p + '/error', c)
     o.error = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ErrorProxyResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11300,8 +11300,8 @@ def _load_ErrorStopReason(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorStopReason_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.error = None
         o.extra = None
         return o
@@ -11309,7 +11309,7 @@ def _load_ErrorStopReason(d: Any, p: str, c: _Context) -> Any:
         o.error = None
     else:
         v = d['error']
-        n -= 1
+        n += 1
         if v is None:
             o.error = None
         else:
@@ -11324,7 +11324,7 @@ def _load_ErrorStopReason(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/error', str(exc))
                 v = None
             o.error = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ErrorStopReason_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11337,7 +11337,7 @@ def _load_SessionMode(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMode_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -11352,7 +11352,7 @@ def _load_SessionMode(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -11361,7 +11361,7 @@ def _load_SessionMode(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -11374,11 +11374,11 @@ def _load_SessionMode(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11393,7 +11393,7 @@ def _load_SessionMode(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionMode_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11406,7 +11406,7 @@ def _load_SessionModeState(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionModeState_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['currentModeId']
     except KeyError:
@@ -11426,7 +11426,7 @@ def _load_SessionModeState(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/availableModes', str(exc))
         v = None
     o.available_modes = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -11434,7 +11434,7 @@ def _load_SessionModeState(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11449,7 +11449,7 @@ def _load_SessionModeState(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionModeState_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11462,7 +11462,7 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ForkSessionResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -11470,7 +11470,7 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.modes = None
         o.config_options = None
         o.meta = None
@@ -11480,7 +11480,7 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.modes = None
     else:
         v = d['modes']
-        n -= 1
+        n += 1
         if v is None:
             o.modes = None
         else:
@@ -11495,11 +11495,11 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/modes', str(exc))
                 v = None
             o.modes = v
-    if not n or 'configOptions' not in d:
+    if 'configOptions' not in d:
         o.config_options = None
     else:
         v = d['configOptions']
-        n -= 1
+        n += 1
         if v is None:
             o.config_options = None
         else:
@@ -11524,11 +11524,11 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/configOptions', str(exc))
                 v = None
             o.config_options = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11543,7 +11543,7 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ForkSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11556,7 +11556,7 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ImageContent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['data']
     except KeyError:
@@ -11571,7 +11571,7 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/mimeType')
     o.mime_type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.annotations = None
         o.uri = None
         o.meta = None
@@ -11581,7 +11581,7 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -11596,11 +11596,11 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or 'uri' not in d:
+    if 'uri' not in d:
         o.uri = None
     else:
         v = d['uri']
-        n -= 1
+        n += 1
         if v is None:
             o.uri = None
         else:
@@ -11613,11 +11613,11 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/uri', str(exc))
                 v = None
             o.uri = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11632,7 +11632,7 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ImageContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11645,7 +11645,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalAuthMethod_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -11667,7 +11667,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.description = None
         o.args = None
         o.env = None
@@ -11678,7 +11678,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -11691,32 +11691,32 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'args' not in d:
+    if 'args' not in d:
         o.args = None
     else:
         v = d['args']
-        n -= 1
+        n += 1
         try:
             v = _TerminalAuthMethod_F4(v, p + '/args', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.args = v
-    if not n or 'env' not in d:
+    if 'env' not in d:
         o.env = None
     else:
         v = d['env']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/env')
         if c.deep is not None:
             c.deep(v, p + '/env')
         o.env = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11731,7 +11731,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalAuthMethod_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11744,7 +11744,7 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_InitializeResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['protocolVersion']
     except KeyError:
@@ -11756,7 +11756,7 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
     if v > 65535:
         check(v, p + '/protocolVersion', _InitializeResponse_F0_meta)
     o.protocol_version = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.agent_capabilities = None
         o.auth_methods = None
         o.agent_info = None
@@ -11767,7 +11767,7 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
         o.agent_capabilities = None
     else:
         v = d['agentCapabilities']
-        n -= 1
+        n += 1
         try:
             v = _InitializeResponse_F1(v, p + '/agentCapabilities', c)
         except Unrecognised as u:
@@ -11779,11 +11779,11 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/agentCapabilities', str(exc))
             v = None
         o.agent_capabilities = v
-    if not n or 'authMethods' not in d:
+    if 'authMethods' not in d:
         o.auth_methods = None
     else:
         v = d['authMethods']
-        n -= 1
+        n += 1
         try:
             v = _InitializeResponse_F2(v, p + '/authMethods', c)
         except Unrecognised as u:
@@ -11795,11 +11795,11 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/authMethods', str(exc))
             v = None
         o.auth_methods = v
-    if not n or 'agentInfo' not in d:
+    if 'agentInfo' not in d:
         o.agent_info = None
     else:
         v = d['agentInfo']
-        n -= 1
+        n += 1
         if v is None:
             o.agent_info = None
         else:
@@ -11814,11 +11814,11 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/agentInfo', str(exc))
                 v = None
             o.agent_info = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11833,7 +11833,7 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _InitializeResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11846,7 +11846,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IntegerElicitationPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -11854,7 +11854,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if v != 'integer' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'integer'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.description = None
         o.minimum = None
@@ -11867,7 +11867,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -11880,11 +11880,11 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -11897,33 +11897,33 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minimum' not in d:
+    if 'minimum' not in d:
         o.minimum = None
     else:
         v = d['minimum']
-        n -= 1
+        n += 1
         if v is None:
             o.minimum = None
         else:
             if v.__class__ is not int:
                 v = load_int(v, p + '/minimum')
             o.minimum = v
-    if not n or 'maximum' not in d:
+    if 'maximum' not in d:
         o.maximum = None
     else:
         v = d['maximum']
-        n -= 1
+        n += 1
         if v is None:
             o.maximum = None
         else:
             if v.__class__ is not int:
                 v = load_int(v, p + '/maximum')
             o.maximum = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -11936,11 +11936,11 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11955,7 +11955,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _IntegerElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11968,8 +11968,8 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IntegerPropertySchema_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.title = None
         o.description = None
         o.minimum = None
@@ -11982,7 +11982,7 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -11995,11 +11995,11 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -12012,33 +12012,33 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minimum' not in d:
+    if 'minimum' not in d:
         o.minimum = None
     else:
         v = d['minimum']
-        n -= 1
+        n += 1
         if v is None:
             o.minimum = None
         else:
             if v.__class__ is not int:
                 v = load_int(v, p + '/minimum')
             o.minimum = v
-    if not n or 'maximum' not in d:
+    if 'maximum' not in d:
         o.maximum = None
     else:
         v = d['maximum']
-        n -= 1
+        n += 1
         if v is None:
             o.maximum = None
         else:
             if v.__class__ is not int:
                 v = load_int(v, p + '/maximum')
             o.maximum = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -12051,11 +12051,11 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12070,7 +12070,7 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _IntegerPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12083,8 +12083,8 @@ def _load_KillTerminalResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_KillTerminalResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12092,7 +12092,7 @@ def _load_KillTerminalResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12107,7 +12107,7 @@ def _load_KillTerminalResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _KillTerminalResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12120,7 +12120,7 @@ def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProviderCurrentConfig_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['apiType']
     except KeyError:
@@ -12135,7 +12135,7 @@ def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/baseUrl')
     o.base_url = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12143,7 +12143,7 @@ def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12158,7 +12158,7 @@ def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProviderCurrentConfig_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12171,7 +12171,7 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProviderInfo_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['providerId']
     except KeyError:
@@ -12198,7 +12198,7 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not bool:
         raise type_error('boolean', v, p + '/required')
     o.required = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.current = None
         o.meta = None
         o.extra = None
@@ -12207,7 +12207,7 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
         o.current = None
     else:
         v = d['current']
-        n -= 1
+        n += 1
         if v is None:
             o.current = None
         else:
@@ -12217,11 +12217,11 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.current = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12236,7 +12236,7 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProviderInfo_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12249,14 +12249,14 @@ def _load_ListProvidersResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListProvidersResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['providers']
     except KeyError:
         raise err('required', p, "missing required property 'providers'") from None
     v = _ListProvidersResponse_F0(v, p + '/providers', c)
     o.providers = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12264,7 +12264,7 @@ def _load_ListProvidersResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12279,7 +12279,7 @@ def _load_ListProvidersResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ListProvidersResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12292,7 +12292,7 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfo_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -12307,7 +12307,7 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/cwd')
     o.cwd = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.additional_directories = None
         o.title = None
         o.updated_at = None
@@ -12319,7 +12319,7 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         try:
             v = _SessionInfo_F2(v, p + '/additionalDirectories', c)
         except Unrecognised as u:
@@ -12331,11 +12331,11 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/additionalDirectories', str(exc))
             v = None
         o.additional_directories = v
-    if not n or 'title' not in d:
+    if 'title' not in d:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -12348,11 +12348,11 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'updatedAt' not in d:
+    if 'updatedAt' not in d:
         o.updated_at = None
     else:
         v = d['updatedAt']
-        n -= 1
+        n += 1
         if v is None:
             o.updated_at = None
         else:
@@ -12365,11 +12365,11 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/updatedAt', str(exc))
                 v = None
             o.updated_at = v
-    if not n or 'archived' not in d:
+    if 'archived' not in d:
         o.archived = None
     else:
         v = d['archived']
-        n -= 1
+        n += 1
         if v is None:
             o.archived = None
         else:
@@ -12382,11 +12382,11 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/archived', str(exc))
                 v = None
             o.archived = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12401,7 +12401,7 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionInfo_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12414,7 +12414,7 @@ def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListSessionsResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessions']
     except KeyError:
@@ -12427,7 +12427,7 @@ def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/sessions', str(exc))
         v = None
     o.sessions = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.next_cursor = None
         o.meta = None
         o.extra = None
@@ -12436,7 +12436,7 @@ def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
         o.next_cursor = None
     else:
         v = d['nextCursor']
-        n -= 1
+        n += 1
         if v is None:
             o.next_cursor = None
         else:
@@ -12449,11 +12449,11 @@ def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/nextCursor', str(exc))
                 v = None
             o.next_cursor = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12468,7 +12468,7 @@ def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ListSessionsResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12481,8 +12481,8 @@ def _load_LoadSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LoadSessionResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.modes = None
         o.config_options = None
         o.meta = None
@@ -12492,7 +12492,7 @@ def _load_LoadSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.modes = None
     else:
         v = d['modes']
-        n -= 1
+        n += 1
         if v is None:
             o.modes = None
         else:
@@ -12507,11 +12507,11 @@ def _load_LoadSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/modes', str(exc))
                 v = None
             o.modes = v
-    if not n or 'configOptions' not in d:
+    if 'configOptions' not in d:
         o.config_options = None
     else:
         v = d['configOptions']
-        n -= 1
+        n += 1
         if v is None:
             o.config_options = None
         else:
@@ -12536,11 +12536,11 @@ def _load_LoadSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/configOptions', str(exc))
                 v = None
             o.config_options = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12555,7 +12555,7 @@ def _load_LoadSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _LoadSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12568,8 +12568,8 @@ def _load_LogoutResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LogoutResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12577,7 +12577,7 @@ def _load_LogoutResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12592,7 +12592,7 @@ def _load_LogoutResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _LogoutResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12605,7 +12605,7 @@ def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerAcp_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -12620,7 +12620,7 @@ def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/serverId')
     o.server_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12628,7 +12628,7 @@ def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12643,7 +12643,7 @@ def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpServerAcp_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12656,7 +12656,7 @@ def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerHttp_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -12677,7 +12677,7 @@ def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'headers'") from None
     v = _McpServerHttp_F2(v, p + '/headers', c)
     o.headers = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12685,7 +12685,7 @@ def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12700,7 +12700,7 @@ def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpServerHttp_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12713,7 +12713,7 @@ def _load_McpServerSse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerSse_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -12734,7 +12734,7 @@ def _load_McpServerSse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'headers'") from None
     v = _McpServerSse_F2(v, p + '/headers', c)
     o.headers = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12742,7 +12742,7 @@ def _load_McpServerSse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12757,7 +12757,7 @@ def _load_McpServerSse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpServerSse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12770,14 +12770,14 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultiSelectPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['items']
     except KeyError:
         raise err('required', p, "missing required property 'items'") from None
     v = _MultiSelectPropertySchema_F0(v, p + '/items', c)
     o.items = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.description = None
         o.min_items = None
@@ -12790,7 +12790,7 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -12803,11 +12803,11 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -12820,11 +12820,11 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minItems' not in d:
+    if 'minItems' not in d:
         o.min_items = None
     else:
         v = d['minItems']
-        n -= 1
+        n += 1
         if v is None:
             o.min_items = None
         else:
@@ -12833,11 +12833,11 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/minItems', _MultiSelectPropertySchema_F3_meta)
             o.min_items = v
-    if not n or 'maxItems' not in d:
+    if 'maxItems' not in d:
         o.max_items = None
     else:
         v = d['maxItems']
-        n -= 1
+        n += 1
         if v is None:
             o.max_items = None
         else:
@@ -12846,11 +12846,11 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/maxItems', _MultiSelectPropertySchema_F4_meta)
             o.max_items = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -12865,11 +12865,11 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12884,7 +12884,7 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _MultiSelectPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12897,7 +12897,7 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NewSessionResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -12905,7 +12905,7 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.modes = None
         o.config_options = None
         o.meta = None
@@ -12915,7 +12915,7 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.modes = None
     else:
         v = d['modes']
-        n -= 1
+        n += 1
         if v is None:
             o.modes = None
         else:
@@ -12930,11 +12930,11 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/modes', str(exc))
                 v = None
             o.modes = v
-    if not n or 'configOptions' not in d:
+    if 'configOptions' not in d:
         o.config_options = None
     else:
         v = d['configOptions']
-        n -= 1
+        n += 1
         if v is None:
             o.config_options = None
         else:
@@ -12959,11 +12959,11 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/configOptions', str(exc))
                 v = None
             o.config_options = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12978,7 +12978,7 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _NewSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12991,7 +12991,7 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Notice_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['severity']
     except KeyError:
@@ -13007,7 +13007,7 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
         raise type_error('string', v, p + '/title')
     check(v, p + '/title', _Notice_F1_meta)
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -13016,7 +13016,7 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -13029,11 +13029,11 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13048,7 +13048,7 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Notice_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13061,7 +13061,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NumberElicitationPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -13069,7 +13069,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if v != 'number' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'number'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.description = None
         o.minimum = None
@@ -13082,7 +13082,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -13095,11 +13095,11 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -13112,33 +13112,33 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minimum' not in d:
+    if 'minimum' not in d:
         o.minimum = None
     else:
         v = d['minimum']
-        n -= 1
+        n += 1
         if v is None:
             o.minimum = None
         else:
             if v.__class__ is not float:
                 v = load_number(v, p + '/minimum')
             o.minimum = v
-    if not n or 'maximum' not in d:
+    if 'maximum' not in d:
         o.maximum = None
     else:
         v = d['maximum']
-        n -= 1
+        n += 1
         if v is None:
             o.maximum = None
         else:
             if v.__class__ is not float:
                 v = load_number(v, p + '/maximum')
             o.maximum = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -13151,11 +13151,11 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13170,7 +13170,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _NumberElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13183,8 +13183,8 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NumberPropertySchema_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.title = None
         o.description = None
         o.minimum = None
@@ -13197,7 +13197,7 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -13210,11 +13210,11 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -13227,33 +13227,33 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minimum' not in d:
+    if 'minimum' not in d:
         o.minimum = None
     else:
         v = d['minimum']
-        n -= 1
+        n += 1
         if v is None:
             o.minimum = None
         else:
             if v.__class__ is not float:
                 v = load_number(v, p + '/minimum')
             o.minimum = v
-    if not n or 'maximum' not in d:
+    if 'maximum' not in d:
         o.maximum = None
     else:
         v = d['maximum']
-        n -= 1
+        n += 1
         if v is None:
             o.maximum = None
         else:
             if v.__class__ is not float:
                 v = load_number(v, p + '/maximum')
             o.maximum = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -13266,11 +13266,11 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13285,7 +13285,7 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _NumberPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13298,7 +13298,7 @@ def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherCreateElicitationResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['action']
     except KeyError:
@@ -13306,7 +13306,7 @@ def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/action')
     o.action = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13314,7 +13314,7 @@ def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13329,7 +13329,7 @@ def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherCreateElicitationResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13342,7 +13342,7 @@ def _load_OtherElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherElicitationPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -13350,7 +13350,7 @@ def _load_OtherElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/type')
     o.type = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13363,7 +13363,7 @@ def _load_Plan(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Plan_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['entries']
     except KeyError:
@@ -13376,7 +13376,7 @@ def _load_Plan(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/entries', str(exc))
         v = None
     o.entries = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13384,7 +13384,7 @@ def _load_Plan(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13399,7 +13399,7 @@ def _load_Plan(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Plan_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13412,7 +13412,7 @@ def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanFile_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['planId']
     except KeyError:
@@ -13427,7 +13427,7 @@ def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13435,7 +13435,7 @@ def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13450,7 +13450,7 @@ def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanFile_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13463,7 +13463,7 @@ def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanItems_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['planId']
     except KeyError:
@@ -13483,7 +13483,7 @@ def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/entries', str(exc))
         v = None
     o.entries = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13491,7 +13491,7 @@ def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13506,7 +13506,7 @@ def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanItems_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13519,7 +13519,7 @@ def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanMarkdown_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['planId']
     except KeyError:
@@ -13534,7 +13534,7 @@ def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/content')
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13542,7 +13542,7 @@ def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13557,7 +13557,7 @@ def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanMarkdown_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13570,7 +13570,7 @@ def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanRemoved_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['planId']
     except KeyError:
@@ -13578,7 +13578,7 @@ def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/planId')
     o.plan_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13586,7 +13586,7 @@ def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13601,7 +13601,7 @@ def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanRemoved_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13614,7 +13614,7 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['plan']
     except KeyError:
@@ -13624,7 +13624,7 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _PlanUpdate_F0(v, p + '/plan', c)
     o.plan = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13632,7 +13632,7 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13647,7 +13647,7 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13660,14 +13660,14 @@ def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['stopReason']
     except KeyError:
         raise err('required', p, "missing required property 'stopReason'") from None
     v = _PromptResponse_F0(v, p + '/stopReason', c)
     o.stop_reason = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.usage = None
         o.meta = None
         o.extra = None
@@ -13676,7 +13676,7 @@ def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
         o.usage = None
     else:
         v = d['usage']
-        n -= 1
+        n += 1
         if v is None:
             o.usage = None
         else:
@@ -13691,11 +13691,11 @@ def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/usage', str(exc))
                 v = None
             o.usage = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13710,7 +13710,7 @@ def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PromptResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13723,7 +13723,7 @@ def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxySuccessorNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['method']
     except KeyError:
@@ -13731,7 +13731,7 @@ def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.params = None
         o.meta = None
         o.extra = None
@@ -13740,15 +13740,15 @@ def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/params')
         o.params = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13763,7 +13763,7 @@ def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProxySuccessorNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13776,7 +13776,7 @@ def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxyNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['method']
     except KeyError:
@@ -13784,7 +13784,7 @@ def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -13792,7 +13792,7 @@ def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -13802,7 +13802,7 @@ def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProxyNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13815,7 +13815,7 @@ def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxySuccessorRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['method']
     except KeyError:
@@ -13823,7 +13823,7 @@ def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.params = None
         o.meta = None
         o.extra = None
@@ -13832,15 +13832,15 @@ def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/params')
         o.params = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13855,7 +13855,7 @@ def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProxySuccessorRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13868,7 +13868,7 @@ def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxyRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -13882,7 +13882,7 @@ def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -13890,7 +13890,7 @@ def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -13900,7 +13900,7 @@ def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProxyRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13913,7 +13913,7 @@ def _load_ReadTextFileResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReadTextFileResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['content']
     except KeyError:
@@ -13921,7 +13921,7 @@ def _load_ReadTextFileResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/content')
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13929,7 +13929,7 @@ def _load_ReadTextFileResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13944,7 +13944,7 @@ def _load_ReadTextFileResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ReadTextFileResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13957,8 +13957,8 @@ def _load_ReleaseTerminalResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReleaseTerminalResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13966,7 +13966,7 @@ def _load_ReleaseTerminalResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13981,7 +13981,7 @@ def _load_ReleaseTerminalResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ReleaseTerminalResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13994,14 +13994,14 @@ def _load_RequestElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestElicitationFormMode_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['requestedSchema']
     except KeyError:
         raise err('required', p, "missing required property 'requestedSchema'") from None
     v = _RequestElicitationFormMode_F0(v, p + '/requestedSchema', c)
     o.requested_schema = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RequestElicitationFormMode_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14014,7 +14014,7 @@ def _load_RequestElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestElicitationUrlMode_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['elicitationId']
     except KeyError:
@@ -14029,7 +14029,7 @@ def _load_RequestElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/url')
     o.url = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RequestElicitationUrlMode_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14042,7 +14042,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectedRequestPermissionOutcome_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['outcome']
     except KeyError:
@@ -14057,7 +14057,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/optionId')
     o.option_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14065,7 +14065,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14080,7 +14080,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SelectedRequestPermissionOutcome_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14093,7 +14093,7 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestPermissionResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['outcome']
     except KeyError:
@@ -14103,7 +14103,7 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _RequestPermissionResponse_F0(v, p + '/outcome', c)
     o.outcome = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14111,7 +14111,7 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14126,7 +14126,7 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RequestPermissionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14139,7 +14139,7 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceLink_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -14154,7 +14154,7 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.annotations = None
         o.description = None
         o.mime_type = None
@@ -14167,7 +14167,7 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -14182,11 +14182,11 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -14199,11 +14199,11 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'mimeType' not in d:
+    if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -14216,11 +14216,11 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or 'size' not in d:
+    if 'size' not in d:
         o.size = None
     else:
         v = d['size']
-        n -= 1
+        n += 1
         if v is None:
             o.size = None
         else:
@@ -14233,11 +14233,11 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/size', str(exc))
                 v = None
             o.size = v
-    if not n or 'title' not in d:
+    if 'title' not in d:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -14250,11 +14250,11 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14269,7 +14269,7 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResourceLink_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14282,8 +14282,8 @@ def _load_SetProviderResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetProviderResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14291,7 +14291,7 @@ def _load_SetProviderResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14306,7 +14306,7 @@ def _load_SetProviderResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetProviderResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14319,8 +14319,8 @@ def _load_UnarchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnarchiveSessionResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14328,7 +14328,7 @@ def _load_UnarchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14343,7 +14343,7 @@ def _load_UnarchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UnarchiveSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14356,7 +14356,7 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['status']
     except KeyError:
@@ -14364,7 +14364,7 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/status')
     o.status = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14372,7 +14372,7 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14387,7 +14387,7 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionStatusResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14400,7 +14400,7 @@ def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionTitleResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['title']
     except KeyError:
@@ -14408,7 +14408,7 @@ def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/title')
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14416,7 +14416,7 @@ def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14431,7 +14431,7 @@ def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetSessionTitleResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14444,8 +14444,8 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResumeSessionResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.modes = None
         o.config_options = None
         o.meta = None
@@ -14455,7 +14455,7 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.modes = None
     else:
         v = d['modes']
-        n -= 1
+        n += 1
         if v is None:
             o.modes = None
         else:
@@ -14470,11 +14470,11 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/modes', str(exc))
                 v = None
             o.modes = v
-    if not n or 'configOptions' not in d:
+    if 'configOptions' not in d:
         o.config_options = None
     else:
         v = d['configOptions']
-        n -= 1
+        n += 1
         if v is None:
             o.config_options = None
         else:
@@ -14499,11 +14499,11 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/configOptions', str(exc))
                 v = None
             o.config_options = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14518,7 +14518,7 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResumeSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14531,8 +14531,8 @@ def _load_SetSessionModeResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionModeResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14540,7 +14540,7 @@ def _load_SetSessionModeResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14555,7 +14555,7 @@ def _load_SetSessionModeResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetSessionModeResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14568,7 +14568,7 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionConfigOptionResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['configOptions']
     except KeyError:
@@ -14591,7 +14591,7 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/configOptions', str(exc))
         v = None
     o.config_options = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14599,7 +14599,7 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14614,7 +14614,7 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetSessionConfigOptionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14627,7 +14627,7 @@ def _load_ResultAgentResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultAgentResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -14640,7 +14640,7 @@ def _load_ResultAgentResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'result'") from None
     v = _ResultAgentResponse_F1(v, p + '/result', c)
     o.result = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResultAgentResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14653,8 +14653,8 @@ def _load_WriteTextFileResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_WriteTextFileResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14662,7 +14662,7 @@ def _load_WriteTextFileResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14677,7 +14677,7 @@ def _load_WriteTextFileResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _WriteTextFileResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14690,8 +14690,8 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalExitStatus_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.exit_code = None
         o.signal = None
         o.meta = None
@@ -14701,7 +14701,7 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
         o.exit_code = None
     else:
         v = d['exitCode']
-        n -= 1
+        n += 1
         if v is None:
             o.exit_code = None
         else:
@@ -14716,11 +14716,11 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/exitCode', str(exc))
                 v = None
             o.exit_code = v
-    if not n or 'signal' not in d:
+    if 'signal' not in d:
         o.signal = None
     else:
         v = d['signal']
-        n -= 1
+        n += 1
         if v is None:
             o.signal = None
         else:
@@ -14733,11 +14733,11 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/signal', str(exc))
                 v = None
             o.signal = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14752,7 +14752,7 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalExitStatus_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14765,7 +14765,7 @@ def _load_TerminalOutputResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalOutputResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['output']
     except KeyError:
@@ -14780,7 +14780,7 @@ def _load_TerminalOutputResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not bool:
         raise type_error('boolean', v, p + '/truncated')
     o.truncated = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.exit_status = None
         o.meta = None
         o.extra = None
@@ -14789,7 +14789,7 @@ def _load_TerminalOutputResponse(d: Any, p: str, c: _Context) -> Any:
         o.exit_status = None
     else:
         v = d['exitStatus']
-        n -= 1
+        n += 1
         if v is None:
             o.exit_status = None
         else:
@@ -14804,11 +14804,11 @@ def _load_TerminalOutputResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/exitStatus', str(exc))
                 v = None
             o.exit_status = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14823,7 +14823,7 @@ def _load_TerminalOutputResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalOutputResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14836,8 +14836,8 @@ def _load_WaitForTerminalExitResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_WaitForTerminalExitResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.exit_code = None
         o.signal = None
         o.meta = None
@@ -14847,7 +14847,7 @@ def _load_WaitForTerminalExitResponse(d: Any, p: str, c: _Context) -> Any:
         o.exit_code = None
     else:
         v = d['exitCode']
-        n -= 1
+        n += 1
         if v is None:
             o.exit_code = None
         else:
@@ -14862,11 +14862,11 @@ def _load_WaitForTerminalExitResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/exitCode', str(exc))
                 v = None
             o.exit_code = v
-    if not n or 'signal' not in d:
+    if 'signal' not in d:
         o.signal = None
     else:
         v = d['signal']
-        n -= 1
+        n += 1
         if v is None:
             o.signal = None
         else:
@@ -14879,11 +14879,11 @@ def _load_WaitForTerminalExitResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/signal', str(exc))
                 v = None
             o.signal = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14898,7 +14898,7 @@ def _load_WaitForTerminalExitResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _WaitForTerminalExitResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14911,7 +14911,7 @@ def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultMessageMcpResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['result']
     except KeyError:
@@ -14919,7 +14919,7 @@ def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
     if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
         c.deep(v, p + '/result')
     o.result = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14927,7 +14927,7 @@ def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14942,7 +14942,7 @@ def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResultMessageMcpResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14955,7 +14955,7 @@ def _load_ResultClientResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultClientResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -14968,7 +14968,7 @@ def _load_ResultClientResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'result'") from None
     v = _ResultClientResponse_F1(v, p + '/result', c)
     o.result = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResultClientResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14981,7 +14981,7 @@ def _load_ResultProxyResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultProxyResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -14994,7 +14994,7 @@ def _load_ResultProxyResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'result'") from None
     v = _ResultProxyResponse_F1(v, p + '/result', c)
     o.result = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResultProxyResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15007,7 +15007,7 @@ def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectedPermissionOutcome_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['optionId']
     except KeyError:
@@ -15015,7 +15015,7 @@ def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/optionId')
     o.option_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15023,7 +15023,7 @@ def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15038,7 +15038,7 @@ def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SelectedPermissionOutcome_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15051,7 +15051,7 @@ def _load_SessionConfigBoolean(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigBoolean_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['currentValue']
     except KeyError:
@@ -15059,7 +15059,7 @@ def _load_SessionConfigBoolean(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not bool:
         raise type_error('boolean', v, p + '/currentValue')
     o.current_value = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionConfigBoolean_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15072,7 +15072,7 @@ def _load_SessionConfigSelect(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelect_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['currentValue']
     except KeyError:
@@ -15086,7 +15086,7 @@ def _load_SessionConfigSelect(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'options'") from None
     v = _SessionConfigSelect_F1(v, p + '/options', c)
     o.options = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionConfigSelect_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15099,14 +15099,14 @@ def _load_SessionElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionElicitationFormMode_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['requestedSchema']
     except KeyError:
         raise err('required', p, "missing required property 'requestedSchema'") from None
     v = _SessionElicitationFormMode_F0(v, p + '/requestedSchema', c)
     o.requested_schema = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionElicitationFormMode_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15119,7 +15119,7 @@ def _load_SessionElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionElicitationUrlMode_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['elicitationId']
     except KeyError:
@@ -15134,7 +15134,7 @@ def _load_SessionElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/url')
     o.url = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionElicitationUrlMode_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15147,8 +15147,8 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfoUpdate_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.title = None
         o.updated_at = None
         o.meta = None
@@ -15158,7 +15158,7 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -15171,11 +15171,11 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'updatedAt' not in d:
+    if 'updatedAt' not in d:
         o.updated_at = None
     else:
         v = d['updatedAt']
-        n -= 1
+        n += 1
         if v is None:
             o.updated_at = None
         else:
@@ -15188,11 +15188,11 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/updatedAt', str(exc))
                 v = None
             o.updated_at = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15207,7 +15207,7 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionInfoUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15220,7 +15220,7 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessage_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['messageId']
     except KeyError:
@@ -15228,7 +15228,7 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.sender_session_id = None
         o.recipient_session_id = None
         o.sender_message_id = None
@@ -15241,7 +15241,7 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
         o.sender_session_id = None
     else:
         v = d['senderSessionId']
-        n -= 1
+        n += 1
         if v is None:
             o.sender_session_id = None
         else:
@@ -15254,11 +15254,11 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/senderSessionId', str(exc))
                 v = None
             o.sender_session_id = v
-    if not n or 'recipientSessionId' not in d:
+    if 'recipientSessionId' not in d:
         o.recipient_session_id = None
     else:
         v = d['recipientSessionId']
-        n -= 1
+        n += 1
         if v is None:
             o.recipient_session_id = None
         else:
@@ -15271,11 +15271,11 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/recipientSessionId', str(exc))
                 v = None
             o.recipient_session_id = v
-    if not n or 'senderMessageId' not in d:
+    if 'senderMessageId' not in d:
         o.sender_message_id = None
     else:
         v = d['senderMessageId']
-        n -= 1
+        n += 1
         if v is None:
             o.sender_message_id = None
         else:
@@ -15288,11 +15288,11 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/senderMessageId', str(exc))
                 v = None
             o.sender_message_id = v
-    if not n or 'recipientMessageId' not in d:
+    if 'recipientMessageId' not in d:
         o.recipient_message_id = None
     else:
         v = d['recipientMessageId']
-        n -= 1
+        n += 1
         if v is None:
             o.recipient_message_id = None
         else:
@@ -15305,11 +15305,11 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/recipientMessageId', str(exc))
                 v = None
             o.recipient_message_id = v
-    if not n or 'content' not in d:
+    if 'content' not in d:
         o.content = None
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -15334,11 +15334,11 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = None
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15353,7 +15353,7 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionMessage_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15366,7 +15366,7 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageChunk_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['messageId']
     except KeyError:
@@ -15383,7 +15383,7 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _SessionMessageChunk_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15391,7 +15391,7 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15406,7 +15406,7 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionMessageChunk_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15419,7 +15419,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringElicitationPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -15427,7 +15427,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if v != 'string' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'string'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.description = None
         o.min_length = None
@@ -15444,7 +15444,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -15457,11 +15457,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -15474,11 +15474,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minLength' not in d:
+    if 'minLength' not in d:
         o.min_length = None
     else:
         v = d['minLength']
-        n -= 1
+        n += 1
         if v is None:
             o.min_length = None
         else:
@@ -15487,11 +15487,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/minLength', _StringElicitationPropertySchema_F3_meta)
             o.min_length = v
-    if not n or 'maxLength' not in d:
+    if 'maxLength' not in d:
         o.max_length = None
     else:
         v = d['maxLength']
-        n -= 1
+        n += 1
         if v is None:
             o.max_length = None
         else:
@@ -15500,22 +15500,22 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/maxLength', _StringElicitationPropertySchema_F4_meta)
             o.max_length = v
-    if not n or 'pattern' not in d:
+    if 'pattern' not in d:
         o.pattern = None
     else:
         v = d['pattern']
-        n -= 1
+        n += 1
         if v is None:
             o.pattern = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/pattern')
             o.pattern = v
-    if not n or 'format' not in d:
+    if 'format' not in d:
         o.format = None
     else:
         v = d['format']
-        n -= 1
+        n += 1
         if v is None:
             o.format = None
         else:
@@ -15525,11 +15525,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.format = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -15542,11 +15542,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or 'enum' not in d:
+    if 'enum' not in d:
         o.enum = None
     else:
         v = d['enum']
-        n -= 1
+        n += 1
         if v is None:
             o.enum = None
         else:
@@ -15556,11 +15556,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.enum = v
-    if not n or 'oneOf' not in d:
+    if 'oneOf' not in d:
         o.one_of = None
     else:
         v = d['oneOf']
-        n -= 1
+        n += 1
         if v is None:
             o.one_of = None
         else:
@@ -15570,11 +15570,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.one_of = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15589,7 +15589,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _StringElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15602,8 +15602,8 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringPropertySchema_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.title = None
         o.description = None
         o.min_length = None
@@ -15620,7 +15620,7 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -15633,11 +15633,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -15650,11 +15650,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minLength' not in d:
+    if 'minLength' not in d:
         o.min_length = None
     else:
         v = d['minLength']
-        n -= 1
+        n += 1
         if v is None:
             o.min_length = None
         else:
@@ -15663,11 +15663,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/minLength', _StringPropertySchema_F2_meta)
             o.min_length = v
-    if not n or 'maxLength' not in d:
+    if 'maxLength' not in d:
         o.max_length = None
     else:
         v = d['maxLength']
-        n -= 1
+        n += 1
         if v is None:
             o.max_length = None
         else:
@@ -15676,22 +15676,22 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/maxLength', _StringPropertySchema_F3_meta)
             o.max_length = v
-    if not n or 'pattern' not in d:
+    if 'pattern' not in d:
         o.pattern = None
     else:
         v = d['pattern']
-        n -= 1
+        n += 1
         if v is None:
             o.pattern = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/pattern')
             o.pattern = v
-    if not n or 'format' not in d:
+    if 'format' not in d:
         o.format = None
     else:
         v = d['format']
-        n -= 1
+        n += 1
         if v is None:
             o.format = None
         else:
@@ -15701,11 +15701,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.format = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -15718,11 +15718,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or 'enum' not in d:
+    if 'enum' not in d:
         o.enum = None
     else:
         v = d['enum']
-        n -= 1
+        n += 1
         if v is None:
             o.enum = None
         else:
@@ -15732,11 +15732,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.enum = v
-    if not n or 'oneOf' not in d:
+    if 'oneOf' not in d:
         o.one_of = None
     else:
         v = d['oneOf']
-        n -= 1
+        n += 1
         if v is None:
             o.one_of = None
         else:
@@ -15746,11 +15746,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.one_of = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15765,7 +15765,7 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _StringPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15778,7 +15778,7 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -15786,7 +15786,7 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.description = None
         o.capabilities = None
@@ -15800,7 +15800,7 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -15813,11 +15813,11 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -15830,11 +15830,11 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'capabilities' not in d:
+    if 'capabilities' not in d:
         o.capabilities = None
     else:
         v = d['capabilities']
-        n -= 1
+        n += 1
         if v is None:
             o.capabilities = None
         else:
@@ -15849,11 +15849,11 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/capabilities', str(exc))
                 v = None
             o.capabilities = v
-    if not n or 'state' not in d:
+    if 'state' not in d:
         o.state = None
     else:
         v = d['state']
-        n -= 1
+        n += 1
         if v is None:
             o.state = None
         else:
@@ -15871,22 +15871,22 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/state', str(exc))
                 v = None
             o.state = v
-    if not n or 'cwd' not in d:
+    if 'cwd' not in d:
         o.cwd = None
     else:
         v = d['cwd']
-        n -= 1
+        n += 1
         if v is None:
             o.cwd = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/cwd')
             o.cwd = v
-    if not n or 'additionalDirectories' not in d:
+    if 'additionalDirectories' not in d:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         if v is None:
             o.additional_directories = None
         else:
@@ -15896,11 +15896,11 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.additional_directories = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15915,7 +15915,7 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SubagentUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15928,7 +15928,7 @@ def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Terminal_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['terminalId']
     except KeyError:
@@ -15936,7 +15936,7 @@ def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15944,7 +15944,7 @@ def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15959,7 +15959,7 @@ def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Terminal_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15972,7 +15972,7 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextContent_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['text']
     except KeyError:
@@ -15980,7 +15980,7 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/text')
     o.text = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -15989,7 +15989,7 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -16004,11 +16004,11 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16023,7 +16023,7 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TextContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16036,7 +16036,7 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCall_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['toolCallId']
     except KeyError:
@@ -16051,7 +16051,7 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/title')
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.name = None
         o.kind = None
         o.status = None
@@ -16066,7 +16066,7 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v is None:
             o.name = None
         else:
@@ -16079,11 +16079,11 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/name', str(exc))
                 v = None
             o.name = v
-    if not n or 'kind' not in d:
+    if 'kind' not in d:
         o.kind = None
     else:
         v = d['kind']
-        n -= 1
+        n += 1
         try:
             v = _ToolCall_F3(v, p + '/kind', c)
         except Unrecognised as u:
@@ -16095,11 +16095,11 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/kind', str(exc))
             v = None
         o.kind = v
-    if not n or 'status' not in d:
+    if 'status' not in d:
         o.status = None
     else:
         v = d['status']
-        n -= 1
+        n += 1
         try:
             v = _ToolCall_F4(v, p + '/status', c)
         except Unrecognised as u:
@@ -16111,11 +16111,11 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/status', str(exc))
             v = None
         o.status = v
-    if not n or 'content' not in d:
+    if 'content' not in d:
         o.content = None
     else:
         v = d['content']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/content'
@@ -16137,11 +16137,11 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/content', str(exc))
             v = None
         o.content = v
-    if not n or 'locations' not in d:
+    if 'locations' not in d:
         o.locations = None
     else:
         v = d['locations']
-        n -= 1
+        n += 1
         try:
             v = _ToolCall_F6(v, p + '/locations', c)
         except Unrecognised as u:
@@ -16153,11 +16153,11 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/locations', str(exc))
             v = None
         o.locations = v
-    if not n or 'rawInput' not in d:
+    if 'rawInput' not in d:
         o.raw_input = None
     else:
         v = d['rawInput']
-        n -= 1
+        n += 1
         try:
             if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
                 c.deep(v, p + '/rawInput')
@@ -16167,11 +16167,11 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/rawInput', str(exc))
             v = None
         o.raw_input = v
-    if not n or 'rawOutput' not in d:
+    if 'rawOutput' not in d:
         o.raw_output = None
     else:
         v = d['rawOutput']
-        n -= 1
+        n += 1
         try:
             if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
                 c.deep(v, p + '/rawOutput')
@@ -16181,11 +16181,11 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/rawOutput', str(exc))
             v = None
         o.raw_output = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16200,7 +16200,7 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCall_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16213,7 +16213,7 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UsageUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['used']
     except KeyError:
@@ -16232,7 +16232,7 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
     if v < 0:
         check(v, p + '/size', _UsageUpdate_F1_meta)
     o.size = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.cost = None
         o.meta = None
         o.extra = None
@@ -16241,7 +16241,7 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
         o.cost = None
     else:
         v = d['cost']
-        n -= 1
+        n += 1
         if v is None:
             o.cost = None
         else:
@@ -16256,11 +16256,11 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cost', str(exc))
                 v = None
             o.cost = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16275,7 +16275,7 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UsageUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)

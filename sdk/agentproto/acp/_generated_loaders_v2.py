@@ -35,7 +35,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AcceptCreateElicitationResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['action']
     except KeyError:
@@ -43,7 +43,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if v != 'accept' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'accept'")
     o.action = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.content = None
         o.meta = None
         o.extra = None
@@ -52,7 +52,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         o.content = None
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -61,11 +61,11 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
             if c.deep is not None:
                 c.deep(v, p + '/content')
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -80,7 +80,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AcceptCreateElicitationResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -93,7 +93,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AcpMcpServer_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -115,7 +115,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/serverId')
     o.server_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -123,7 +123,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -138,7 +138,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AcpMcpServer_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -151,7 +151,7 @@ def _load_AddDiffChange(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AddDiffChange_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['operation']
     except KeyError:
@@ -166,7 +166,7 @@ def _load_AddDiffChange(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
     o.path = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.file_type = None
         o.mime_type = None
         o.meta = None
@@ -176,7 +176,7 @@ def _load_AddDiffChange(d: Any, p: str, c: _Context) -> Any:
         o.file_type = None
     else:
         v = d['fileType']
-        n -= 1
+        n += 1
         if v is None:
             o.file_type = None
         else:
@@ -189,11 +189,11 @@ def _load_AddDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/fileType', str(exc))
                 v = None
             o.file_type = v
-    if not n or 'mimeType' not in d:
+    if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -206,11 +206,11 @@ def _load_AddDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -225,7 +225,7 @@ def _load_AddDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AddDiffChange_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -238,8 +238,8 @@ def _load_AuthStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -247,7 +247,7 @@ def _load_AuthStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -262,7 +262,7 @@ def _load_AuthStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthStatusCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -275,8 +275,8 @@ def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentAuthCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.status = None
         o.meta = None
         o.extra = None
@@ -285,7 +285,7 @@ def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.status = None
     else:
         v = d['status']
-        n -= 1
+        n += 1
         if v is None:
             o.status = None
         else:
@@ -300,11 +300,11 @@ def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/status', str(exc))
                 v = None
             o.status = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -319,7 +319,7 @@ def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentAuthCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -332,7 +332,7 @@ def _load_AgentAuthMethod(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentAuthMethod_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -354,7 +354,7 @@ def _load_AgentAuthMethod(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -363,7 +363,7 @@ def _load_AgentAuthMethod(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -376,11 +376,11 @@ def _load_AgentAuthMethod(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -395,7 +395,7 @@ def _load_AgentAuthMethod(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentAuthMethod_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -408,8 +408,8 @@ def _load_PromptImageCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptImageCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -417,7 +417,7 @@ def _load_PromptImageCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -432,7 +432,7 @@ def _load_PromptImageCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PromptImageCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -445,8 +445,8 @@ def _load_PromptAudioCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptAudioCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -454,7 +454,7 @@ def _load_PromptAudioCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -469,7 +469,7 @@ def _load_PromptAudioCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PromptAudioCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -482,8 +482,8 @@ def _load_PromptEmbeddedContextCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptEmbeddedContextCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -491,7 +491,7 @@ def _load_PromptEmbeddedContextCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -506,7 +506,7 @@ def _load_PromptEmbeddedContextCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PromptEmbeddedContextCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -519,8 +519,8 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.image = None
         o.audio = None
         o.embedded_context = None
@@ -531,7 +531,7 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.image = None
     else:
         v = d['image']
-        n -= 1
+        n += 1
         if v is None:
             o.image = None
         else:
@@ -546,11 +546,11 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/image', str(exc))
                 v = None
             o.image = v
-    if not n or 'audio' not in d:
+    if 'audio' not in d:
         o.audio = None
     else:
         v = d['audio']
-        n -= 1
+        n += 1
         if v is None:
             o.audio = None
         else:
@@ -565,11 +565,11 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/audio', str(exc))
                 v = None
             o.audio = v
-    if not n or 'embeddedContext' not in d:
+    if 'embeddedContext' not in d:
         o.embedded_context = None
     else:
         v = d['embeddedContext']
-        n -= 1
+        n += 1
         if v is None:
             o.embedded_context = None
         else:
@@ -584,11 +584,11 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/embeddedContext', str(exc))
                 v = None
             o.embedded_context = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -603,7 +603,7 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PromptCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -616,8 +616,8 @@ def _load_McpStdioCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpStdioCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -625,7 +625,7 @@ def _load_McpStdioCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -640,7 +640,7 @@ def _load_McpStdioCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpStdioCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -653,8 +653,8 @@ def _load_McpHttpCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpHttpCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -662,7 +662,7 @@ def _load_McpHttpCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -677,7 +677,7 @@ def _load_McpHttpCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpHttpCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -690,8 +690,8 @@ def _load_McpAcpCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpAcpCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -699,7 +699,7 @@ def _load_McpAcpCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -714,7 +714,7 @@ def _load_McpAcpCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpAcpCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -727,8 +727,8 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.stdio = None
         o.http = None
         o.acp = None
@@ -739,7 +739,7 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.stdio = None
     else:
         v = d['stdio']
-        n -= 1
+        n += 1
         if v is None:
             o.stdio = None
         else:
@@ -754,11 +754,11 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/stdio', str(exc))
                 v = None
             o.stdio = v
-    if not n or 'http' not in d:
+    if 'http' not in d:
         o.http = None
     else:
         v = d['http']
-        n -= 1
+        n += 1
         if v is None:
             o.http = None
         else:
@@ -773,11 +773,11 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/http', str(exc))
                 v = None
             o.http = v
-    if not n or 'acp' not in d:
+    if 'acp' not in d:
         o.acp = None
     else:
         v = d['acp']
-        n -= 1
+        n += 1
         if v is None:
             o.acp = None
         else:
@@ -792,11 +792,11 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/acp', str(exc))
                 v = None
             o.acp = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -811,7 +811,7 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -824,8 +824,8 @@ def _load_SessionDeleteCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionDeleteCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -833,7 +833,7 @@ def _load_SessionDeleteCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -848,7 +848,7 @@ def _load_SessionDeleteCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionDeleteCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -861,8 +861,8 @@ def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: _Context) 
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionAdditionalDirectoriesCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -870,7 +870,7 @@ def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: _Context) 
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -885,7 +885,7 @@ def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: _Context) 
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionAdditionalDirectoriesCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -898,8 +898,8 @@ def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: _Context) -
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptOverrideCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -907,7 +907,7 @@ def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: _Context) -
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -922,7 +922,7 @@ def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: _Context) -
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionSystemPromptOverrideCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -935,8 +935,8 @@ def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> An
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptModeCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.override = None
         o.meta = None
         o.extra = None
@@ -945,7 +945,7 @@ def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> An
         o.override = None
     else:
         v = d['override']
-        n -= 1
+        n += 1
         if v is None:
             o.override = None
         else:
@@ -960,11 +960,11 @@ def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> An
                 c.report('invalid-field-defaulted', p + '/override', str(exc))
                 v = None
             o.override = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -979,7 +979,7 @@ def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> An
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionSystemPromptModeCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -992,8 +992,8 @@ def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.mode = None
         o.meta = None
         o.extra = None
@@ -1002,7 +1002,7 @@ def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.mode = None
     else:
         v = d['mode']
-        n -= 1
+        n += 1
         if v is None:
             o.mode = None
         else:
@@ -1017,11 +1017,11 @@ def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mode', str(exc))
                 v = None
             o.mode = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1036,7 +1036,7 @@ def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionSystemPromptCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1049,8 +1049,8 @@ def _load_SessionForkCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionForkCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -1058,7 +1058,7 @@ def _load_SessionForkCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1073,7 +1073,7 @@ def _load_SessionForkCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionForkCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1086,8 +1086,8 @@ def _load_SessionArchiveCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionArchiveCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -1095,7 +1095,7 @@ def _load_SessionArchiveCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1110,7 +1110,7 @@ def _load_SessionArchiveCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionArchiveCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1123,8 +1123,8 @@ def _load_SessionStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -1132,7 +1132,7 @@ def _load_SessionStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1147,7 +1147,7 @@ def _load_SessionStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionStatusCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1160,8 +1160,8 @@ def _load_SessionTitleCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionTitleCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -1169,7 +1169,7 @@ def _load_SessionTitleCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1184,7 +1184,7 @@ def _load_SessionTitleCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionTitleCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1197,8 +1197,8 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.prompt = None
         o.mcp = None
         o.delete = None
@@ -1215,7 +1215,7 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.prompt = None
     else:
         v = d['prompt']
-        n -= 1
+        n += 1
         if v is None:
             o.prompt = None
         else:
@@ -1230,11 +1230,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/prompt', str(exc))
                 v = None
             o.prompt = v
-    if not n or 'mcp' not in d:
+    if 'mcp' not in d:
         o.mcp = None
     else:
         v = d['mcp']
-        n -= 1
+        n += 1
         if v is None:
             o.mcp = None
         else:
@@ -1249,11 +1249,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mcp', str(exc))
                 v = None
             o.mcp = v
-    if not n or 'delete' not in d:
+    if 'delete' not in d:
         o.delete = None
     else:
         v = d['delete']
-        n -= 1
+        n += 1
         if v is None:
             o.delete = None
         else:
@@ -1268,11 +1268,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/delete', str(exc))
                 v = None
             o.delete = v
-    if not n or 'additionalDirectories' not in d:
+    if 'additionalDirectories' not in d:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         if v is None:
             o.additional_directories = None
         else:
@@ -1287,11 +1287,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/additionalDirectories', str(exc))
                 v = None
             o.additional_directories = v
-    if not n or 'systemPrompt' not in d:
+    if 'systemPrompt' not in d:
         o.system_prompt = None
     else:
         v = d['systemPrompt']
-        n -= 1
+        n += 1
         if v is None:
             o.system_prompt = None
         else:
@@ -1306,11 +1306,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/systemPrompt', str(exc))
                 v = None
             o.system_prompt = v
-    if not n or 'fork' not in d:
+    if 'fork' not in d:
         o.fork = None
     else:
         v = d['fork']
-        n -= 1
+        n += 1
         if v is None:
             o.fork = None
         else:
@@ -1325,11 +1325,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/fork', str(exc))
                 v = None
             o.fork = v
-    if not n or 'archive' not in d:
+    if 'archive' not in d:
         o.archive = None
     else:
         v = d['archive']
-        n -= 1
+        n += 1
         if v is None:
             o.archive = None
         else:
@@ -1344,11 +1344,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/archive', str(exc))
                 v = None
             o.archive = v
-    if not n or 'status' not in d:
+    if 'status' not in d:
         o.status = None
     else:
         v = d['status']
-        n -= 1
+        n += 1
         if v is None:
             o.status = None
         else:
@@ -1363,11 +1363,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/status', str(exc))
                 v = None
             o.status = v
-    if not n or 'title' not in d:
+    if 'title' not in d:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -1382,11 +1382,11 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1401,7 +1401,7 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1414,8 +1414,8 @@ def _load_ProvidersCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProvidersCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -1423,7 +1423,7 @@ def _load_ProvidersCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1438,7 +1438,7 @@ def _load_ProvidersCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProvidersCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1451,8 +1451,8 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.session = None
         o.auth = None
         o.providers = None
@@ -1463,7 +1463,7 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.session = None
     else:
         v = d['session']
-        n -= 1
+        n += 1
         if v is None:
             o.session = None
         else:
@@ -1478,11 +1478,11 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/session', str(exc))
                 v = None
             o.session = v
-    if not n or 'auth' not in d:
+    if 'auth' not in d:
         o.auth = None
     else:
         v = d['auth']
-        n -= 1
+        n += 1
         if v is None:
             o.auth = None
         else:
@@ -1497,11 +1497,11 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/auth', str(exc))
                 v = None
             o.auth = v
-    if not n or 'providers' not in d:
+    if 'providers' not in d:
         o.providers = None
     else:
         v = d['providers']
-        n -= 1
+        n += 1
         if v is None:
             o.providers = None
         else:
@@ -1516,11 +1516,11 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/providers', str(exc))
                 v = None
             o.providers = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1535,7 +1535,7 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1548,8 +1548,8 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Annotations_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.audience = None
         o.last_modified = None
         o.priority = None
@@ -1560,7 +1560,7 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
         o.audience = None
     else:
         v = d['audience']
-        n -= 1
+        n += 1
         if v is None:
             o.audience = None
         else:
@@ -1575,11 +1575,11 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/audience', str(exc))
                 v = None
             o.audience = v
-    if not n or 'lastModified' not in d:
+    if 'lastModified' not in d:
         o.last_modified = None
     else:
         v = d['lastModified']
-        n -= 1
+        n += 1
         if v is None:
             o.last_modified = None
         else:
@@ -1592,11 +1592,11 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/lastModified', str(exc))
                 v = None
             o.last_modified = v
-    if not n or 'priority' not in d:
+    if 'priority' not in d:
         o.priority = None
     else:
         v = d['priority']
-        n -= 1
+        n += 1
         if v is None:
             o.priority = None
         else:
@@ -1613,11 +1613,11 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/priority', str(exc))
                 v = None
             o.priority = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1632,7 +1632,7 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Annotations_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1645,7 +1645,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextContentBlock_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1660,7 +1660,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/text')
     o.text = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -1669,7 +1669,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -1684,11 +1684,11 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1703,7 +1703,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TextContentBlock_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1716,7 +1716,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ImageContentBlock_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1738,7 +1738,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/mimeType')
     o.mime_type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.uri = None
         o.annotations = None
         o.meta = None
@@ -1748,7 +1748,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
         o.uri = None
     else:
         v = d['uri']
-        n -= 1
+        n += 1
         if v is None:
             o.uri = None
         else:
@@ -1761,11 +1761,11 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/uri', str(exc))
                 v = None
             o.uri = v
-    if not n or 'annotations' not in d:
+    if 'annotations' not in d:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -1780,11 +1780,11 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1799,7 +1799,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ImageContentBlock_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1812,7 +1812,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AudioContentBlock_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1834,7 +1834,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/mimeType')
     o.mime_type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -1843,7 +1843,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -1858,11 +1858,11 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1877,7 +1877,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AudioContentBlock_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1890,7 +1890,7 @@ def _load_Icon(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Icon_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['src']
     except KeyError:
@@ -1898,7 +1898,7 @@ def _load_Icon(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/src')
     o.src = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.mime_type = None
         o.sizes = None
         o.theme = None
@@ -1909,7 +1909,7 @@ def _load_Icon(d: Any, p: str, c: _Context) -> Any:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -1922,11 +1922,11 @@ def _load_Icon(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or 'sizes' not in d:
+    if 'sizes' not in d:
         o.sizes = None
     else:
         v = d['sizes']
-        n -= 1
+        n += 1
         if v is None:
             o.sizes = None
         else:
@@ -1941,11 +1941,11 @@ def _load_Icon(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/sizes', str(exc))
                 v = None
             o.sizes = v
-    if not n or 'theme' not in d:
+    if 'theme' not in d:
         o.theme = None
     else:
         v = d['theme']
-        n -= 1
+        n += 1
         if v is None:
             o.theme = None
         else:
@@ -1958,11 +1958,11 @@ def _load_Icon(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/theme', str(exc))
                 v = None
             o.theme = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -1977,7 +1977,7 @@ def _load_Icon(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Icon_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1990,7 +1990,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceLinkContentBlock_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2012,7 +2012,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.title = None
         o.description = None
         o.icons = None
@@ -2026,7 +2026,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -2039,11 +2039,11 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -2056,11 +2056,11 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'icons' not in d:
+    if 'icons' not in d:
         o.icons = None
     else:
         v = d['icons']
-        n -= 1
+        n += 1
         if v is None:
             o.icons = None
         else:
@@ -2075,11 +2075,11 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/icons', str(exc))
                 v = None
             o.icons = v
-    if not n or 'mimeType' not in d:
+    if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -2092,11 +2092,11 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or 'size' not in d:
+    if 'size' not in d:
         o.size = None
     else:
         v = d['size']
-        n -= 1
+        n += 1
         if v is None:
             o.size = None
         else:
@@ -2111,11 +2111,11 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/size', str(exc))
                 v = None
             o.size = v
-    if not n or 'annotations' not in d:
+    if 'annotations' not in d:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -2130,11 +2130,11 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2149,7 +2149,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResourceLinkContentBlock_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2162,7 +2162,7 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextResourceContents_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['text']
     except KeyError:
@@ -2177,7 +2177,7 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.mime_type = None
         o.meta = None
         o.extra = None
@@ -2186,7 +2186,7 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -2199,11 +2199,11 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2218,7 +2218,7 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TextResourceContents_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2231,7 +2231,7 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BlobResourceContents_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['blob']
     except KeyError:
@@ -2246,7 +2246,7 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.mime_type = None
         o.meta = None
         o.extra = None
@@ -2255,7 +2255,7 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -2268,11 +2268,11 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2287,7 +2287,7 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BlobResourceContents_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2300,7 +2300,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceContentBlock_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2314,7 +2314,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'resource'") from None
     v = _ResourceContentBlock_F1(v, p + '/resource', c)
     o.resource = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -2323,7 +2323,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -2338,11 +2338,11 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2357,7 +2357,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResourceContentBlock_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2370,7 +2370,7 @@ def _load_OtherContentBlock(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherContentBlock_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2378,7 +2378,7 @@ def _load_OtherContentBlock(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/type')
     o.type = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherContentBlock_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2391,7 +2391,7 @@ def _load_AgentMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentMessage_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['messageId']
     except KeyError:
@@ -2399,7 +2399,7 @@ def _load_AgentMessage(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.content = UNSET
         o.meta = UNSET
         o.extra = None
@@ -2408,7 +2408,7 @@ def _load_AgentMessage(d: Any, p: str, c: _Context) -> Any:
         o.content = UNSET
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -2433,11 +2433,11 @@ def _load_AgentMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = UNSET
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2452,7 +2452,7 @@ def _load_AgentMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentMessage_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2465,7 +2465,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentMessageChunkSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2489,7 +2489,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _AgentMessageChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -2497,7 +2497,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2512,7 +2512,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentMessageChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2525,7 +2525,7 @@ def _load_AgentMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentMessageSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2540,7 +2540,7 @@ def _load_AgentMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.content = UNSET
         o.meta = UNSET
         o.extra = None
@@ -2549,7 +2549,7 @@ def _load_AgentMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.content = UNSET
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -2574,11 +2574,11 @@ def _load_AgentMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = UNSET
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2593,7 +2593,7 @@ def _load_AgentMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentMessageSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2606,7 +2606,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UserMessageChunkSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2630,7 +2630,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _UserMessageChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -2638,7 +2638,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2653,7 +2653,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UserMessageChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2666,7 +2666,7 @@ def _load_UserMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UserMessageSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2681,7 +2681,7 @@ def _load_UserMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.content = UNSET
         o.meta = UNSET
         o.extra = None
@@ -2690,7 +2690,7 @@ def _load_UserMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.content = UNSET
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -2715,11 +2715,11 @@ def _load_UserMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = UNSET
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2734,7 +2734,7 @@ def _load_UserMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UserMessageSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2747,7 +2747,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentThoughtChunkSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2771,7 +2771,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _AgentThoughtChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -2779,7 +2779,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2794,7 +2794,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentThoughtChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2807,7 +2807,7 @@ def _load_AgentThoughtSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentThoughtSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2822,7 +2822,7 @@ def _load_AgentThoughtSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.content = UNSET
         o.meta = UNSET
         o.extra = None
@@ -2831,7 +2831,7 @@ def _load_AgentThoughtSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.content = UNSET
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -2856,11 +2856,11 @@ def _load_AgentThoughtSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = UNSET
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2875,7 +2875,7 @@ def _load_AgentThoughtSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentThoughtSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2888,7 +2888,7 @@ def _load_StateUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StateUpdateSessionUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -2896,7 +2896,7 @@ def _load_StateUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v != 'state_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'state_update'")
     o.session_update = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _StateUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2909,7 +2909,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ContentToolCallContent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2926,7 +2926,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _ContentToolCallContent_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -2934,7 +2934,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -2949,7 +2949,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ContentToolCallContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -2962,7 +2962,7 @@ def _load_DeleteDiffChange(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeleteDiffChange_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['operation']
     except KeyError:
@@ -2977,7 +2977,7 @@ def _load_DeleteDiffChange(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
     o.path = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.file_type = None
         o.mime_type = None
         o.meta = None
@@ -2987,7 +2987,7 @@ def _load_DeleteDiffChange(d: Any, p: str, c: _Context) -> Any:
         o.file_type = None
     else:
         v = d['fileType']
-        n -= 1
+        n += 1
         if v is None:
             o.file_type = None
         else:
@@ -3000,11 +3000,11 @@ def _load_DeleteDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/fileType', str(exc))
                 v = None
             o.file_type = v
-    if not n or 'mimeType' not in d:
+    if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -3017,11 +3017,11 @@ def _load_DeleteDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3036,7 +3036,7 @@ def _load_DeleteDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DeleteDiffChange_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3049,7 +3049,7 @@ def _load_ModifyDiffChange(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ModifyDiffChange_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['operation']
     except KeyError:
@@ -3064,7 +3064,7 @@ def _load_ModifyDiffChange(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
     o.path = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.file_type = None
         o.mime_type = None
         o.meta = None
@@ -3074,7 +3074,7 @@ def _load_ModifyDiffChange(d: Any, p: str, c: _Context) -> Any:
         o.file_type = None
     else:
         v = d['fileType']
-        n -= 1
+        n += 1
         if v is None:
             o.file_type = None
         else:
@@ -3087,11 +3087,11 @@ def _load_ModifyDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/fileType', str(exc))
                 v = None
             o.file_type = v
-    if not n or 'mimeType' not in d:
+    if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -3104,11 +3104,11 @@ def _load_ModifyDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3123,7 +3123,7 @@ def _load_ModifyDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ModifyDiffChange_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3136,7 +3136,7 @@ def _load_MoveDiffChange(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MoveDiffChange_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['operation']
     except KeyError:
@@ -3158,7 +3158,7 @@ def _load_MoveDiffChange(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
     o.path = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.file_type = None
         o.mime_type = None
         o.meta = None
@@ -3168,7 +3168,7 @@ def _load_MoveDiffChange(d: Any, p: str, c: _Context) -> Any:
         o.file_type = None
     else:
         v = d['fileType']
-        n -= 1
+        n += 1
         if v is None:
             o.file_type = None
         else:
@@ -3181,11 +3181,11 @@ def _load_MoveDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/fileType', str(exc))
                 v = None
             o.file_type = v
-    if not n or 'mimeType' not in d:
+    if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -3198,11 +3198,11 @@ def _load_MoveDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3217,7 +3217,7 @@ def _load_MoveDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _MoveDiffChange_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3230,7 +3230,7 @@ def _load_CopyDiffChange(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CopyDiffChange_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['operation']
     except KeyError:
@@ -3252,7 +3252,7 @@ def _load_CopyDiffChange(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
     o.path = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.file_type = None
         o.mime_type = None
         o.meta = None
@@ -3262,7 +3262,7 @@ def _load_CopyDiffChange(d: Any, p: str, c: _Context) -> Any:
         o.file_type = None
     else:
         v = d['fileType']
-        n -= 1
+        n += 1
         if v is None:
             o.file_type = None
         else:
@@ -3275,11 +3275,11 @@ def _load_CopyDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/fileType', str(exc))
                 v = None
             o.file_type = v
-    if not n or 'mimeType' not in d:
+    if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -3292,11 +3292,11 @@ def _load_CopyDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3311,7 +3311,7 @@ def _load_CopyDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CopyDiffChange_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3324,7 +3324,7 @@ def _load_OtherDiffChange(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherDiffChange_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['operation']
     except KeyError:
@@ -3332,7 +3332,7 @@ def _load_OtherDiffChange(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/operation')
     o.operation = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.file_type = None
         o.mime_type = None
         o.meta = None
@@ -3342,7 +3342,7 @@ def _load_OtherDiffChange(d: Any, p: str, c: _Context) -> Any:
         o.file_type = None
     else:
         v = d['fileType']
-        n -= 1
+        n += 1
         if v is None:
             o.file_type = None
         else:
@@ -3355,11 +3355,11 @@ def _load_OtherDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/fileType', str(exc))
                 v = None
             o.file_type = v
-    if not n or 'mimeType' not in d:
+    if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -3372,11 +3372,11 @@ def _load_OtherDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3391,7 +3391,7 @@ def _load_OtherDiffChange(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherDiffChange_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3404,7 +3404,7 @@ def _load_DiffPatch(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DiffPatch_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['format']
     except KeyError:
@@ -3419,7 +3419,7 @@ def _load_DiffPatch(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/text')
     o.text = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3427,7 +3427,7 @@ def _load_DiffPatch(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3442,7 +3442,7 @@ def _load_DiffPatch(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DiffPatch_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3455,7 +3455,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DiffToolCallContent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3479,7 +3479,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _DiffToolCallContent_F1(v, p + '/changes', c)
     o.changes = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.patch = None
         o.meta = None
         o.extra = None
@@ -3488,7 +3488,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
         o.patch = None
     else:
         v = d['patch']
-        n -= 1
+        n += 1
         if v is None:
             o.patch = None
         else:
@@ -3503,11 +3503,11 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/patch', str(exc))
                 v = None
             o.patch = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3522,7 +3522,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DiffToolCallContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3535,7 +3535,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalToolCallContent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3550,7 +3550,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3558,7 +3558,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3573,7 +3573,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalToolCallContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3586,7 +3586,7 @@ def _load_OtherToolCallContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherToolCallContent_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3594,7 +3594,7 @@ def _load_OtherToolCallContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/type')
     o.type = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherToolCallContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3607,7 +3607,7 @@ def _load_ToolCallContentChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallContentChunkSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -3631,7 +3631,7 @@ def _load_ToolCallContentChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _ToolCallContentChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3639,7 +3639,7 @@ def _load_ToolCallContentChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3654,7 +3654,7 @@ def _load_ToolCallContentChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallContentChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3667,7 +3667,7 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallLocation_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['path']
     except KeyError:
@@ -3675,7 +3675,7 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
     o.path = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.line = None
         o.meta = None
         o.extra = None
@@ -3684,7 +3684,7 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
         o.line = None
     else:
         v = d['line']
-        n -= 1
+        n += 1
         if v is None:
             o.line = None
         else:
@@ -3699,11 +3699,11 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/line', str(exc))
                 v = None
             o.line = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3718,7 +3718,7 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallLocation_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3731,8 +3731,8 @@ def _load_ToolCallCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallCancelCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -3740,7 +3740,7 @@ def _load_ToolCallCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3755,7 +3755,7 @@ def _load_ToolCallCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallCancelCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3768,8 +3768,8 @@ def _load_ToolCallCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.cancel = None
         o.meta = None
         o.extra = None
@@ -3778,7 +3778,7 @@ def _load_ToolCallCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.cancel = None
     else:
         v = d['cancel']
-        n -= 1
+        n += 1
         if v is None:
             o.cancel = None
         else:
@@ -3793,11 +3793,11 @@ def _load_ToolCallCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cancel', str(exc))
                 v = None
             o.cancel = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -3812,7 +3812,7 @@ def _load_ToolCallCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -3825,7 +3825,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -3840,7 +3840,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/toolCallId')
     o.tool_call_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.name = UNSET
         o.title = UNSET
         o.kind = UNSET
@@ -3857,7 +3857,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.name = UNSET
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v is None:
             o.name = None
         else:
@@ -3870,11 +3870,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/name', str(exc))
                 v = UNSET
             o.name = v
-    if not n or 'title' not in d:
+    if 'title' not in d:
         o.title = UNSET
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -3887,11 +3887,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = UNSET
             o.title = v
-    if not n or 'kind' not in d:
+    if 'kind' not in d:
         o.kind = UNSET
     else:
         v = d['kind']
-        n -= 1
+        n += 1
         if v is None:
             o.kind = None
         else:
@@ -3904,11 +3904,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/kind', str(exc))
                 v = UNSET
             o.kind = v
-    if not n or 'status' not in d:
+    if 'status' not in d:
         o.status = UNSET
     else:
         v = d['status']
-        n -= 1
+        n += 1
         if v is None:
             o.status = None
         else:
@@ -3921,11 +3921,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/status', str(exc))
                 v = UNSET
             o.status = v
-    if not n or 'content' not in d:
+    if 'content' not in d:
         o.content = UNSET
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -3950,11 +3950,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = UNSET
             o.content = v
-    if not n or 'locations' not in d:
+    if 'locations' not in d:
         o.locations = UNSET
     else:
         v = d['locations']
-        n -= 1
+        n += 1
         if v is None:
             o.locations = None
         else:
@@ -3969,11 +3969,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/locations', str(exc))
                 v = UNSET
             o.locations = v
-    if not n or 'rawInput' not in d:
+    if 'rawInput' not in d:
         o.raw_input = UNSET
     else:
         v = d['rawInput']
-        n -= 1
+        n += 1
         if v is None:
             o.raw_input = None
         else:
@@ -3986,11 +3986,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/rawInput', str(exc))
                 v = UNSET
             o.raw_input = v
-    if not n or 'rawOutput' not in d:
+    if 'rawOutput' not in d:
         o.raw_output = UNSET
     else:
         v = d['rawOutput']
-        n -= 1
+        n += 1
         if v is None:
             o.raw_output = None
         else:
@@ -4003,11 +4003,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/rawOutput', str(exc))
                 v = UNSET
             o.raw_output = v
-    if not n or 'capabilities' not in d:
+    if 'capabilities' not in d:
         o.capabilities = UNSET
     else:
         v = d['capabilities']
-        n -= 1
+        n += 1
         if v is None:
             o.capabilities = None
         else:
@@ -4022,11 +4022,11 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/capabilities', str(exc))
                 v = UNSET
             o.capabilities = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4041,7 +4041,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4054,7 +4054,7 @@ def _load_TerminalOutput(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalOutput_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['data']
     except KeyError:
@@ -4062,7 +4062,7 @@ def _load_TerminalOutput(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/data')
     o.data = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4070,7 +4070,7 @@ def _load_TerminalOutput(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4085,7 +4085,7 @@ def _load_TerminalOutput(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalOutput_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4098,8 +4098,8 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalExitStatus_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.exit_code = None
         o.signal = None
         o.meta = None
@@ -4109,7 +4109,7 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
         o.exit_code = None
     else:
         v = d['exitCode']
-        n -= 1
+        n += 1
         if v is None:
             o.exit_code = None
         else:
@@ -4122,11 +4122,11 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/exitCode', str(exc))
                 v = None
             o.exit_code = v
-    if not n or 'signal' not in d:
+    if 'signal' not in d:
         o.signal = None
     else:
         v = d['signal']
-        n -= 1
+        n += 1
         if v is None:
             o.signal = None
         else:
@@ -4139,11 +4139,11 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/signal', str(exc))
                 v = None
             o.signal = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4158,7 +4158,7 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalExitStatus_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4171,7 +4171,7 @@ def _load_TerminalSize(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalSize_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['cols']
     except KeyError:
@@ -4194,7 +4194,7 @@ def _load_TerminalSize(d: Any, p: str, c: _Context) -> Any:
     if v > 65535:
         check(v, p + '/rows', _TerminalSize_F1_meta)
     o.rows = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4202,7 +4202,7 @@ def _load_TerminalSize(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4217,7 +4217,7 @@ def _load_TerminalSize(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalSize_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4230,8 +4230,8 @@ def _load_TerminalCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalCancelCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4239,7 +4239,7 @@ def _load_TerminalCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4254,7 +4254,7 @@ def _load_TerminalCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalCancelCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4267,8 +4267,8 @@ def _load_TerminalCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.cancel = None
         o.meta = None
         o.extra = None
@@ -4277,7 +4277,7 @@ def _load_TerminalCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.cancel = None
     else:
         v = d['cancel']
-        n -= 1
+        n += 1
         if v is None:
             o.cancel = None
         else:
@@ -4292,11 +4292,11 @@ def _load_TerminalCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cancel', str(exc))
                 v = None
             o.cancel = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4311,7 +4311,7 @@ def _load_TerminalCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4324,7 +4324,7 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -4339,7 +4339,7 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.command = UNSET
         o.cwd = UNSET
         o.output = UNSET
@@ -4353,7 +4353,7 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.command = UNSET
     else:
         v = d['command']
-        n -= 1
+        n += 1
         if v is None:
             o.command = None
         else:
@@ -4366,11 +4366,11 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/command', str(exc))
                 v = UNSET
             o.command = v
-    if not n or 'cwd' not in d:
+    if 'cwd' not in d:
         o.cwd = UNSET
     else:
         v = d['cwd']
-        n -= 1
+        n += 1
         if v is None:
             o.cwd = None
         else:
@@ -4383,11 +4383,11 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cwd', str(exc))
                 v = UNSET
             o.cwd = v
-    if not n or 'output' not in d:
+    if 'output' not in d:
         o.output = UNSET
     else:
         v = d['output']
-        n -= 1
+        n += 1
         if v is None:
             o.output = None
         else:
@@ -4402,11 +4402,11 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/output', str(exc))
                 v = UNSET
             o.output = v
-    if not n or 'exitStatus' not in d:
+    if 'exitStatus' not in d:
         o.exit_status = UNSET
     else:
         v = d['exitStatus']
-        n -= 1
+        n += 1
         if v is None:
             o.exit_status = None
         else:
@@ -4421,11 +4421,11 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/exitStatus', str(exc))
                 v = UNSET
             o.exit_status = v
-    if not n or 'size' not in d:
+    if 'size' not in d:
         o.size = UNSET
     else:
         v = d['size']
-        n -= 1
+        n += 1
         if v is None:
             o.size = None
         else:
@@ -4440,11 +4440,11 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/size', str(exc))
                 v = UNSET
             o.size = v
-    if not n or 'capabilities' not in d:
+    if 'capabilities' not in d:
         o.capabilities = UNSET
     else:
         v = d['capabilities']
-        n -= 1
+        n += 1
         if v is None:
             o.capabilities = None
         else:
@@ -4459,11 +4459,11 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/capabilities', str(exc))
                 v = UNSET
             o.capabilities = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4478,7 +4478,7 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4491,7 +4491,7 @@ def _load_TerminalOutputChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalOutputChunkSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -4513,7 +4513,7 @@ def _load_TerminalOutputChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/data')
     o.data = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4521,7 +4521,7 @@ def _load_TerminalOutputChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4536,7 +4536,7 @@ def _load_TerminalOutputChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalOutputChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4549,7 +4549,7 @@ def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanEntry_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['content']
     except KeyError:
@@ -4571,7 +4571,7 @@ def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/status')
     o.status = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4579,7 +4579,7 @@ def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4594,7 +4594,7 @@ def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanEntry_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4607,7 +4607,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ItemsPlanUpdateContent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4628,7 +4628,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'entries'") from None
     v = _ItemsPlanUpdateContent_F2(v, p + '/entries', c)
     o.entries = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4636,7 +4636,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4651,7 +4651,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ItemsPlanUpdateContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4664,7 +4664,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FilePlanUpdateContent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4686,7 +4686,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4694,7 +4694,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4709,7 +4709,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _FilePlanUpdateContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4722,7 +4722,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MarkdownPlanUpdateContent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4744,7 +4744,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/content')
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4752,7 +4752,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4767,7 +4767,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _MarkdownPlanUpdateContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4780,7 +4780,7 @@ def _load_OtherPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherPlanUpdateContent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4795,7 +4795,7 @@ def _load_OtherPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/planId')
     o.plan_id = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherPlanUpdateContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4808,7 +4808,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -4825,7 +4825,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _PlanUpdateSessionUpdate_F1(v, p + '/plan', c)
     o.plan = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4833,7 +4833,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4848,7 +4848,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4861,7 +4861,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanRemovedSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -4876,7 +4876,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/planId')
     o.plan_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4884,7 +4884,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4899,7 +4899,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanRemovedSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4912,7 +4912,7 @@ def _load_TextAvailableCommandInput(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextAvailableCommandInput_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4927,7 +4927,7 @@ def _load_TextAvailableCommandInput(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/hint')
     o.hint = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -4935,7 +4935,7 @@ def _load_TextAvailableCommandInput(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -4950,7 +4950,7 @@ def _load_TextAvailableCommandInput(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TextAvailableCommandInput_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4963,7 +4963,7 @@ def _load_OtherAvailableCommandInput(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherAvailableCommandInput_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4971,7 +4971,7 @@ def _load_OtherAvailableCommandInput(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/type')
     o.type = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherAvailableCommandInput_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -4984,7 +4984,7 @@ def _load_CommandAvailableCommand(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CommandAvailableCommand_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -5006,7 +5006,7 @@ def _load_CommandAvailableCommand(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/description')
     o.description = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.input = None
         o.meta = None
         o.extra = None
@@ -5015,7 +5015,7 @@ def _load_CommandAvailableCommand(d: Any, p: str, c: _Context) -> Any:
         o.input = None
     else:
         v = d['input']
-        n -= 1
+        n += 1
         if v is None:
             o.input = None
         else:
@@ -5033,11 +5033,11 @@ def _load_CommandAvailableCommand(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/input', str(exc))
                 v = None
             o.input = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5052,7 +5052,7 @@ def _load_CommandAvailableCommand(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CommandAvailableCommand_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5065,7 +5065,7 @@ def _load_OtherAvailableCommand(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherAvailableCommand_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -5087,7 +5087,7 @@ def _load_OtherAvailableCommand(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/description')
     o.description = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherAvailableCommand_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5100,7 +5100,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AvailableCommandsUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -5124,7 +5124,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
     else:
         v = _AvailableCommandsUpdateSessionUpdate_F1(v, p + '/availableCommands', c)
     o.available_commands = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -5132,7 +5132,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5147,7 +5147,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AvailableCommandsUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5160,7 +5160,7 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelectOption_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['value']
     except KeyError:
@@ -5175,7 +5175,7 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -5184,7 +5184,7 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -5197,11 +5197,11 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5216,7 +5216,7 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionConfigSelectOption_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5229,7 +5229,7 @@ def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelectGroup_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['groupId']
     except KeyError:
@@ -5257,7 +5257,7 @@ def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/options', str(exc))
         v = None
     o.options = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -5265,7 +5265,7 @@ def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5280,7 +5280,7 @@ def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionConfigSelectGroup_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5293,7 +5293,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectSessionConfigOption_cls)
-    n = len(d) - 5
+    n = 5  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -5328,7 +5328,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 5:  # the required members, nothing else
         o.description = None
         o.category = None
         o.meta = None
@@ -5338,7 +5338,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -5351,11 +5351,11 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'category' not in d:
+    if 'category' not in d:
         o.category = None
     else:
         v = d['category']
-        n -= 1
+        n += 1
         if v is None:
             o.category = None
         else:
@@ -5368,11 +5368,11 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/category', str(exc))
                 v = None
             o.category = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5387,7 +5387,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SelectSessionConfigOption_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5400,7 +5400,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanSessionConfigOption_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -5429,7 +5429,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.description = None
         o.category = None
         o.meta = None
@@ -5439,7 +5439,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -5452,11 +5452,11 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'category' not in d:
+    if 'category' not in d:
         o.category = None
     else:
         v = d['category']
-        n -= 1
+        n += 1
         if v is None:
             o.category = None
         else:
@@ -5469,11 +5469,11 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/category', str(exc))
                 v = None
             o.category = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5488,7 +5488,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BooleanSessionConfigOption_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5501,7 +5501,7 @@ def _load_OtherSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherSessionConfigOption_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -5523,7 +5523,7 @@ def _load_OtherSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.description = None
         o.category = None
         o.meta = None
@@ -5533,7 +5533,7 @@ def _load_OtherSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -5546,11 +5546,11 @@ def _load_OtherSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'category' not in d:
+    if 'category' not in d:
         o.category = None
     else:
         v = d['category']
-        n -= 1
+        n += 1
         if v is None:
             o.category = None
         else:
@@ -5563,11 +5563,11 @@ def _load_OtherSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/category', str(exc))
                 v = None
             o.category = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5582,7 +5582,7 @@ def _load_OtherSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherSessionConfigOption_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5595,7 +5595,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ConfigOptionUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -5619,7 +5619,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _ConfigOptionUpdateSessionUpdate_F1(v, p + '/configOptions', c)
     o.config_options = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -5627,7 +5627,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5642,7 +5642,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ConfigOptionUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5655,7 +5655,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfoUpdateSessionUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -5663,7 +5663,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v != 'session_info_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'session_info_update'")
     o.session_update = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = UNSET
         o.updated_at = UNSET
         o.meta = UNSET
@@ -5673,7 +5673,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.title = UNSET
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -5686,11 +5686,11 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = UNSET
             o.title = v
-    if not n or 'updatedAt' not in d:
+    if 'updatedAt' not in d:
         o.updated_at = UNSET
     else:
         v = d['updatedAt']
-        n -= 1
+        n += 1
         if v is None:
             o.updated_at = None
         else:
@@ -5703,11 +5703,11 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/updatedAt', str(exc))
                 v = UNSET
             o.updated_at = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5722,7 +5722,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionInfoUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5735,7 +5735,7 @@ def _load_Cost(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Cost_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['amount']
     except KeyError:
@@ -5750,7 +5750,7 @@ def _load_Cost(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/currency')
     o.currency = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -5758,7 +5758,7 @@ def _load_Cost(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5773,7 +5773,7 @@ def _load_Cost(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Cost_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5786,7 +5786,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UsageUpdateSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -5812,7 +5812,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v < 0:
         check(v, p + '/size', _UsageUpdateSessionUpdate_F2_meta)
     o.size = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.cost = UNSET
         o.meta = None
         o.extra = None
@@ -5821,7 +5821,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.cost = UNSET
     else:
         v = d['cost']
-        n -= 1
+        n += 1
         if v is None:
             o.cost = None
         else:
@@ -5836,11 +5836,11 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cost', str(exc))
                 v = UNSET
             o.cost = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5855,7 +5855,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UsageUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5868,7 +5868,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NoticeSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -5891,7 +5891,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise type_error('string', v, p + '/title')
     check(v, p + '/title', _NoticeSessionUpdate_F2_meta)
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -5900,7 +5900,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -5913,11 +5913,11 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -5932,7 +5932,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _NoticeSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -5945,7 +5945,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionUpdateSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -5967,7 +5967,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/status')
     o.status = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.summary = UNSET
         o.error = UNSET
         o.meta = UNSET
@@ -5977,7 +5977,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.summary = UNSET
     else:
         v = d['summary']
-        n -= 1
+        n += 1
         if v is None:
             o.summary = None
         else:
@@ -6002,11 +6002,11 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/summary', str(exc))
                 v = UNSET
             o.summary = v
-    if not n or 'error' not in d:
+    if 'error' not in d:
         o.error = UNSET
     else:
         v = d['error']
-        n -= 1
+        n += 1
         if v is None:
             o.error = None
         else:
@@ -6019,11 +6019,11 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/error', str(exc))
                 v = UNSET
             o.error = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6038,7 +6038,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CompactionUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6051,7 +6051,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionSummaryChunkSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -6075,7 +6075,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
     else:
         v = _CompactionSummaryChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6083,7 +6083,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6098,7 +6098,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CompactionSummaryChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6111,8 +6111,8 @@ def _load_SessionCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionCancelCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6120,7 +6120,7 @@ def _load_SessionCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6135,7 +6135,7 @@ def _load_SessionCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionCancelCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6148,8 +6148,8 @@ def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentSessionCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.cancel = None
         o.meta = None
         o.extra = None
@@ -6158,7 +6158,7 @@ def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.cancel = None
     else:
         v = d['cancel']
-        n -= 1
+        n += 1
         if v is None:
             o.cancel = None
         else:
@@ -6173,11 +6173,11 @@ def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cancel', str(exc))
                 v = None
             o.cancel = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6192,7 +6192,7 @@ def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SubagentSessionCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6205,7 +6205,7 @@ def _load_TerminalBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalBackgroundWork_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -6220,7 +6220,7 @@ def _load_TerminalBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6228,7 +6228,7 @@ def _load_TerminalBackgroundWork(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6243,7 +6243,7 @@ def _load_TerminalBackgroundWork(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalBackgroundWork_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6256,7 +6256,7 @@ def _load_ToolCallBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallBackgroundWork_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -6271,7 +6271,7 @@ def _load_ToolCallBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/toolCallId')
     o.tool_call_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6279,7 +6279,7 @@ def _load_ToolCallBackgroundWork(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6294,7 +6294,7 @@ def _load_ToolCallBackgroundWork(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallBackgroundWork_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6307,7 +6307,7 @@ def _load_SubagentBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentBackgroundWork_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -6322,7 +6322,7 @@ def _load_SubagentBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -6330,7 +6330,7 @@ def _load_SubagentBackgroundWork(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6345,7 +6345,7 @@ def _load_SubagentBackgroundWork(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SubagentBackgroundWork_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6358,7 +6358,7 @@ def _load_OtherBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherBackgroundWork_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -6366,7 +6366,7 @@ def _load_OtherBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/type')
     o.type = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherBackgroundWork_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6379,7 +6379,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunningStateUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -6387,7 +6387,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if v != 'running' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'running'")
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.background = None
         o.meta = None
         o.extra = None
@@ -6396,7 +6396,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
         o.background = None
     else:
         v = d['background']
-        n -= 1
+        n += 1
         if v is None:
             o.background = None
         else:
@@ -6421,11 +6421,11 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/background', str(exc))
                 v = None
             o.background = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6440,7 +6440,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RunningStateUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6453,7 +6453,7 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Usage_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['totalTokens']
     except KeyError:
@@ -6481,7 +6481,7 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
     if v < 0:
         check(v, p + '/outputTokens', _Usage_F2_meta)
     o.output_tokens = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.thought_tokens = None
         o.cached_read_tokens = None
         o.cached_write_tokens = None
@@ -6492,7 +6492,7 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
         o.thought_tokens = None
     else:
         v = d['thoughtTokens']
-        n -= 1
+        n += 1
         if v is None:
             o.thought_tokens = None
         else:
@@ -6507,11 +6507,11 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/thoughtTokens', str(exc))
                 v = None
             o.thought_tokens = v
-    if not n or 'cachedReadTokens' not in d:
+    if 'cachedReadTokens' not in d:
         o.cached_read_tokens = None
     else:
         v = d['cachedReadTokens']
-        n -= 1
+        n += 1
         if v is None:
             o.cached_read_tokens = None
         else:
@@ -6526,11 +6526,11 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cachedReadTokens', str(exc))
                 v = None
             o.cached_read_tokens = v
-    if not n or 'cachedWriteTokens' not in d:
+    if 'cachedWriteTokens' not in d:
         o.cached_write_tokens = None
     else:
         v = d['cachedWriteTokens']
-        n -= 1
+        n += 1
         if v is None:
             o.cached_write_tokens = None
         else:
@@ -6545,11 +6545,11 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cachedWriteTokens', str(exc))
                 v = None
             o.cached_write_tokens = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6564,7 +6564,7 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Usage_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6577,7 +6577,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IdleStateUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -6585,7 +6585,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if v != 'idle' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'idle'")
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.usage = None
         o.background = None
         o.meta = None
@@ -6596,7 +6596,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
         o.usage = None
     else:
         v = d['usage']
-        n -= 1
+        n += 1
         if v is None:
             o.usage = None
         else:
@@ -6611,11 +6611,11 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/usage', str(exc))
                 v = None
             o.usage = v
-    if not n or 'background' not in d:
+    if 'background' not in d:
         o.background = None
     else:
         v = d['background']
-        n -= 1
+        n += 1
         if v is None:
             o.background = None
         else:
@@ -6640,11 +6640,11 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/background', str(exc))
                 v = None
             o.background = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6659,11 +6659,11 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if not n or 'stopReason' not in d:
+    if 'stopReason' not in d:
         o.stop_reason = None
     else:
         v = d['stopReason']
-        n -= 1
+        n += 1
         if v is None:
             o.stop_reason = None
         else:
@@ -6676,7 +6676,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/stopReason', str(exc))
                 v = None
             o.stop_reason = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _IdleStateUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6689,7 +6689,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequiresActionStateUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -6697,7 +6697,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if v != 'requires_action' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'requires_action'")
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.background = None
         o.meta = None
         o.extra = None
@@ -6706,7 +6706,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
         o.background = None
     else:
         v = d['background']
-        n -= 1
+        n += 1
         if v is None:
             o.background = None
         else:
@@ -6731,11 +6731,11 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/background', str(exc))
                 v = None
             o.background = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6750,7 +6750,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RequiresActionStateUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6763,7 +6763,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnknownStateUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -6771,7 +6771,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if v != 'unknown' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'unknown'")
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.background = None
         o.meta = None
         o.extra = None
@@ -6780,7 +6780,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
         o.background = None
     else:
         v = d['background']
-        n -= 1
+        n += 1
         if v is None:
             o.background = None
         else:
@@ -6805,11 +6805,11 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/background', str(exc))
                 v = None
             o.background = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -6824,7 +6824,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UnknownStateUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6837,7 +6837,7 @@ def _load_OtherStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherStateUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -6845,7 +6845,7 @@ def _load_OtherStateUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/state')
     o.state = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherStateUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -6858,7 +6858,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentUpdateSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -6873,7 +6873,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.title = UNSET
         o.description = UNSET
         o.capabilities = UNSET
@@ -6887,7 +6887,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.title = UNSET
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -6900,11 +6900,11 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = UNSET
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = UNSET
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -6917,11 +6917,11 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = UNSET
             o.description = v
-    if not n or 'capabilities' not in d:
+    if 'capabilities' not in d:
         o.capabilities = UNSET
     else:
         v = d['capabilities']
-        n -= 1
+        n += 1
         if v is None:
             o.capabilities = None
         else:
@@ -6936,11 +6936,11 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/capabilities', str(exc))
                 v = UNSET
             o.capabilities = v
-    if not n or 'state' not in d:
+    if 'state' not in d:
         o.state = UNSET
     else:
         v = d['state']
-        n -= 1
+        n += 1
         if v is None:
             o.state = None
         else:
@@ -6958,22 +6958,22 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/state', str(exc))
                 v = UNSET
             o.state = v
-    if not n or 'cwd' not in d:
+    if 'cwd' not in d:
         o.cwd = UNSET
     else:
         v = d['cwd']
-        n -= 1
+        n += 1
         if v is None:
             o.cwd = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/cwd')
             o.cwd = v
-    if not n or 'additionalDirectories' not in d:
+    if 'additionalDirectories' not in d:
         o.additional_directories = UNSET
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         if v is None:
             o.additional_directories = None
         else:
@@ -6983,11 +6983,11 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
             o.additional_directories = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7002,7 +7002,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SubagentUpdateSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7015,7 +7015,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageSessionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -7030,7 +7030,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.sender_session_id = UNSET
         o.recipient_session_id = UNSET
         o.sender_message_id = UNSET
@@ -7043,7 +7043,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.sender_session_id = UNSET
     else:
         v = d['senderSessionId']
-        n -= 1
+        n += 1
         if v is None:
             o.sender_session_id = None
         else:
@@ -7056,11 +7056,11 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/senderSessionId', str(exc))
                 v = UNSET
             o.sender_session_id = v
-    if not n or 'recipientSessionId' not in d:
+    if 'recipientSessionId' not in d:
         o.recipient_session_id = UNSET
     else:
         v = d['recipientSessionId']
-        n -= 1
+        n += 1
         if v is None:
             o.recipient_session_id = None
         else:
@@ -7073,11 +7073,11 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/recipientSessionId', str(exc))
                 v = UNSET
             o.recipient_session_id = v
-    if not n or 'senderMessageId' not in d:
+    if 'senderMessageId' not in d:
         o.sender_message_id = UNSET
     else:
         v = d['senderMessageId']
-        n -= 1
+        n += 1
         if v is None:
             o.sender_message_id = None
         else:
@@ -7090,11 +7090,11 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/senderMessageId', str(exc))
                 v = UNSET
             o.sender_message_id = v
-    if not n or 'recipientMessageId' not in d:
+    if 'recipientMessageId' not in d:
         o.recipient_message_id = UNSET
     else:
         v = d['recipientMessageId']
-        n -= 1
+        n += 1
         if v is None:
             o.recipient_message_id = None
         else:
@@ -7107,11 +7107,11 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/recipientMessageId', str(exc))
                 v = UNSET
             o.recipient_message_id = v
-    if not n or 'content' not in d:
+    if 'content' not in d:
         o.content = UNSET
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -7136,11 +7136,11 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = UNSET
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7155,7 +7155,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionMessageSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7168,7 +7168,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageChunkSessionUpdate_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -7192,7 +7192,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _SessionMessageChunkSessionUpdate_F2(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7200,7 +7200,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7215,7 +7215,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionMessageChunkSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7228,7 +7228,7 @@ def _load_OtherSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherSessionUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionUpdate']
     except KeyError:
@@ -7236,7 +7236,7 @@ def _load_OtherSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionUpdate')
     o.session_update = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherSessionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7249,7 +7249,7 @@ def _load_UpdateSessionNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UpdateSessionNotification_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -7266,7 +7266,7 @@ def _load_UpdateSessionNotification(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _UpdateSessionNotification_F1(v, p + '/update', c)
     o.update = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7274,7 +7274,7 @@ def _load_UpdateSessionNotification(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7289,7 +7289,7 @@ def _load_UpdateSessionNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UpdateSessionNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7302,7 +7302,7 @@ def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompleteElicitationNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['elicitationId']
     except KeyError:
@@ -7310,7 +7310,7 @@ def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/elicitationId')
     o.elicitation_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7318,7 +7318,7 @@ def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7333,7 +7333,7 @@ def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CompleteElicitationNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7346,7 +7346,7 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthAccount_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['label']
     except KeyError:
@@ -7354,7 +7354,7 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/label')
     o.label = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.active = None
         o.name = None
         o.email = None
@@ -7366,7 +7366,7 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
         o.active = None
     else:
         v = d['active']
-        n -= 1
+        n += 1
         if v is None:
             o.active = None
         else:
@@ -7379,11 +7379,11 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/active', str(exc))
                 v = None
             o.active = v
-    if not n or 'name' not in d:
+    if 'name' not in d:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v is None:
             o.name = None
         else:
@@ -7396,11 +7396,11 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/name', str(exc))
                 v = None
             o.name = v
-    if not n or 'email' not in d:
+    if 'email' not in d:
         o.email = None
     else:
         v = d['email']
-        n -= 1
+        n += 1
         if v is None:
             o.email = None
         else:
@@ -7413,11 +7413,11 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/email', str(exc))
                 v = None
             o.email = v
-    if not n or 'organization' not in d:
+    if 'organization' not in d:
         o.organization = None
     else:
         v = d['organization']
-        n -= 1
+        n += 1
         if v is None:
             o.organization = None
         else:
@@ -7430,11 +7430,11 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/organization', str(exc))
                 v = None
             o.organization = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7449,7 +7449,7 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthAccount_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7462,7 +7462,7 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusUpdateNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -7470,7 +7470,7 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/state')
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.accounts = None
         o.meta = None
         o.extra = None
@@ -7479,7 +7479,7 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
         o.accounts = None
     else:
         v = d['accounts']
-        n -= 1
+        n += 1
         try:
             v = _AuthStatusUpdateNotification_F1(v, p + '/accounts', c)
         except Unrecognised as u:
@@ -7491,11 +7491,11 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/accounts', str(exc))
             v = None
         o.accounts = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7510,7 +7510,7 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthStatusUpdateNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7523,7 +7523,7 @@ def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['method']
     except KeyError:
@@ -7531,7 +7531,7 @@ def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -7539,7 +7539,7 @@ def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -7549,7 +7549,7 @@ def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7562,7 +7562,7 @@ def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PermissionOption_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['optionId']
     except KeyError:
@@ -7584,7 +7584,7 @@ def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/kind')
     o.kind = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7592,7 +7592,7 @@ def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7607,7 +7607,7 @@ def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PermissionOption_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7620,7 +7620,7 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['toolCallId']
     except KeyError:
@@ -7628,7 +7628,7 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/toolCallId')
     o.tool_call_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.name = UNSET
         o.title = UNSET
         o.kind = UNSET
@@ -7645,7 +7645,7 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
         o.name = UNSET
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v is None:
             o.name = None
         else:
@@ -7658,11 +7658,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/name', str(exc))
                 v = UNSET
             o.name = v
-    if not n or 'title' not in d:
+    if 'title' not in d:
         o.title = UNSET
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -7675,11 +7675,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = UNSET
             o.title = v
-    if not n or 'kind' not in d:
+    if 'kind' not in d:
         o.kind = UNSET
     else:
         v = d['kind']
-        n -= 1
+        n += 1
         if v is None:
             o.kind = None
         else:
@@ -7692,11 +7692,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/kind', str(exc))
                 v = UNSET
             o.kind = v
-    if not n or 'status' not in d:
+    if 'status' not in d:
         o.status = UNSET
     else:
         v = d['status']
-        n -= 1
+        n += 1
         if v is None:
             o.status = None
         else:
@@ -7709,11 +7709,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/status', str(exc))
                 v = UNSET
             o.status = v
-    if not n or 'content' not in d:
+    if 'content' not in d:
         o.content = UNSET
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -7738,11 +7738,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = UNSET
             o.content = v
-    if not n or 'locations' not in d:
+    if 'locations' not in d:
         o.locations = UNSET
     else:
         v = d['locations']
-        n -= 1
+        n += 1
         if v is None:
             o.locations = None
         else:
@@ -7757,11 +7757,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/locations', str(exc))
                 v = UNSET
             o.locations = v
-    if not n or 'rawInput' not in d:
+    if 'rawInput' not in d:
         o.raw_input = UNSET
     else:
         v = d['rawInput']
-        n -= 1
+        n += 1
         if v is None:
             o.raw_input = None
         else:
@@ -7774,11 +7774,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/rawInput', str(exc))
                 v = UNSET
             o.raw_input = v
-    if not n or 'rawOutput' not in d:
+    if 'rawOutput' not in d:
         o.raw_output = UNSET
     else:
         v = d['rawOutput']
-        n -= 1
+        n += 1
         if v is None:
             o.raw_output = None
         else:
@@ -7791,11 +7791,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/rawOutput', str(exc))
                 v = UNSET
             o.raw_output = v
-    if not n or 'capabilities' not in d:
+    if 'capabilities' not in d:
         o.capabilities = UNSET
     else:
         v = d['capabilities']
-        n -= 1
+        n += 1
         if v is None:
             o.capabilities = None
         else:
@@ -7810,11 +7810,11 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/capabilities', str(exc))
                 v = UNSET
             o.capabilities = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7829,7 +7829,7 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7842,7 +7842,7 @@ def _load_ToolCallRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallRequestPermissionSubject_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -7856,7 +7856,7 @@ def _load_ToolCallRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'toolCall'") from None
     v = _ToolCallRequestPermissionSubject_F1(v, p + '/toolCall', c)
     o.tool_call = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -7864,7 +7864,7 @@ def _load_ToolCallRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7879,7 +7879,7 @@ def _load_ToolCallRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallRequestPermissionSubject_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7892,7 +7892,7 @@ def _load_CommandRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CommandRequestPermissionSubject_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -7914,7 +7914,7 @@ def _load_CommandRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/cwd')
     o.cwd = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.tool_call_id = None
         o.terminal_id = None
         o.meta = None
@@ -7924,7 +7924,7 @@ def _load_CommandRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
         o.tool_call_id = None
     else:
         v = d['toolCallId']
-        n -= 1
+        n += 1
         if v is None:
             o.tool_call_id = None
         else:
@@ -7937,11 +7937,11 @@ def _load_CommandRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/toolCallId', str(exc))
                 v = None
             o.tool_call_id = v
-    if not n or 'terminalId' not in d:
+    if 'terminalId' not in d:
         o.terminal_id = None
     else:
         v = d['terminalId']
-        n -= 1
+        n += 1
         if v is None:
             o.terminal_id = None
         else:
@@ -7954,11 +7954,11 @@ def _load_CommandRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/terminalId', str(exc))
                 v = None
             o.terminal_id = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -7973,7 +7973,7 @@ def _load_CommandRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CommandRequestPermissionSubject_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -7986,7 +7986,7 @@ def _load_OtherRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherRequestPermissionSubject_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -7994,7 +7994,7 @@ def _load_OtherRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/type')
     o.type = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherRequestPermissionSubject_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8007,7 +8007,7 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestPermissionRequest_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -8029,7 +8029,7 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
     v = _RequestPermissionRequest_F2(v, p + '/options', c)
     check(v, p + '/options', _RequestPermissionRequest_F2_meta)
     o.options = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.description = None
         o.subject = None
         o.meta = None
@@ -8039,7 +8039,7 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -8052,11 +8052,11 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'subject' not in d:
+    if 'subject' not in d:
         o.subject = None
     else:
         v = d['subject']
-        n -= 1
+        n += 1
         if v is None:
             o.subject = None
         else:
@@ -8069,11 +8069,11 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.subject = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8088,7 +8088,7 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RequestPermissionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8101,7 +8101,7 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MessageMcpRequest_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['serverId']
     except KeyError:
@@ -8123,7 +8123,7 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.params = None
         o.meta = None
         o.extra = None
@@ -8132,7 +8132,7 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -8141,11 +8141,11 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
             if c.deep is not None:
                 c.deep(v, p + '/params')
             o.params = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8160,7 +8160,7 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _MessageMcpRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8173,7 +8173,7 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationSchema_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -8190,7 +8190,7 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
     if c.deep is not None:
         c.deep(v, p + '/properties')
     o.properties = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.title = None
         o.required = None
         o.description = None
@@ -8201,7 +8201,7 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -8214,11 +8214,11 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'required' not in d:
+    if 'required' not in d:
         o.required = None
     else:
         v = d['required']
-        n -= 1
+        n += 1
         if v is None:
             o.required = None
         else:
@@ -8228,11 +8228,11 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.required = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -8245,11 +8245,11 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8264,7 +8264,7 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationSchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8277,7 +8277,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FormCreateElicitationRequest_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['mode']
     except KeyError:
@@ -8298,7 +8298,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8306,7 +8306,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8321,7 +8321,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _FormCreateElicitationRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8334,7 +8334,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UrlCreateElicitationRequest_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['mode']
     except KeyError:
@@ -8363,7 +8363,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8371,7 +8371,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8386,7 +8386,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UrlCreateElicitationRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8399,7 +8399,7 @@ def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherCreateElicitationRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['mode']
     except KeyError:
@@ -8414,7 +8414,7 @@ def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8422,7 +8422,7 @@ def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8437,7 +8437,7 @@ def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherCreateElicitationRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8450,7 +8450,7 @@ def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -8464,7 +8464,7 @@ def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -8472,7 +8472,7 @@ def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -8482,7 +8482,7 @@ def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8495,7 +8495,7 @@ def _load_AgentThought(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentThought_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['messageId']
     except KeyError:
@@ -8503,7 +8503,7 @@ def _load_AgentThought(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.content = UNSET
         o.meta = UNSET
         o.extra = None
@@ -8512,7 +8512,7 @@ def _load_AgentThought(d: Any, p: str, c: _Context) -> Any:
         o.content = UNSET
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -8537,11 +8537,11 @@ def _load_AgentThought(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = UNSET
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8556,7 +8556,7 @@ def _load_AgentThought(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AgentThought_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8569,7 +8569,7 @@ def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArchiveSessionRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -8577,7 +8577,7 @@ def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8585,7 +8585,7 @@ def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8600,7 +8600,7 @@ def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ArchiveSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8613,8 +8613,8 @@ def _load_ArchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArchiveSessionResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8622,7 +8622,7 @@ def _load_ArchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8637,7 +8637,7 @@ def _load_ArchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ArchiveSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8650,7 +8650,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringMultiSelectItems_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -8665,7 +8665,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     v = _StringMultiSelectItems_F1(v, p + '/enum', c)
     check(v, p + '/enum', _StringMultiSelectItems_F1_meta)
     o.enum = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8673,7 +8673,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8688,7 +8688,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _StringMultiSelectItems_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8701,7 +8701,7 @@ def _load_OtherMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherMultiSelectItems_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -8709,7 +8709,7 @@ def _load_OtherMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/type')
     o.type = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherMultiSelectItems_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8722,7 +8722,7 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EnumOption_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['const']
     except KeyError:
@@ -8737,7 +8737,7 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/title')
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -8746,7 +8746,7 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -8759,11 +8759,11 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8778,7 +8778,7 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _EnumOption_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8791,7 +8791,7 @@ def _load_TitledMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TitledMultiSelectItems_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['anyOf']
     except KeyError:
@@ -8799,7 +8799,7 @@ def _load_TitledMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     v = _TitledMultiSelectItems_F0(v, p + '/anyOf', c)
     check(v, p + '/anyOf', _TitledMultiSelectItems_F0_meta)
     o.any_of = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -8807,7 +8807,7 @@ def _load_TitledMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8822,7 +8822,7 @@ def _load_TitledMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TitledMultiSelectItems_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8835,7 +8835,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArrayElicitationPropertySchema_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -8849,7 +8849,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'items'") from None
     v = _ArrayElicitationPropertySchema_F1(v, p + '/items', c)
     o.items = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.title = None
         o.description = None
         o.min_items = None
@@ -8862,7 +8862,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -8875,11 +8875,11 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -8892,11 +8892,11 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minItems' not in d:
+    if 'minItems' not in d:
         o.min_items = None
     else:
         v = d['minItems']
-        n -= 1
+        n += 1
         if v is None:
             o.min_items = None
         else:
@@ -8905,11 +8905,11 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/minItems', _ArrayElicitationPropertySchema_F4_meta)
             o.min_items = v
-    if not n or 'maxItems' not in d:
+    if 'maxItems' not in d:
         o.max_items = None
     else:
         v = d['maxItems']
-        n -= 1
+        n += 1
         if v is None:
             o.max_items = None
         else:
@@ -8918,11 +8918,11 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/maxItems', _ArrayElicitationPropertySchema_F5_meta)
             o.max_items = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -8937,11 +8937,11 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -8956,7 +8956,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ArrayElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -8969,7 +8969,7 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AudioContent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['data']
     except KeyError:
@@ -8984,7 +8984,7 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/mimeType')
     o.mime_type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -8993,7 +8993,7 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -9008,11 +9008,11 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9027,7 +9027,7 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AudioContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9040,7 +9040,7 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthMethodAgent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['methodId']
     except KeyError:
@@ -9055,7 +9055,7 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -9064,7 +9064,7 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -9077,11 +9077,11 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9096,7 +9096,7 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthMethodAgent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9109,7 +9109,7 @@ def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EnvVariable_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -9124,7 +9124,7 @@ def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/value')
     o.value = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9132,7 +9132,7 @@ def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9147,7 +9147,7 @@ def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _EnvVariable_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9160,7 +9160,7 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthMethodTerminal_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['methodId']
     except KeyError:
@@ -9175,7 +9175,7 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.description = None
         o.args = None
         o.env = None
@@ -9186,7 +9186,7 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -9199,33 +9199,33 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'args' not in d:
+    if 'args' not in d:
         o.args = None
     else:
         v = d['args']
-        n -= 1
+        n += 1
         try:
             v = _AuthMethodTerminal_F3(v, p + '/args', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.args = v
-    if not n or 'env' not in d:
+    if 'env' not in d:
         o.env = None
     else:
         v = d['env']
-        n -= 1
+        n += 1
         try:
             v = _AuthMethodTerminal_F4(v, p + '/env', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.env = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9240,7 +9240,7 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthMethodTerminal_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9253,8 +9253,8 @@ def _load_AuthStatusRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusRequest_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9262,7 +9262,7 @@ def _load_AuthStatusRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9277,7 +9277,7 @@ def _load_AuthStatusRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthStatusRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9290,7 +9290,7 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['state']
     except KeyError:
@@ -9298,7 +9298,7 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/state')
     o.state = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.accounts = None
         o.meta = None
         o.extra = None
@@ -9307,7 +9307,7 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
         o.accounts = None
     else:
         v = d['accounts']
-        n -= 1
+        n += 1
         try:
             v = _AuthStatusResponse_F1(v, p + '/accounts', c)
         except Unrecognised as u:
@@ -9319,11 +9319,11 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/accounts', str(exc))
             v = None
         o.accounts = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9338,7 +9338,7 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AuthStatusResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9351,7 +9351,7 @@ def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AvailableCommandsUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['availableCommands']
     except KeyError:
@@ -9368,7 +9368,7 @@ def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _AvailableCommandsUpdate_F0(v, p + '/availableCommands', c)
     o.available_commands = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9376,7 +9376,7 @@ def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9391,7 +9391,7 @@ def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AvailableCommandsUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9404,7 +9404,7 @@ def _load_BackgroundSubagent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BackgroundSubagent_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -9412,7 +9412,7 @@ def _load_BackgroundSubagent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9420,7 +9420,7 @@ def _load_BackgroundSubagent(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9435,7 +9435,7 @@ def _load_BackgroundSubagent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BackgroundSubagent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9448,7 +9448,7 @@ def _load_BackgroundTerminal(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BackgroundTerminal_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['terminalId']
     except KeyError:
@@ -9456,7 +9456,7 @@ def _load_BackgroundTerminal(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9464,7 +9464,7 @@ def _load_BackgroundTerminal(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9479,7 +9479,7 @@ def _load_BackgroundTerminal(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BackgroundTerminal_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9492,7 +9492,7 @@ def _load_BackgroundToolCall(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BackgroundToolCall_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['toolCallId']
     except KeyError:
@@ -9500,7 +9500,7 @@ def _load_BackgroundToolCall(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/toolCallId')
     o.tool_call_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9508,7 +9508,7 @@ def _load_BackgroundToolCall(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9523,7 +9523,7 @@ def _load_BackgroundToolCall(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BackgroundToolCall_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9536,7 +9536,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanElicitationPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -9544,7 +9544,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if v != 'boolean' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'boolean'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.description = None
         o.default = None
@@ -9555,7 +9555,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -9568,11 +9568,11 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -9585,11 +9585,11 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -9602,11 +9602,11 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9621,7 +9621,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BooleanElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9634,8 +9634,8 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanPropertySchema_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.title = None
         o.description = None
         o.default = None
@@ -9646,7 +9646,7 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -9659,11 +9659,11 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -9676,11 +9676,11 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -9693,11 +9693,11 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9712,7 +9712,7 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BooleanPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9725,7 +9725,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanSetSessionConfigOptionRequest_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -9754,7 +9754,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
     if v.__class__ is not str:
         raise type_error('string', v, p + '/configId')
     o.config_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9762,7 +9762,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9777,7 +9777,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BooleanSetSessionConfigOptionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9790,7 +9790,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelCreateElicitationResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['action']
     except KeyError:
@@ -9798,7 +9798,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if v != 'cancel' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'cancel'")
     o.action = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9806,7 +9806,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9821,7 +9821,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelCreateElicitationResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9834,14 +9834,14 @@ def _load_CancelRequestNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelRequestNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['requestId']
     except KeyError:
         raise err('required', p, "missing required property 'requestId'") from None
     v = _CancelRequestNotification_F0(v, p + '/requestId', c)
     o.request_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9849,7 +9849,7 @@ def _load_CancelRequestNotification(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9864,7 +9864,7 @@ def _load_CancelRequestNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelRequestNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9877,7 +9877,7 @@ def _load_CancelSessionNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelSessionNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -9885,7 +9885,7 @@ def _load_CancelSessionNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9893,7 +9893,7 @@ def _load_CancelSessionNotification(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9908,7 +9908,7 @@ def _load_CancelSessionNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelSessionNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9921,7 +9921,7 @@ def _load_CancelTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelTerminalRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -9936,7 +9936,7 @@ def _load_CancelTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9944,7 +9944,7 @@ def _load_CancelTerminalRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9959,7 +9959,7 @@ def _load_CancelTerminalRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelTerminalRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -9972,8 +9972,8 @@ def _load_CancelTerminalResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelTerminalResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -9981,7 +9981,7 @@ def _load_CancelTerminalResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -9996,7 +9996,7 @@ def _load_CancelTerminalResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelTerminalResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10009,7 +10009,7 @@ def _load_CancelToolCallRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelToolCallRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -10024,7 +10024,7 @@ def _load_CancelToolCallRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/toolCallId')
     o.tool_call_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10032,7 +10032,7 @@ def _load_CancelToolCallRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10047,7 +10047,7 @@ def _load_CancelToolCallRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelToolCallRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10060,8 +10060,8 @@ def _load_CancelToolCallResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelToolCallResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10069,7 +10069,7 @@ def _load_CancelToolCallResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10084,7 +10084,7 @@ def _load_CancelToolCallResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelToolCallResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10097,8 +10097,8 @@ def _load_CancelledPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelledPermissionOutcome_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10106,7 +10106,7 @@ def _load_CancelledPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10121,7 +10121,7 @@ def _load_CancelledPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelledPermissionOutcome_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10134,7 +10134,7 @@ def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelledRequestPermissionOutcome_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['outcome']
     except KeyError:
@@ -10142,7 +10142,7 @@ def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if v != 'cancelled' or v.__class__ is not str:
         raise err('const', p + '/outcome', describe(v) + " is not 'cancelled'")
     o.outcome = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10150,7 +10150,7 @@ def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10165,7 +10165,7 @@ def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelledRequestPermissionOutcome_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10178,8 +10178,8 @@ def _load_TerminalAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalAuthCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10187,7 +10187,7 @@ def _load_TerminalAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10202,7 +10202,7 @@ def _load_TerminalAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalAuthCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10215,8 +10215,8 @@ def _load_ClientAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientAuthCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.terminal = None
         o.meta = None
         o.extra = None
@@ -10225,7 +10225,7 @@ def _load_ClientAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.terminal = None
     else:
         v = d['terminal']
-        n -= 1
+        n += 1
         if v is None:
             o.terminal = None
         else:
@@ -10240,11 +10240,11 @@ def _load_ClientAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/terminal', str(exc))
                 v = None
             o.terminal = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10259,7 +10259,7 @@ def _load_ClientAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ClientAuthCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10272,8 +10272,8 @@ def _load_ElicitationFormCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationFormCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10281,7 +10281,7 @@ def _load_ElicitationFormCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10296,7 +10296,7 @@ def _load_ElicitationFormCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationFormCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10309,8 +10309,8 @@ def _load_ElicitationUrlCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationUrlCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10318,7 +10318,7 @@ def _load_ElicitationUrlCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10333,7 +10333,7 @@ def _load_ElicitationUrlCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationUrlCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10346,8 +10346,8 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.form = None
         o.url = None
         o.meta = None
@@ -10357,7 +10357,7 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.form = None
     else:
         v = d['form']
-        n -= 1
+        n += 1
         if v is None:
             o.form = None
         else:
@@ -10372,11 +10372,11 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/form', str(exc))
                 v = None
             o.form = v
-    if not n or 'url' not in d:
+    if 'url' not in d:
         o.url = None
     else:
         v = d['url']
-        n -= 1
+        n += 1
         if v is None:
             o.url = None
         else:
@@ -10391,11 +10391,11 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/url', str(exc))
                 v = None
             o.url = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10410,7 +10410,7 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10423,8 +10423,8 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.auth = None
         o.elicitation = None
         o.meta = None
@@ -10434,7 +10434,7 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.auth = None
     else:
         v = d['auth']
-        n -= 1
+        n += 1
         if v is None:
             o.auth = None
         else:
@@ -10449,11 +10449,11 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/auth', str(exc))
                 v = None
             o.auth = v
-    if not n or 'elicitation' not in d:
+    if 'elicitation' not in d:
         o.elicitation = None
     else:
         v = d['elicitation']
-        n -= 1
+        n += 1
         if v is None:
             o.elicitation = None
         else:
@@ -10468,11 +10468,11 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/elicitation', str(exc))
                 v = None
             o.elicitation = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10487,7 +10487,7 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ClientCapabilities_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10500,7 +10500,7 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MessageMcpNotification_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['serverId']
     except KeyError:
@@ -10522,7 +10522,7 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.params = None
         o.meta = None
         o.extra = None
@@ -10531,7 +10531,7 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -10540,11 +10540,11 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
             if c.deep is not None:
                 c.deep(v, p + '/params')
             o.params = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10559,7 +10559,7 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _MessageMcpNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10572,7 +10572,7 @@ def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['method']
     except KeyError:
@@ -10580,7 +10580,7 @@ def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -10588,7 +10588,7 @@ def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -10598,7 +10598,7 @@ def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ClientNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10611,7 +10611,7 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Implementation_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -10626,7 +10626,7 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/version')
     o.version = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.title = None
         o.meta = None
         o.extra = None
@@ -10635,7 +10635,7 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -10648,11 +10648,11 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10667,7 +10667,7 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Implementation_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10680,7 +10680,7 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_InitializeRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['protocolVersion']
     except KeyError:
@@ -10698,7 +10698,7 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'info'") from None
     v = _InitializeRequest_F1(v, p + '/info', c)
     o.info = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.capabilities = None
         o.meta = None
         o.extra = None
@@ -10707,7 +10707,7 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
         o.capabilities = None
     else:
         v = d['capabilities']
-        n -= 1
+        n += 1
         try:
             v = _InitializeRequest_F2(v, p + '/capabilities', c)
         except Unrecognised as u:
@@ -10719,11 +10719,11 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/capabilities', str(exc))
             v = None
         o.capabilities = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10738,7 +10738,7 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _InitializeRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10751,7 +10751,7 @@ def _load_LoginAuthRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LoginAuthRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['methodId']
     except KeyError:
@@ -10759,7 +10759,7 @@ def _load_LoginAuthRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/methodId')
     o.method_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10767,7 +10767,7 @@ def _load_LoginAuthRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10782,7 +10782,7 @@ def _load_LoginAuthRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _LoginAuthRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10795,8 +10795,8 @@ def _load_ListProvidersRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListProvidersRequest_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10804,7 +10804,7 @@ def _load_ListProvidersRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10819,7 +10819,7 @@ def _load_ListProvidersRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ListProvidersRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10832,7 +10832,7 @@ def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetProviderRequest_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['providerId']
     except KeyError:
@@ -10854,7 +10854,7 @@ def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/baseUrl')
     o.base_url = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.headers = None
         o.meta = None
         o.extra = None
@@ -10863,17 +10863,17 @@ def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
         o.headers = None
     else:
         v = d['headers']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/headers')
         if c.deep is not None:
             c.deep(v, p + '/headers')
         o.headers = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10888,7 +10888,7 @@ def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetProviderRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10901,7 +10901,7 @@ def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DisableProviderRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['providerId']
     except KeyError:
@@ -10909,7 +10909,7 @@ def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/providerId')
     o.provider_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10917,7 +10917,7 @@ def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10932,7 +10932,7 @@ def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DisableProviderRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10945,8 +10945,8 @@ def _load_LogoutAuthRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LogoutAuthRequest_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -10954,7 +10954,7 @@ def _load_LogoutAuthRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -10969,7 +10969,7 @@ def _load_LogoutAuthRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _LogoutAuthRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -10982,7 +10982,7 @@ def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_HttpHeader_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -10997,7 +10997,7 @@ def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/value')
     o.value = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -11005,7 +11005,7 @@ def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11020,7 +11020,7 @@ def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _HttpHeader_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11033,7 +11033,7 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_HttpMcpServer_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -11055,7 +11055,7 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/url')
     o.url = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.headers = None
         o.meta = None
         o.extra = None
@@ -11064,18 +11064,18 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
         o.headers = None
     else:
         v = d['headers']
-        n -= 1
+        n += 1
         try:
             v = _HttpMcpServer_F3(v, p + '/headers', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.headers = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11090,7 +11090,7 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _HttpMcpServer_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11103,7 +11103,7 @@ def _load_StdioMcpServer(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StdioMcpServer_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -11125,7 +11125,7 @@ def _load_StdioMcpServer(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/command')
     o.command = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.args = None
         o.env = None
         o.meta = None
@@ -11135,29 +11135,29 @@ def _load_StdioMcpServer(d: Any, p: str, c: _Context) -> Any:
         o.args = None
     else:
         v = d['args']
-        n -= 1
+        n += 1
         try:
             v = _StdioMcpServer_F3(v, p + '/args', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.args = v
-    if not n or 'env' not in d:
+    if 'env' not in d:
         o.env = None
     else:
         v = d['env']
-        n -= 1
+        n += 1
         try:
             v = _StdioMcpServer_F4(v, p + '/env', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.env = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11172,7 +11172,7 @@ def _load_StdioMcpServer(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _StdioMcpServer_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11185,7 +11185,7 @@ def _load_OtherMcpServer(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherMcpServer_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -11193,7 +11193,7 @@ def _load_OtherMcpServer(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/type')
     o.type = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherMcpServer_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11206,7 +11206,7 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SystemPrompt_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['mode']
     except KeyError:
@@ -11230,7 +11230,7 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _SystemPrompt_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -11238,7 +11238,7 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11253,7 +11253,7 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SystemPrompt_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11266,7 +11266,7 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NewSessionRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['cwd']
     except KeyError:
@@ -11274,7 +11274,7 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/cwd')
     o.cwd = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.additional_directories = None
         o.mcp_servers = None
         o.system_prompt = None
@@ -11285,18 +11285,18 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         try:
             v = _NewSessionRequest_F1(v, p + '/additionalDirectories', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.additional_directories = v
-    if not n or 'mcpServers' not in d:
+    if 'mcpServers' not in d:
         o.mcp_servers = None
     else:
         v = d['mcpServers']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/mcpServers'
@@ -11313,11 +11313,11 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.mcp_servers = v
-    if not n or 'systemPrompt' not in d:
+    if 'systemPrompt' not in d:
         o.system_prompt = None
     else:
         v = d['systemPrompt']
-        n -= 1
+        n += 1
         if v is None:
             o.system_prompt = None
         else:
@@ -11327,11 +11327,11 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.system_prompt = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11346,7 +11346,7 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _NewSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11359,8 +11359,8 @@ def _load_ListSessionsRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListSessionsRequest_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.cwd = None
         o.cursor = None
         o.archived = None
@@ -11371,40 +11371,40 @@ def _load_ListSessionsRequest(d: Any, p: str, c: _Context) -> Any:
         o.cwd = None
     else:
         v = d['cwd']
-        n -= 1
+        n += 1
         if v is None:
             o.cwd = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/cwd')
             o.cwd = v
-    if not n or 'cursor' not in d:
+    if 'cursor' not in d:
         o.cursor = None
     else:
         v = d['cursor']
-        n -= 1
+        n += 1
         if v is None:
             o.cursor = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/cursor')
             o.cursor = v
-    if not n or 'archived' not in d:
+    if 'archived' not in d:
         o.archived = None
     else:
         v = d['archived']
-        n -= 1
+        n += 1
         if v is None:
             o.archived = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/archived')
             o.archived = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11419,7 +11419,7 @@ def _load_ListSessionsRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ListSessionsRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11432,7 +11432,7 @@ def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeleteSessionRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -11440,7 +11440,7 @@ def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -11448,7 +11448,7 @@ def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11463,7 +11463,7 @@ def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DeleteSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11476,7 +11476,7 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ForkSessionRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -11491,7 +11491,7 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/cwd')
     o.cwd = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.additional_directories = None
         o.mcp_servers = None
         o.system_prompt = None
@@ -11502,18 +11502,18 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         try:
             v = _ForkSessionRequest_F2(v, p + '/additionalDirectories', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.additional_directories = v
-    if not n or 'mcpServers' not in d:
+    if 'mcpServers' not in d:
         o.mcp_servers = None
     else:
         v = d['mcpServers']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/mcpServers'
@@ -11530,11 +11530,11 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.mcp_servers = v
-    if not n or 'systemPrompt' not in d:
+    if 'systemPrompt' not in d:
         o.system_prompt = None
     else:
         v = d['systemPrompt']
-        n -= 1
+        n += 1
         if v is None:
             o.system_prompt = None
         else:
@@ -11544,11 +11544,11 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.system_prompt = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11563,7 +11563,7 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ForkSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11576,7 +11576,7 @@ def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnarchiveSessionRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -11584,7 +11584,7 @@ def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -11592,7 +11592,7 @@ def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11607,7 +11607,7 @@ def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UnarchiveSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11620,7 +11620,7 @@ def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -11628,7 +11628,7 @@ def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -11636,7 +11636,7 @@ def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11651,7 +11651,7 @@ def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionStatusRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11664,7 +11664,7 @@ def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionTitleRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -11679,7 +11679,7 @@ def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/title')
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -11687,7 +11687,7 @@ def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11702,7 +11702,7 @@ def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetSessionTitleRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11715,7 +11715,7 @@ def _load_StartReplayFrom(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StartReplayFrom_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -11723,7 +11723,7 @@ def _load_StartReplayFrom(d: Any, p: str, c: _Context) -> Any:
     if v != 'start' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'start'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -11731,7 +11731,7 @@ def _load_StartReplayFrom(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11746,7 +11746,7 @@ def _load_StartReplayFrom(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _StartReplayFrom_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11759,7 +11759,7 @@ def _load_OtherReplayFrom(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherReplayFrom_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -11767,7 +11767,7 @@ def _load_OtherReplayFrom(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/type')
     o.type = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherReplayFrom_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11780,7 +11780,7 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResumeSessionRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -11795,7 +11795,7 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/cwd')
     o.cwd = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.additional_directories = None
         o.mcp_servers = None
         o.replay_from = None
@@ -11807,18 +11807,18 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         try:
             v = _ResumeSessionRequest_F2(v, p + '/additionalDirectories', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.additional_directories = v
-    if not n or 'mcpServers' not in d:
+    if 'mcpServers' not in d:
         o.mcp_servers = None
     else:
         v = d['mcpServers']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/mcpServers'
@@ -11835,11 +11835,11 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.mcp_servers = v
-    if not n or 'replayFrom' not in d:
+    if 'replayFrom' not in d:
         o.replay_from = None
     else:
         v = d['replayFrom']
-        n -= 1
+        n += 1
         if v is None:
             o.replay_from = None
         else:
@@ -11852,11 +11852,11 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.replay_from = v
-    if not n or 'systemPrompt' not in d:
+    if 'systemPrompt' not in d:
         o.system_prompt = None
     else:
         v = d['systemPrompt']
-        n -= 1
+        n += 1
         if v is None:
             o.system_prompt = None
         else:
@@ -11866,11 +11866,11 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.system_prompt = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11885,7 +11885,7 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResumeSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11898,7 +11898,7 @@ def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CloseSessionRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -11906,7 +11906,7 @@ def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -11914,7 +11914,7 @@ def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11929,7 +11929,7 @@ def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CloseSessionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -11942,7 +11942,7 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -11967,7 +11967,7 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
         v = _PromptRequest_F1(v, p + '/prompt', c)
     check(v, p + '/prompt', _PromptRequest_F1_meta)
     o.prompt = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -11975,7 +11975,7 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -11990,7 +11990,7 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PromptRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12003,7 +12003,7 @@ def _load_IdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IdSetSessionConfigOptionRequest_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -12032,7 +12032,7 @@ def _load_IdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/configId')
     o.config_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12040,7 +12040,7 @@ def _load_IdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12055,7 +12055,7 @@ def _load_IdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _IdSetSessionConfigOptionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12068,7 +12068,7 @@ def _load_OtherSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherSetSessionConfigOptionRequest_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -12097,7 +12097,7 @@ def _load_OtherSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any
     if v.__class__ is not str:
         raise type_error('string', v, p + '/configId')
     o.config_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12105,7 +12105,7 @@ def _load_OtherSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12120,7 +12120,7 @@ def _load_OtherSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherSetSessionConfigOptionRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12133,7 +12133,7 @@ def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -12147,7 +12147,7 @@ def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -12155,7 +12155,7 @@ def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -12165,7 +12165,7 @@ def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ClientRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12178,8 +12178,8 @@ def _load_CloseSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CloseSessionResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12187,7 +12187,7 @@ def _load_CloseSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12202,7 +12202,7 @@ def _load_CloseSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CloseSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12215,7 +12215,7 @@ def _load_Command(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Command_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -12230,7 +12230,7 @@ def _load_Command(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/description')
     o.description = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.input = None
         o.meta = None
         o.extra = None
@@ -12239,7 +12239,7 @@ def _load_Command(d: Any, p: str, c: _Context) -> Any:
         o.input = None
     else:
         v = d['input']
-        n -= 1
+        n += 1
         if v is None:
             o.input = None
         else:
@@ -12257,11 +12257,11 @@ def _load_Command(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/input', str(exc))
                 v = None
             o.input = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12276,7 +12276,7 @@ def _load_Command(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Command_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12289,7 +12289,7 @@ def _load_CommandPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CommandPermissionSubject_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['command']
     except KeyError:
@@ -12304,7 +12304,7 @@ def _load_CommandPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/cwd')
     o.cwd = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.tool_call_id = None
         o.terminal_id = None
         o.meta = None
@@ -12314,7 +12314,7 @@ def _load_CommandPermissionSubject(d: Any, p: str, c: _Context) -> Any:
         o.tool_call_id = None
     else:
         v = d['toolCallId']
-        n -= 1
+        n += 1
         if v is None:
             o.tool_call_id = None
         else:
@@ -12327,11 +12327,11 @@ def _load_CommandPermissionSubject(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/toolCallId', str(exc))
                 v = None
             o.tool_call_id = v
-    if not n or 'terminalId' not in d:
+    if 'terminalId' not in d:
         o.terminal_id = None
     else:
         v = d['terminalId']
-        n -= 1
+        n += 1
         if v is None:
             o.terminal_id = None
         else:
@@ -12344,11 +12344,11 @@ def _load_CommandPermissionSubject(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/terminalId', str(exc))
                 v = None
             o.terminal_id = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12363,7 +12363,7 @@ def _load_CommandPermissionSubject(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CommandPermissionSubject_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12376,7 +12376,7 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionSummaryChunk_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['compactionId']
     except KeyError:
@@ -12393,7 +12393,7 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _CompactionSummaryChunk_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12401,7 +12401,7 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12416,7 +12416,7 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CompactionSummaryChunk_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12429,7 +12429,7 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['compactionId']
     except KeyError:
@@ -12444,7 +12444,7 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/status')
     o.status = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.summary = UNSET
         o.error = UNSET
         o.meta = UNSET
@@ -12454,7 +12454,7 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.summary = UNSET
     else:
         v = d['summary']
-        n -= 1
+        n += 1
         if v is None:
             o.summary = None
         else:
@@ -12479,11 +12479,11 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/summary', str(exc))
                 v = UNSET
             o.summary = v
-    if not n or 'error' not in d:
+    if 'error' not in d:
         o.error = UNSET
     else:
         v = d['error']
-        n -= 1
+        n += 1
         if v is None:
             o.error = None
         else:
@@ -12496,11 +12496,11 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/error', str(exc))
                 v = UNSET
             o.error = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12515,7 +12515,7 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CompactionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12528,7 +12528,7 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ConfigOptionUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['configOptions']
     except KeyError:
@@ -12545,7 +12545,7 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _ConfigOptionUpdate_F0(v, p + '/configOptions', c)
     o.config_options = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12553,7 +12553,7 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12568,7 +12568,7 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ConfigOptionUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12581,7 +12581,7 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Content_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['content']
     except KeyError:
@@ -12591,7 +12591,7 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _Content_F0(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12599,7 +12599,7 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12614,7 +12614,7 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Content_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12627,7 +12627,7 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ContentChunk_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['messageId']
     except KeyError:
@@ -12644,7 +12644,7 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _ContentChunk_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12652,7 +12652,7 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12667,7 +12667,7 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ContentChunk_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12680,7 +12680,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeclineCreateElicitationResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['action']
     except KeyError:
@@ -12688,7 +12688,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if v != 'decline' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'decline'")
     o.action = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12696,7 +12696,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12711,7 +12711,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DeclineCreateElicitationResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12724,8 +12724,8 @@ def _load_DeleteSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeleteSessionResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12733,7 +12733,7 @@ def _load_DeleteSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12748,7 +12748,7 @@ def _load_DeleteSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DeleteSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12761,7 +12761,7 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Diff_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['changes']
     except KeyError:
@@ -12778,7 +12778,7 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _Diff_F0(v, p + '/changes', c)
     o.changes = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.patch = None
         o.meta = None
         o.extra = None
@@ -12787,7 +12787,7 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
         o.patch = None
     else:
         v = d['patch']
-        n -= 1
+        n += 1
         if v is None:
             o.patch = None
         else:
@@ -12802,11 +12802,11 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/patch', str(exc))
                 v = None
             o.patch = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12821,7 +12821,7 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Diff_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12834,7 +12834,7 @@ def _load_DiffPathChange(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DiffPathChange_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['path']
     except KeyError:
@@ -12842,7 +12842,7 @@ def _load_DiffPathChange(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
     o.path = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DiffPathChange_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12855,7 +12855,7 @@ def _load_DiffPathPairChange(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DiffPathPairChange_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['oldPath']
     except KeyError:
@@ -12870,7 +12870,7 @@ def _load_DiffPathPairChange(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/path')
     o.path = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DiffPathPairChange_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12883,8 +12883,8 @@ def _load_DisableProviderResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DisableProviderResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -12892,7 +12892,7 @@ def _load_DisableProviderResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -12907,7 +12907,7 @@ def _load_DisableProviderResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _DisableProviderResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12920,8 +12920,8 @@ def _load_ElicitationAcceptAction(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationAcceptAction_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.content = None
         o.extra = None
         return o
@@ -12929,7 +12929,7 @@ def _load_ElicitationAcceptAction(d: Any, p: str, c: _Context) -> Any:
         o.content = None
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -12938,7 +12938,7 @@ def _load_ElicitationAcceptAction(d: Any, p: str, c: _Context) -> Any:
             if c.deep is not None:
                 c.deep(v, p + '/content')
             o.content = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationAcceptAction_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12951,14 +12951,14 @@ def _load_ElicitationRequestScope(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationRequestScope_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['requestId']
     except KeyError:
         raise err('required', p, "missing required property 'requestId'") from None
     v = _ElicitationRequestScope_F0(v, p + '/requestId', c)
     o.request_id = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationRequestScope_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -12971,7 +12971,7 @@ def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationSessionScope_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -12979,7 +12979,7 @@ def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.tool_call_id = None
         o.extra = None
         return o
@@ -12987,7 +12987,7 @@ def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
         o.tool_call_id = None
     else:
         v = d['toolCallId']
-        n -= 1
+        n += 1
         if v is None:
             o.tool_call_id = None
         else:
@@ -13000,7 +13000,7 @@ def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/toolCallId', str(exc))
                 v = None
             o.tool_call_id = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ElicitationSessionScope_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13013,14 +13013,14 @@ def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EmbeddedResource_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['resource']
     except KeyError:
         raise err('required', p, "missing required property 'resource'") from None
     v = _EmbeddedResource_F0(v, p + '/resource', c)
     o.resource = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -13029,7 +13029,7 @@ def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -13044,11 +13044,11 @@ def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13063,7 +13063,7 @@ def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _EmbeddedResource_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13076,7 +13076,7 @@ def _load_UnsupportedProtocolVersionErrorData(d: Any, p: str, c: _Context) -> An
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnsupportedProtocolVersionErrorData_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['requested']
     except KeyError:
@@ -13096,7 +13096,7 @@ def _load_UnsupportedProtocolVersionErrorData(d: Any, p: str, c: _Context) -> An
     for i, x in enumerate(v):
         check(x, p + '/supported' + '/' + str(i), _UnsupportedProtocolVersionErrorData_F1_item)
     o.supported = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13104,7 +13104,7 @@ def _load_UnsupportedProtocolVersionErrorData(d: Any, p: str, c: _Context) -> An
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13119,7 +13119,7 @@ def _load_UnsupportedProtocolVersionErrorData(d: Any, p: str, c: _Context) -> An
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UnsupportedProtocolVersionErrorData_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13132,7 +13132,7 @@ def _load_SessionNotFoundErrorData(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionNotFoundErrorData_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -13140,7 +13140,7 @@ def _load_SessionNotFoundErrorData(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13148,7 +13148,7 @@ def _load_SessionNotFoundErrorData(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13163,7 +13163,7 @@ def _load_SessionNotFoundErrorData(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionNotFoundErrorData_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13176,7 +13176,7 @@ def _load_Error(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Error_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['code']
     except KeyError:
@@ -13191,7 +13191,7 @@ def _load_Error(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.data = None
         o.extra = None
         return o
@@ -13199,7 +13199,7 @@ def _load_Error(d: Any, p: str, c: _Context) -> Any:
         o.data = None
     else:
         v = d['data']
-        n -= 1
+        n += 1
         if v is None:
             o.data = None
         else:
@@ -13214,7 +13214,7 @@ def _load_Error(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/data', str(exc))
                 v = None
             o.data = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Error_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13227,7 +13227,7 @@ def _load_ErrorAgentResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorAgentResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -13243,7 +13243,7 @@ def _load_ErrorAgentResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'error'") from None
     v = _ErrorAgentResponse_F1(v, p + '/error', c)
     o.error = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ErrorAgentResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13256,7 +13256,7 @@ def _load_ErrorClientResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorClientResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -13272,7 +13272,7 @@ def _load_ErrorClientResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'error'") from None
     v = _ErrorClientResponse_F1(v, p + '/error', c)
     o.error = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ErrorClientResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13285,7 +13285,7 @@ def _load_McpError(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpError_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['code']
     except KeyError:
@@ -13300,7 +13300,7 @@ def _load_McpError(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.data = None
         o.extra = None
         return o
@@ -13308,11 +13308,11 @@ def _load_McpError(d: Any, p: str, c: _Context) -> Any:
         o.data = None
     else:
         v = d['data']
-        n -= 1
+        n += 1
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/data')
         o.data = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpError_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13325,14 +13325,14 @@ def _load_ErrorMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorMessageMcpResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['error']
     except KeyError:
         raise err('required', p, "missing required property 'error'") from None
     v = _ErrorMessageMcpResponse_F0(v, p + '/error', c)
     o.error = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -13340,7 +13340,7 @@ def _load_ErrorMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13355,7 +13355,7 @@ def _load_ErrorMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ErrorMessageMcpResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13368,7 +13368,7 @@ def _load_ErrorProxyResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorProxyResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -13384,7 +13384,7 @@ def _load_ErrorProxyResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'error'") from None
     v = _ErrorProxyResponse_F1(v, p + '/error', c)
     o.error = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ErrorProxyResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13397,8 +13397,8 @@ def _load_ErrorStopReason(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorStopReason_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.error = None
         o.extra = None
         return o
@@ -13406,7 +13406,7 @@ def _load_ErrorStopReason(d: Any, p: str, c: _Context) -> Any:
         o.error = None
     else:
         v = d['error']
-        n -= 1
+        n += 1
         if v is None:
             o.error = None
         else:
@@ -13421,7 +13421,7 @@ def _load_ErrorStopReason(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/error', str(exc))
                 v = None
             o.error = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ErrorStopReason_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13434,7 +13434,7 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ForkSessionResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -13442,7 +13442,7 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.config_options = None
         o.available_commands = None
         o.meta = None
@@ -13452,7 +13452,7 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.config_options = None
     else:
         v = d['configOptions']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/configOptions'
@@ -13474,11 +13474,11 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/configOptions', str(exc))
             v = None
         o.config_options = v
-    if not n or 'availableCommands' not in d:
+    if 'availableCommands' not in d:
         o.available_commands = None
     else:
         v = d['availableCommands']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/availableCommands'
@@ -13500,11 +13500,11 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/availableCommands', str(exc))
             v = None
         o.available_commands = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13519,7 +13519,7 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ForkSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13532,7 +13532,7 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ImageContent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['data']
     except KeyError:
@@ -13547,7 +13547,7 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/mimeType')
     o.mime_type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.uri = None
         o.annotations = None
         o.meta = None
@@ -13557,7 +13557,7 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
         o.uri = None
     else:
         v = d['uri']
-        n -= 1
+        n += 1
         if v is None:
             o.uri = None
         else:
@@ -13570,11 +13570,11 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/uri', str(exc))
                 v = None
             o.uri = v
-    if not n or 'annotations' not in d:
+    if 'annotations' not in d:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -13589,11 +13589,11 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13608,7 +13608,7 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ImageContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13621,7 +13621,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalAuthMethod_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -13643,7 +13643,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.description = None
         o.args = None
         o.env = None
@@ -13654,7 +13654,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -13667,33 +13667,33 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'args' not in d:
+    if 'args' not in d:
         o.args = None
     else:
         v = d['args']
-        n -= 1
+        n += 1
         try:
             v = _TerminalAuthMethod_F4(v, p + '/args', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.args = v
-    if not n or 'env' not in d:
+    if 'env' not in d:
         o.env = None
     else:
         v = d['env']
-        n -= 1
+        n += 1
         try:
             v = _TerminalAuthMethod_F5(v, p + '/env', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.env = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13708,7 +13708,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalAuthMethod_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13721,7 +13721,7 @@ def _load_OtherAuthMethod(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherAuthMethod_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -13743,7 +13743,7 @@ def _load_OtherAuthMethod(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherAuthMethod_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13756,7 +13756,7 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_InitializeResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['protocolVersion']
     except KeyError:
@@ -13774,7 +13774,7 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'info'") from None
     v = _InitializeResponse_F1(v, p + '/info', c)
     o.info = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.capabilities = None
         o.auth_methods = None
         o.meta = None
@@ -13784,7 +13784,7 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
         o.capabilities = None
     else:
         v = d['capabilities']
-        n -= 1
+        n += 1
         try:
             v = _InitializeResponse_F2(v, p + '/capabilities', c)
         except Unrecognised as u:
@@ -13796,11 +13796,11 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/capabilities', str(exc))
             v = None
         o.capabilities = v
-    if not n or 'authMethods' not in d:
+    if 'authMethods' not in d:
         o.auth_methods = None
     else:
         v = d['authMethods']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/authMethods'
@@ -13822,11 +13822,11 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/authMethods', str(exc))
             v = None
         o.auth_methods = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13841,7 +13841,7 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _InitializeResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13854,7 +13854,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IntegerElicitationPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -13862,7 +13862,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if v != 'integer' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'integer'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.description = None
         o.minimum = None
@@ -13875,7 +13875,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -13888,11 +13888,11 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -13905,33 +13905,33 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minimum' not in d:
+    if 'minimum' not in d:
         o.minimum = None
     else:
         v = d['minimum']
-        n -= 1
+        n += 1
         if v is None:
             o.minimum = None
         else:
             if v.__class__ is not int:
                 v = load_int(v, p + '/minimum')
             o.minimum = v
-    if not n or 'maximum' not in d:
+    if 'maximum' not in d:
         o.maximum = None
     else:
         v = d['maximum']
-        n -= 1
+        n += 1
         if v is None:
             o.maximum = None
         else:
             if v.__class__ is not int:
                 v = load_int(v, p + '/maximum')
             o.maximum = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -13944,11 +13944,11 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -13963,7 +13963,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _IntegerElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -13976,8 +13976,8 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IntegerPropertySchema_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.title = None
         o.description = None
         o.minimum = None
@@ -13990,7 +13990,7 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -14003,11 +14003,11 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -14020,33 +14020,33 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minimum' not in d:
+    if 'minimum' not in d:
         o.minimum = None
     else:
         v = d['minimum']
-        n -= 1
+        n += 1
         if v is None:
             o.minimum = None
         else:
             if v.__class__ is not int:
                 v = load_int(v, p + '/minimum')
             o.minimum = v
-    if not n or 'maximum' not in d:
+    if 'maximum' not in d:
         o.maximum = None
     else:
         v = d['maximum']
-        n -= 1
+        n += 1
         if v is None:
             o.maximum = None
         else:
             if v.__class__ is not int:
                 v = load_int(v, p + '/maximum')
             o.maximum = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -14059,11 +14059,11 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14078,7 +14078,7 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _IntegerPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14091,7 +14091,7 @@ def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProviderCurrentConfig_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['apiType']
     except KeyError:
@@ -14106,7 +14106,7 @@ def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/baseUrl')
     o.base_url = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14114,7 +14114,7 @@ def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14129,7 +14129,7 @@ def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProviderCurrentConfig_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14142,7 +14142,7 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProviderInfo_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['providerId']
     except KeyError:
@@ -14169,7 +14169,7 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not bool:
         raise type_error('boolean', v, p + '/required')
     o.required = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.current = None
         o.meta = None
         o.extra = None
@@ -14178,7 +14178,7 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
         o.current = None
     else:
         v = d['current']
-        n -= 1
+        n += 1
         if v is None:
             o.current = None
         else:
@@ -14188,11 +14188,11 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.current = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14207,7 +14207,7 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProviderInfo_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14220,14 +14220,14 @@ def _load_ListProvidersResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListProvidersResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['providers']
     except KeyError:
         raise err('required', p, "missing required property 'providers'") from None
     v = _ListProvidersResponse_F0(v, p + '/providers', c)
     o.providers = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14235,7 +14235,7 @@ def _load_ListProvidersResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14250,7 +14250,7 @@ def _load_ListProvidersResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ListProvidersResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14263,7 +14263,7 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfo_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -14278,7 +14278,7 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/cwd')
     o.cwd = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.additional_directories = None
         o.title = None
         o.updated_at = None
@@ -14290,18 +14290,18 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
         o.additional_directories = None
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         try:
             v = _SessionInfo_F2(v, p + '/additionalDirectories', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.additional_directories = v
-    if not n or 'title' not in d:
+    if 'title' not in d:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -14314,11 +14314,11 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'updatedAt' not in d:
+    if 'updatedAt' not in d:
         o.updated_at = None
     else:
         v = d['updatedAt']
-        n -= 1
+        n += 1
         if v is None:
             o.updated_at = None
         else:
@@ -14331,11 +14331,11 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/updatedAt', str(exc))
                 v = None
             o.updated_at = v
-    if not n or 'archived' not in d:
+    if 'archived' not in d:
         o.archived = None
     else:
         v = d['archived']
-        n -= 1
+        n += 1
         if v is None:
             o.archived = None
         else:
@@ -14348,11 +14348,11 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/archived', str(exc))
                 v = None
             o.archived = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14367,7 +14367,7 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionInfo_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14380,7 +14380,7 @@ def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListSessionsResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessions']
     except KeyError:
@@ -14393,7 +14393,7 @@ def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
         c.report('invalid-field-defaulted', p + '/sessions', str(exc))
         v = None
     o.sessions = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.next_cursor = None
         o.meta = None
         o.extra = None
@@ -14402,18 +14402,18 @@ def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
         o.next_cursor = None
     else:
         v = d['nextCursor']
-        n -= 1
+        n += 1
         if v is None:
             o.next_cursor = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/nextCursor')
             o.next_cursor = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14428,7 +14428,7 @@ def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ListSessionsResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14441,8 +14441,8 @@ def _load_LoginAuthResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LoginAuthResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14450,7 +14450,7 @@ def _load_LoginAuthResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14465,7 +14465,7 @@ def _load_LoginAuthResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _LoginAuthResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14478,8 +14478,8 @@ def _load_LogoutAuthResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LogoutAuthResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14487,7 +14487,7 @@ def _load_LogoutAuthResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14502,7 +14502,7 @@ def _load_LogoutAuthResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _LogoutAuthResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14515,7 +14515,7 @@ def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerAcp_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -14530,7 +14530,7 @@ def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/serverId')
     o.server_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -14538,7 +14538,7 @@ def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14553,7 +14553,7 @@ def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpServerAcp_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14566,7 +14566,7 @@ def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerHttp_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -14581,7 +14581,7 @@ def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/url')
     o.url = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.headers = None
         o.meta = None
         o.extra = None
@@ -14590,18 +14590,18 @@ def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
         o.headers = None
     else:
         v = d['headers']
-        n -= 1
+        n += 1
         try:
             v = _McpServerHttp_F2(v, p + '/headers', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.headers = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14616,7 +14616,7 @@ def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpServerHttp_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14629,7 +14629,7 @@ def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerStdio_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -14644,7 +14644,7 @@ def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/command')
     o.command = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.args = None
         o.env = None
         o.meta = None
@@ -14654,29 +14654,29 @@ def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
         o.args = None
     else:
         v = d['args']
-        n -= 1
+        n += 1
         try:
             v = _McpServerStdio_F2(v, p + '/args', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.args = v
-    if not n or 'env' not in d:
+    if 'env' not in d:
         o.env = None
     else:
         v = d['env']
-        n -= 1
+        n += 1
         try:
             v = _McpServerStdio_F3(v, p + '/env', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.env = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14691,7 +14691,7 @@ def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _McpServerStdio_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14704,14 +14704,14 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultiSelectPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['items']
     except KeyError:
         raise err('required', p, "missing required property 'items'") from None
     v = _MultiSelectPropertySchema_F0(v, p + '/items', c)
     o.items = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.description = None
         o.min_items = None
@@ -14724,7 +14724,7 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -14737,11 +14737,11 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -14754,11 +14754,11 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minItems' not in d:
+    if 'minItems' not in d:
         o.min_items = None
     else:
         v = d['minItems']
-        n -= 1
+        n += 1
         if v is None:
             o.min_items = None
         else:
@@ -14767,11 +14767,11 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/minItems', _MultiSelectPropertySchema_F3_meta)
             o.min_items = v
-    if not n or 'maxItems' not in d:
+    if 'maxItems' not in d:
         o.max_items = None
     else:
         v = d['maxItems']
-        n -= 1
+        n += 1
         if v is None:
             o.max_items = None
         else:
@@ -14780,11 +14780,11 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/maxItems', _MultiSelectPropertySchema_F4_meta)
             o.max_items = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -14799,11 +14799,11 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14818,7 +14818,7 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _MultiSelectPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14831,7 +14831,7 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NewSessionResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -14839,7 +14839,7 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.config_options = None
         o.available_commands = None
         o.meta = None
@@ -14849,7 +14849,7 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.config_options = None
     else:
         v = d['configOptions']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/configOptions'
@@ -14871,11 +14871,11 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/configOptions', str(exc))
             v = None
         o.config_options = v
-    if not n or 'availableCommands' not in d:
+    if 'availableCommands' not in d:
         o.available_commands = None
     else:
         v = d['availableCommands']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/availableCommands'
@@ -14897,11 +14897,11 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/availableCommands', str(exc))
             v = None
         o.available_commands = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14916,7 +14916,7 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _NewSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14929,7 +14929,7 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Notice_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['severity']
     except KeyError:
@@ -14945,7 +14945,7 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
         raise type_error('string', v, p + '/title')
     check(v, p + '/title', _Notice_F1_meta)
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.description = None
         o.meta = None
         o.extra = None
@@ -14954,7 +14954,7 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -14967,11 +14967,11 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -14986,7 +14986,7 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Notice_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -14999,7 +14999,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NumberElicitationPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -15007,7 +15007,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if v != 'number' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'number'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.description = None
         o.minimum = None
@@ -15020,7 +15020,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -15033,11 +15033,11 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -15050,33 +15050,33 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minimum' not in d:
+    if 'minimum' not in d:
         o.minimum = None
     else:
         v = d['minimum']
-        n -= 1
+        n += 1
         if v is None:
             o.minimum = None
         else:
             if v.__class__ is not float:
                 v = load_number(v, p + '/minimum')
             o.minimum = v
-    if not n or 'maximum' not in d:
+    if 'maximum' not in d:
         o.maximum = None
     else:
         v = d['maximum']
-        n -= 1
+        n += 1
         if v is None:
             o.maximum = None
         else:
             if v.__class__ is not float:
                 v = load_number(v, p + '/maximum')
             o.maximum = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -15089,11 +15089,11 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15108,7 +15108,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _NumberElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15121,8 +15121,8 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NumberPropertySchema_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.title = None
         o.description = None
         o.minimum = None
@@ -15135,7 +15135,7 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -15148,11 +15148,11 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -15165,33 +15165,33 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minimum' not in d:
+    if 'minimum' not in d:
         o.minimum = None
     else:
         v = d['minimum']
-        n -= 1
+        n += 1
         if v is None:
             o.minimum = None
         else:
             if v.__class__ is not float:
                 v = load_number(v, p + '/minimum')
             o.minimum = v
-    if not n or 'maximum' not in d:
+    if 'maximum' not in d:
         o.maximum = None
     else:
         v = d['maximum']
-        n -= 1
+        n += 1
         if v is None:
             o.maximum = None
         else:
             if v.__class__ is not float:
                 v = load_number(v, p + '/maximum')
             o.maximum = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -15204,11 +15204,11 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15223,7 +15223,7 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _NumberPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15236,7 +15236,7 @@ def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherCreateElicitationResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['action']
     except KeyError:
@@ -15244,7 +15244,7 @@ def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/action')
     o.action = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15252,7 +15252,7 @@ def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15267,7 +15267,7 @@ def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherCreateElicitationResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15280,7 +15280,7 @@ def _load_OtherElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherElicitationPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -15288,7 +15288,7 @@ def _load_OtherElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/type')
     o.type = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15301,7 +15301,7 @@ def _load_OtherRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherRequestPermissionOutcome_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['outcome']
     except KeyError:
@@ -15309,7 +15309,7 @@ def _load_OtherRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/outcome')
     o.outcome = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _OtherRequestPermissionOutcome_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15322,7 +15322,7 @@ def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanFile_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['planId']
     except KeyError:
@@ -15337,7 +15337,7 @@ def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15345,7 +15345,7 @@ def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15360,7 +15360,7 @@ def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanFile_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15373,7 +15373,7 @@ def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanItems_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['planId']
     except KeyError:
@@ -15387,7 +15387,7 @@ def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'entries'") from None
     v = _PlanItems_F1(v, p + '/entries', c)
     o.entries = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15395,7 +15395,7 @@ def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15410,7 +15410,7 @@ def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanItems_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15423,7 +15423,7 @@ def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanMarkdown_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['planId']
     except KeyError:
@@ -15438,7 +15438,7 @@ def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/content')
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15446,7 +15446,7 @@ def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15461,7 +15461,7 @@ def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanMarkdown_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15474,7 +15474,7 @@ def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanRemoved_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['planId']
     except KeyError:
@@ -15482,7 +15482,7 @@ def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/planId')
     o.plan_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15490,7 +15490,7 @@ def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15505,7 +15505,7 @@ def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanRemoved_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15518,7 +15518,7 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['plan']
     except KeyError:
@@ -15528,7 +15528,7 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _PlanUpdate_F0(v, p + '/plan', c)
     o.plan = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15536,7 +15536,7 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15551,7 +15551,7 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PlanUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15564,7 +15564,7 @@ def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['messageId']
     except KeyError:
@@ -15572,7 +15572,7 @@ def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15580,7 +15580,7 @@ def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15595,7 +15595,7 @@ def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _PromptResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15608,7 +15608,7 @@ def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxySuccessorNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['method']
     except KeyError:
@@ -15616,7 +15616,7 @@ def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.params = None
         o.meta = None
         o.extra = None
@@ -15625,15 +15625,15 @@ def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/params')
         o.params = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15648,7 +15648,7 @@ def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProxySuccessorNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15661,7 +15661,7 @@ def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxyNotification_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['method']
     except KeyError:
@@ -15669,7 +15669,7 @@ def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -15677,7 +15677,7 @@ def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -15687,7 +15687,7 @@ def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProxyNotification_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15700,7 +15700,7 @@ def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxySuccessorRequest_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['method']
     except KeyError:
@@ -15708,7 +15708,7 @@ def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.params = None
         o.meta = None
         o.extra = None
@@ -15717,15 +15717,15 @@ def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/params')
         o.params = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15740,7 +15740,7 @@ def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProxySuccessorRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15753,7 +15753,7 @@ def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxyRequest_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -15767,7 +15767,7 @@ def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/method')
     o.method = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.params = None
         o.extra = None
         return o
@@ -15775,7 +15775,7 @@ def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
         o.params = None
     else:
         v = d['params']
-        n -= 1
+        n += 1
         if v is None:
             o.params = None
         else:
@@ -15785,7 +15785,7 @@ def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.params = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ProxyRequest_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15798,8 +15798,8 @@ def _load_ReplayFromStart(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReplayFromStart_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15807,7 +15807,7 @@ def _load_ReplayFromStart(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15822,7 +15822,7 @@ def _load_ReplayFromStart(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ReplayFromStart_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15835,14 +15835,14 @@ def _load_RequestElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestElicitationFormMode_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['requestedSchema']
     except KeyError:
         raise err('required', p, "missing required property 'requestedSchema'") from None
     v = _RequestElicitationFormMode_F0(v, p + '/requestedSchema', c)
     o.requested_schema = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RequestElicitationFormMode_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15855,7 +15855,7 @@ def _load_RequestElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestElicitationUrlMode_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['elicitationId']
     except KeyError:
@@ -15870,7 +15870,7 @@ def _load_RequestElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/url')
     o.url = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RequestElicitationUrlMode_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15883,7 +15883,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectedRequestPermissionOutcome_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['outcome']
     except KeyError:
@@ -15898,7 +15898,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/optionId')
     o.option_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15906,7 +15906,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15921,7 +15921,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SelectedRequestPermissionOutcome_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15934,7 +15934,7 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestPermissionResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['outcome']
     except KeyError:
@@ -15944,7 +15944,7 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _RequestPermissionResponse_F0(v, p + '/outcome', c)
     o.outcome = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -15952,7 +15952,7 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -15967,7 +15967,7 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RequestPermissionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -15980,7 +15980,7 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceLink_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -15995,7 +15995,7 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/uri')
     o.uri = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.title = None
         o.description = None
         o.icons = None
@@ -16009,7 +16009,7 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -16022,11 +16022,11 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -16039,11 +16039,11 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'icons' not in d:
+    if 'icons' not in d:
         o.icons = None
     else:
         v = d['icons']
-        n -= 1
+        n += 1
         if v is None:
             o.icons = None
         else:
@@ -16058,11 +16058,11 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/icons', str(exc))
                 v = None
             o.icons = v
-    if not n or 'mimeType' not in d:
+    if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v is None:
             o.mime_type = None
         else:
@@ -16075,11 +16075,11 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/mimeType', str(exc))
                 v = None
             o.mime_type = v
-    if not n or 'size' not in d:
+    if 'size' not in d:
         o.size = None
     else:
         v = d['size']
-        n -= 1
+        n += 1
         if v is None:
             o.size = None
         else:
@@ -16094,11 +16094,11 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/size', str(exc))
                 v = None
             o.size = v
-    if not n or 'annotations' not in d:
+    if 'annotations' not in d:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -16113,11 +16113,11 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16132,7 +16132,7 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResourceLink_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16145,8 +16145,8 @@ def _load_SetProviderResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetProviderResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -16154,7 +16154,7 @@ def _load_SetProviderResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16169,7 +16169,7 @@ def _load_SetProviderResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetProviderResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16182,8 +16182,8 @@ def _load_UnarchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnarchiveSessionResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -16191,7 +16191,7 @@ def _load_UnarchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16206,7 +16206,7 @@ def _load_UnarchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UnarchiveSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16219,7 +16219,7 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['status']
     except KeyError:
@@ -16227,7 +16227,7 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/status')
     o.status = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.state = None
         o.meta = None
         o.extra = None
@@ -16236,7 +16236,7 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
         o.state = None
     else:
         v = d['state']
-        n -= 1
+        n += 1
         if v is None:
             o.state = None
         else:
@@ -16254,11 +16254,11 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/state', str(exc))
                 v = None
             o.state = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16273,7 +16273,7 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionStatusResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16286,7 +16286,7 @@ def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionTitleResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['title']
     except KeyError:
@@ -16294,7 +16294,7 @@ def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/title')
     o.title = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -16302,7 +16302,7 @@ def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16317,7 +16317,7 @@ def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetSessionTitleResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16330,8 +16330,8 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResumeSessionResponse_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.config_options = None
         o.available_commands = None
         o.meta = None
@@ -16341,7 +16341,7 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
         o.config_options = None
     else:
         v = d['configOptions']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/configOptions'
@@ -16363,11 +16363,11 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/configOptions', str(exc))
             v = None
         o.config_options = v
-    if not n or 'availableCommands' not in d:
+    if 'availableCommands' not in d:
         o.available_commands = None
     else:
         v = d['availableCommands']
-        n -= 1
+        n += 1
         try:
             if c.diagnostics is None and v.__class__ is list:
                 q = p + '/availableCommands'
@@ -16389,11 +16389,11 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
             c.report('invalid-field-defaulted', p + '/availableCommands', str(exc))
             v = None
         o.available_commands = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16408,7 +16408,7 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResumeSessionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16421,7 +16421,7 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionConfigOptionResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['configOptions']
     except KeyError:
@@ -16438,7 +16438,7 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _SetSessionConfigOptionResponse_F0(v, p + '/configOptions', c)
     o.config_options = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -16446,7 +16446,7 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16461,7 +16461,7 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SetSessionConfigOptionResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16474,7 +16474,7 @@ def _load_ResultAgentResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultAgentResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -16487,7 +16487,7 @@ def _load_ResultAgentResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'result'") from None
     v = _ResultAgentResponse_F1(v, p + '/result', c)
     o.result = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResultAgentResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16500,7 +16500,7 @@ def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultMessageMcpResponse_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['result']
     except KeyError:
@@ -16508,7 +16508,7 @@ def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
     if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
         c.deep(v, p + '/result')
     o.result = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -16516,7 +16516,7 @@ def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16531,7 +16531,7 @@ def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResultMessageMcpResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16544,7 +16544,7 @@ def _load_ResultClientResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultClientResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -16557,7 +16557,7 @@ def _load_ResultClientResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'result'") from None
     v = _ResultClientResponse_F1(v, p + '/result', c)
     o.result = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResultClientResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16570,7 +16570,7 @@ def _load_ResultProxyResponse(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultProxyResponse_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -16583,7 +16583,7 @@ def _load_ResultProxyResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'result'") from None
     v = _ResultProxyResponse_F1(v, p + '/result', c)
     o.result = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ResultProxyResponse_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16596,7 +16596,7 @@ def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectedPermissionOutcome_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['optionId']
     except KeyError:
@@ -16604,7 +16604,7 @@ def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/optionId')
     o.option_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -16612,7 +16612,7 @@ def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16627,7 +16627,7 @@ def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SelectedPermissionOutcome_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16640,7 +16640,7 @@ def _load_SessionConfigBoolean(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigBoolean_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['currentValue']
     except KeyError:
@@ -16648,7 +16648,7 @@ def _load_SessionConfigBoolean(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not bool:
         raise type_error('boolean', v, p + '/currentValue')
     o.current_value = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionConfigBoolean_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16661,7 +16661,7 @@ def _load_SessionConfigSelect(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelect_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['currentValue']
     except KeyError:
@@ -16675,7 +16675,7 @@ def _load_SessionConfigSelect(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'options'") from None
     v = _SessionConfigSelect_F1(v, p + '/options', c)
     o.options = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionConfigSelect_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16688,14 +16688,14 @@ def _load_SessionElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionElicitationFormMode_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['requestedSchema']
     except KeyError:
         raise err('required', p, "missing required property 'requestedSchema'") from None
     v = _SessionElicitationFormMode_F0(v, p + '/requestedSchema', c)
     o.requested_schema = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionElicitationFormMode_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16708,7 +16708,7 @@ def _load_SessionElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionElicitationUrlMode_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['elicitationId']
     except KeyError:
@@ -16723,7 +16723,7 @@ def _load_SessionElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/url')
     o.url = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionElicitationUrlMode_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16736,8 +16736,8 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfoUpdate_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.title = UNSET
         o.updated_at = UNSET
         o.meta = UNSET
@@ -16747,7 +16747,7 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
         o.title = UNSET
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -16760,11 +16760,11 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = UNSET
             o.title = v
-    if not n or 'updatedAt' not in d:
+    if 'updatedAt' not in d:
         o.updated_at = UNSET
     else:
         v = d['updatedAt']
-        n -= 1
+        n += 1
         if v is None:
             o.updated_at = None
         else:
@@ -16777,11 +16777,11 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/updatedAt', str(exc))
                 v = UNSET
             o.updated_at = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16796,7 +16796,7 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionInfoUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16809,7 +16809,7 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessage_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['messageId']
     except KeyError:
@@ -16817,7 +16817,7 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.sender_session_id = UNSET
         o.recipient_session_id = UNSET
         o.sender_message_id = UNSET
@@ -16830,7 +16830,7 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
         o.sender_session_id = UNSET
     else:
         v = d['senderSessionId']
-        n -= 1
+        n += 1
         if v is None:
             o.sender_session_id = None
         else:
@@ -16843,11 +16843,11 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/senderSessionId', str(exc))
                 v = UNSET
             o.sender_session_id = v
-    if not n or 'recipientSessionId' not in d:
+    if 'recipientSessionId' not in d:
         o.recipient_session_id = UNSET
     else:
         v = d['recipientSessionId']
-        n -= 1
+        n += 1
         if v is None:
             o.recipient_session_id = None
         else:
@@ -16860,11 +16860,11 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/recipientSessionId', str(exc))
                 v = UNSET
             o.recipient_session_id = v
-    if not n or 'senderMessageId' not in d:
+    if 'senderMessageId' not in d:
         o.sender_message_id = UNSET
     else:
         v = d['senderMessageId']
-        n -= 1
+        n += 1
         if v is None:
             o.sender_message_id = None
         else:
@@ -16877,11 +16877,11 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/senderMessageId', str(exc))
                 v = UNSET
             o.sender_message_id = v
-    if not n or 'recipientMessageId' not in d:
+    if 'recipientMessageId' not in d:
         o.recipient_message_id = UNSET
     else:
         v = d['recipientMessageId']
-        n -= 1
+        n += 1
         if v is None:
             o.recipient_message_id = None
         else:
@@ -16894,11 +16894,11 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/recipientMessageId', str(exc))
                 v = UNSET
             o.recipient_message_id = v
-    if not n or 'content' not in d:
+    if 'content' not in d:
         o.content = UNSET
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -16923,11 +16923,11 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = UNSET
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16942,7 +16942,7 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionMessage_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -16955,7 +16955,7 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageChunk_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['messageId']
     except KeyError:
@@ -16972,7 +16972,7 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _SessionMessageChunk_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -16980,7 +16980,7 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -16995,7 +16995,7 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SessionMessageChunk_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -17008,7 +17008,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringElicitationPropertySchema_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -17016,7 +17016,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if v != 'string' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'string'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = None
         o.description = None
         o.min_length = None
@@ -17033,7 +17033,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -17046,11 +17046,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -17063,11 +17063,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minLength' not in d:
+    if 'minLength' not in d:
         o.min_length = None
     else:
         v = d['minLength']
-        n -= 1
+        n += 1
         if v is None:
             o.min_length = None
         else:
@@ -17076,11 +17076,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/minLength', _StringElicitationPropertySchema_F3_meta)
             o.min_length = v
-    if not n or 'maxLength' not in d:
+    if 'maxLength' not in d:
         o.max_length = None
     else:
         v = d['maxLength']
-        n -= 1
+        n += 1
         if v is None:
             o.max_length = None
         else:
@@ -17089,33 +17089,33 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/maxLength', _StringElicitationPropertySchema_F4_meta)
             o.max_length = v
-    if not n or 'pattern' not in d:
+    if 'pattern' not in d:
         o.pattern = None
     else:
         v = d['pattern']
-        n -= 1
+        n += 1
         if v is None:
             o.pattern = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/pattern')
             o.pattern = v
-    if not n or 'format' not in d:
+    if 'format' not in d:
         o.format = None
     else:
         v = d['format']
-        n -= 1
+        n += 1
         if v is None:
             o.format = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/format')
             o.format = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -17128,11 +17128,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or 'enum' not in d:
+    if 'enum' not in d:
         o.enum = None
     else:
         v = d['enum']
-        n -= 1
+        n += 1
         if v is None:
             o.enum = None
         else:
@@ -17143,11 +17143,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.enum = v
-    if not n or 'oneOf' not in d:
+    if 'oneOf' not in d:
         o.one_of = None
     else:
         v = d['oneOf']
-        n -= 1
+        n += 1
         if v is None:
             o.one_of = None
         else:
@@ -17158,11 +17158,11 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.one_of = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -17177,7 +17177,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _StringElicitationPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -17190,8 +17190,8 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringPropertySchema_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.title = None
         o.description = None
         o.min_length = None
@@ -17208,7 +17208,7 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
         o.title = None
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -17221,11 +17221,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = None
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -17238,11 +17238,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = None
             o.description = v
-    if not n or 'minLength' not in d:
+    if 'minLength' not in d:
         o.min_length = None
     else:
         v = d['minLength']
-        n -= 1
+        n += 1
         if v is None:
             o.min_length = None
         else:
@@ -17251,11 +17251,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/minLength', _StringPropertySchema_F2_meta)
             o.min_length = v
-    if not n or 'maxLength' not in d:
+    if 'maxLength' not in d:
         o.max_length = None
     else:
         v = d['maxLength']
-        n -= 1
+        n += 1
         if v is None:
             o.max_length = None
         else:
@@ -17264,33 +17264,33 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
             if v < 0:
                 check(v, p + '/maxLength', _StringPropertySchema_F3_meta)
             o.max_length = v
-    if not n or 'pattern' not in d:
+    if 'pattern' not in d:
         o.pattern = None
     else:
         v = d['pattern']
-        n -= 1
+        n += 1
         if v is None:
             o.pattern = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/pattern')
             o.pattern = v
-    if not n or 'format' not in d:
+    if 'format' not in d:
         o.format = None
     else:
         v = d['format']
-        n -= 1
+        n += 1
         if v is None:
             o.format = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/format')
             o.format = v
-    if not n or 'default' not in d:
+    if 'default' not in d:
         o.default = None
     else:
         v = d['default']
-        n -= 1
+        n += 1
         if v is None:
             o.default = None
         else:
@@ -17303,11 +17303,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/default', str(exc))
                 v = None
             o.default = v
-    if not n or 'enum' not in d:
+    if 'enum' not in d:
         o.enum = None
     else:
         v = d['enum']
-        n -= 1
+        n += 1
         if v is None:
             o.enum = None
         else:
@@ -17318,11 +17318,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.enum = v
-    if not n or 'oneOf' not in d:
+    if 'oneOf' not in d:
         o.one_of = None
     else:
         v = d['oneOf']
-        n -= 1
+        n += 1
         if v is None:
             o.one_of = None
         else:
@@ -17333,11 +17333,11 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = None
             o.one_of = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -17352,7 +17352,7 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _StringPropertySchema_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -17365,7 +17365,7 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['sessionId']
     except KeyError:
@@ -17373,7 +17373,7 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/sessionId')
     o.session_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.title = UNSET
         o.description = UNSET
         o.capabilities = UNSET
@@ -17387,7 +17387,7 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
         o.title = UNSET
     else:
         v = d['title']
-        n -= 1
+        n += 1
         if v is None:
             o.title = None
         else:
@@ -17400,11 +17400,11 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/title', str(exc))
                 v = UNSET
             o.title = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = UNSET
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v is None:
             o.description = None
         else:
@@ -17417,11 +17417,11 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/description', str(exc))
                 v = UNSET
             o.description = v
-    if not n or 'capabilities' not in d:
+    if 'capabilities' not in d:
         o.capabilities = UNSET
     else:
         v = d['capabilities']
-        n -= 1
+        n += 1
         if v is None:
             o.capabilities = None
         else:
@@ -17436,11 +17436,11 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/capabilities', str(exc))
                 v = UNSET
             o.capabilities = v
-    if not n or 'state' not in d:
+    if 'state' not in d:
         o.state = UNSET
     else:
         v = d['state']
-        n -= 1
+        n += 1
         if v is None:
             o.state = None
         else:
@@ -17458,22 +17458,22 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/state', str(exc))
                 v = UNSET
             o.state = v
-    if not n or 'cwd' not in d:
+    if 'cwd' not in d:
         o.cwd = UNSET
     else:
         v = d['cwd']
-        n -= 1
+        n += 1
         if v is None:
             o.cwd = None
         else:
             if v.__class__ is not str:
                 raise type_error('string', v, p + '/cwd')
             o.cwd = v
-    if not n or 'additionalDirectories' not in d:
+    if 'additionalDirectories' not in d:
         o.additional_directories = UNSET
     else:
         v = d['additionalDirectories']
-        n -= 1
+        n += 1
         if v is None:
             o.additional_directories = None
         else:
@@ -17483,11 +17483,11 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('unknown-member-stripped', u.path, u.detail)
                 v = UNSET
             o.additional_directories = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -17502,7 +17502,7 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _SubagentUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -17515,7 +17515,7 @@ def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Terminal_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['terminalId']
     except KeyError:
@@ -17523,7 +17523,7 @@ def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -17531,7 +17531,7 @@ def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -17546,7 +17546,7 @@ def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Terminal_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -17559,7 +17559,7 @@ def _load_TerminalOutputChunk(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalOutputChunk_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['terminalId']
     except KeyError:
@@ -17574,7 +17574,7 @@ def _load_TerminalOutputChunk(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/data')
     o.data = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -17582,7 +17582,7 @@ def _load_TerminalOutputChunk(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -17597,7 +17597,7 @@ def _load_TerminalOutputChunk(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalOutputChunk_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -17610,7 +17610,7 @@ def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalUpdate_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['terminalId']
     except KeyError:
@@ -17618,7 +17618,7 @@ def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/terminalId')
     o.terminal_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.command = UNSET
         o.cwd = UNSET
         o.output = UNSET
@@ -17632,7 +17632,7 @@ def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
         o.command = UNSET
     else:
         v = d['command']
-        n -= 1
+        n += 1
         if v is None:
             o.command = None
         else:
@@ -17645,11 +17645,11 @@ def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/command', str(exc))
                 v = UNSET
             o.command = v
-    if not n or 'cwd' not in d:
+    if 'cwd' not in d:
         o.cwd = UNSET
     else:
         v = d['cwd']
-        n -= 1
+        n += 1
         if v is None:
             o.cwd = None
         else:
@@ -17662,11 +17662,11 @@ def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cwd', str(exc))
                 v = UNSET
             o.cwd = v
-    if not n or 'output' not in d:
+    if 'output' not in d:
         o.output = UNSET
     else:
         v = d['output']
-        n -= 1
+        n += 1
         if v is None:
             o.output = None
         else:
@@ -17681,11 +17681,11 @@ def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/output', str(exc))
                 v = UNSET
             o.output = v
-    if not n or 'exitStatus' not in d:
+    if 'exitStatus' not in d:
         o.exit_status = UNSET
     else:
         v = d['exitStatus']
-        n -= 1
+        n += 1
         if v is None:
             o.exit_status = None
         else:
@@ -17700,11 +17700,11 @@ def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/exitStatus', str(exc))
                 v = UNSET
             o.exit_status = v
-    if not n or 'size' not in d:
+    if 'size' not in d:
         o.size = UNSET
     else:
         v = d['size']
-        n -= 1
+        n += 1
         if v is None:
             o.size = None
         else:
@@ -17719,11 +17719,11 @@ def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/size', str(exc))
                 v = UNSET
             o.size = v
-    if not n or 'capabilities' not in d:
+    if 'capabilities' not in d:
         o.capabilities = UNSET
     else:
         v = d['capabilities']
-        n -= 1
+        n += 1
         if v is None:
             o.capabilities = None
         else:
@@ -17738,11 +17738,11 @@ def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/capabilities', str(exc))
                 v = UNSET
             o.capabilities = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -17757,7 +17757,7 @@ def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TerminalUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -17770,7 +17770,7 @@ def _load_TextCommandInput(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextCommandInput_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['hint']
     except KeyError:
@@ -17778,7 +17778,7 @@ def _load_TextCommandInput(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/hint')
     o.hint = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -17786,7 +17786,7 @@ def _load_TextCommandInput(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -17801,7 +17801,7 @@ def _load_TextCommandInput(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TextCommandInput_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -17814,7 +17814,7 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextContent_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['text']
     except KeyError:
@@ -17822,7 +17822,7 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/text')
     o.text = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.annotations = None
         o.meta = None
         o.extra = None
@@ -17831,7 +17831,7 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
         o.annotations = None
     else:
         v = d['annotations']
-        n -= 1
+        n += 1
         if v is None:
             o.annotations = None
         else:
@@ -17846,11 +17846,11 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/annotations', str(exc))
                 v = None
             o.annotations = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -17865,7 +17865,7 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TextContent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -17878,7 +17878,7 @@ def _load_ToolCallContentChunk(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallContentChunk_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['toolCallId']
     except KeyError:
@@ -17895,7 +17895,7 @@ def _load_ToolCallContentChunk(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _ToolCallContentChunk_F1(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -17903,7 +17903,7 @@ def _load_ToolCallContentChunk(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -17918,7 +17918,7 @@ def _load_ToolCallContentChunk(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallContentChunk_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -17931,14 +17931,14 @@ def _load_ToolCallPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallPermissionSubject_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['toolCall']
     except KeyError:
         raise err('required', p, "missing required property 'toolCall'") from None
     v = _ToolCallPermissionSubject_F0(v, p + '/toolCall', c)
     o.tool_call = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.meta = None
         o.extra = None
         return o
@@ -17946,7 +17946,7 @@ def _load_ToolCallPermissionSubject(d: Any, p: str, c: _Context) -> Any:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -17961,7 +17961,7 @@ def _load_ToolCallPermissionSubject(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ToolCallPermissionSubject_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -17974,7 +17974,7 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UsageUpdate_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['used']
     except KeyError:
@@ -17993,7 +17993,7 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
     if v < 0:
         check(v, p + '/size', _UsageUpdate_F1_meta)
     o.size = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.cost = UNSET
         o.meta = None
         o.extra = None
@@ -18002,7 +18002,7 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
         o.cost = UNSET
     else:
         v = d['cost']
-        n -= 1
+        n += 1
         if v is None:
             o.cost = None
         else:
@@ -18017,11 +18017,11 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/cost', str(exc))
                 v = UNSET
             o.cost = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = None
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -18036,7 +18036,7 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = None
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UsageUpdate_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -18049,7 +18049,7 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UserMessage_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['messageId']
     except KeyError:
@@ -18057,7 +18057,7 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.content = UNSET
         o.meta = UNSET
         o.extra = None
@@ -18066,7 +18066,7 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
         o.content = UNSET
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v is None:
             o.content = None
         else:
@@ -18091,11 +18091,11 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/content', str(exc))
                 v = UNSET
             o.content = v
-    if not n or '_meta' not in d:
+    if '_meta' not in d:
         o.meta = UNSET
     else:
         v = d['_meta']
-        n -= 1
+        n += 1
         if v is None:
             o.meta = None
         else:
@@ -18110,7 +18110,7 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
                 c.report('invalid-field-defaulted', p + '/_meta', str(exc))
                 v = UNSET
             o.meta = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _UserMessage_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)

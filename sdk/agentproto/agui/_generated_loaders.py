@@ -22,7 +22,7 @@ def _load_AddOperation(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AddOperation_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['op']
     except KeyError:
@@ -46,7 +46,7 @@ def _load_AddOperation(d: Any, p: str, c: _Context) -> Any:
     if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
         c.deep(v, p + '/value')
     o.value = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _AddOperation_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -59,7 +59,7 @@ def _load_RemoveOperation(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RemoveOperation_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['op']
     except KeyError:
@@ -76,7 +76,7 @@ def _load_RemoveOperation(d: Any, p: str, c: _Context) -> Any:
     if _RemoveOperation_F1_re.search(v) is None:
         check(v, p + '/path', _RemoveOperation_F1_meta)
     o.path = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _RemoveOperation_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -89,7 +89,7 @@ def _load_ReplaceOperation(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReplaceOperation_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['op']
     except KeyError:
@@ -113,7 +113,7 @@ def _load_ReplaceOperation(d: Any, p: str, c: _Context) -> Any:
     if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
         c.deep(v, p + '/value')
     o.value = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _ReplaceOperation_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -126,7 +126,7 @@ def _load_MoveOperation(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MoveOperation_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['op']
     except KeyError:
@@ -152,7 +152,7 @@ def _load_MoveOperation(d: Any, p: str, c: _Context) -> Any:
     if _MoveOperation_F2_re.search(v) is None:
         check(v, p + '/path', _MoveOperation_F2_meta)
     o.path = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _MoveOperation_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -165,7 +165,7 @@ def _load_CopyOperation(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CopyOperation_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['op']
     except KeyError:
@@ -191,7 +191,7 @@ def _load_CopyOperation(d: Any, p: str, c: _Context) -> Any:
     if _CopyOperation_F2_re.search(v) is None:
         check(v, p + '/path', _CopyOperation_F2_meta)
     o.path = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CopyOperation_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -204,7 +204,7 @@ def _load_TestOperation(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TestOperation_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['op']
     except KeyError:
@@ -228,7 +228,7 @@ def _load_TestOperation(d: Any, p: str, c: _Context) -> Any:
     if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
         c.deep(v, p + '/value')
     o.value = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _TestOperation_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -241,7 +241,7 @@ def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ActivityDeltaEvent_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -279,7 +279,7 @@ def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _ActivityDeltaEvent_F3(v, p + '/patch', c)
     o.patch = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -289,7 +289,7 @@ def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -297,35 +297,35 @@ def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ActivityDeltaEvent_F4_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ActivityDeltaEvent_KNOWN)
     return o
 
@@ -334,7 +334,7 @@ def _load_ActivityMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ActivityMessage_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -365,7 +365,7 @@ def _load_ActivityMessage(d: Any, p: str, c: _Context) -> Any:
     if c.deep is not None:
         c.deep(v, p + '/content')
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.metadata = None
         o.subagent_run_id = None
         return o
@@ -373,21 +373,21 @@ def _load_ActivityMessage(d: Any, p: str, c: _Context) -> Any:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ActivityMessage_KNOWN)
     return o
 
@@ -396,7 +396,7 @@ def _load_ActivitySnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ActivitySnapshotEvent_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -427,7 +427,7 @@ def _load_ActivitySnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     if c.deep is not None:
         c.deep(v, p + '/content')
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.replace = None
         o.timestamp = None
         o.raw_event = None
@@ -438,15 +438,15 @@ def _load_ActivitySnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         o.replace = None
     else:
         v = d['replace']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/replace')
         o.replace = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -454,35 +454,35 @@ def _load_ActivitySnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ActivitySnapshotEvent_F5_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ActivitySnapshotEvent_KNOWN)
     return o
 
@@ -491,8 +491,8 @@ def _load_IdentityCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IdentityCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.name = None
         o.type = None
         o.description = None
@@ -505,61 +505,61 @@ def _load_IdentityCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/name')
         o.name = v
-    if not n or 'type' not in d:
+    if 'type' not in d:
         o.type = None
     else:
         v = d['type']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/type')
         o.type = v
-    if not n or 'description' not in d:
+    if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/description')
         o.description = v
-    if not n or 'version' not in d:
+    if 'version' not in d:
         o.version = None
     else:
         v = d['version']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/version')
         o.version = v
-    if not n or 'provider' not in d:
+    if 'provider' not in d:
         o.provider = None
     else:
         v = d['provider']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/provider')
         o.provider = v
-    if not n or 'documentationUrl' not in d:
+    if 'documentationUrl' not in d:
         o.documentation_url = None
     else:
         v = d['documentationUrl']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/documentationUrl')
         o.documentation_url = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _IdentityCapabilities_KNOWN)
     return o
 
@@ -568,8 +568,8 @@ def _load_TransportCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TransportCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.streaming = None
         o.websocket = None
         o.http_binary = None
@@ -580,43 +580,43 @@ def _load_TransportCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.streaming = None
     else:
         v = d['streaming']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/streaming')
         o.streaming = v
-    if not n or 'websocket' not in d:
+    if 'websocket' not in d:
         o.websocket = None
     else:
         v = d['websocket']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/websocket')
         o.websocket = v
-    if not n or 'httpBinary' not in d:
+    if 'httpBinary' not in d:
         o.http_binary = None
     else:
         v = d['httpBinary']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/httpBinary')
         o.http_binary = v
-    if not n or 'pushNotifications' not in d:
+    if 'pushNotifications' not in d:
         o.push_notifications = None
     else:
         v = d['pushNotifications']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/pushNotifications')
         o.push_notifications = v
-    if not n or 'resumable' not in d:
+    if 'resumable' not in d:
         o.resumable = None
     else:
         v = d['resumable']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/resumable')
         o.resumable = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _TransportCapabilities_KNOWN)
     return o
 
@@ -625,7 +625,7 @@ def _load_Tool(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Tool_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -640,7 +640,7 @@ def _load_Tool(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/description')
     o.description = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.parameters = None
         o.metadata = None
         return o
@@ -648,23 +648,23 @@ def _load_Tool(d: Any, p: str, c: _Context) -> Any:
         o.parameters = None
     else:
         v = d['parameters']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/parameters', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/parameters')
         o.parameters = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _Tool_KNOWN)
     return o
 
@@ -673,8 +673,8 @@ def _load_ToolsCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolsCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.supported = None
         o.items = None
         o.parallel_calls = None
@@ -684,38 +684,38 @@ def _load_ToolsCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.supported = None
     else:
         v = d['supported']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/supported')
         o.supported = v
-    if not n or 'items' not in d:
+    if 'items' not in d:
         o.items = None
     else:
         v = d['items']
-        n -= 1
+        n += 1
         try:
             v = _ToolsCapabilities_F1(v, p + '/items', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.items = v
-    if not n or 'parallelCalls' not in d:
+    if 'parallelCalls' not in d:
         o.parallel_calls = None
     else:
         v = d['parallelCalls']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/parallelCalls')
         o.parallel_calls = v
-    if not n or 'clientProvided' not in d:
+    if 'clientProvided' not in d:
         o.client_provided = None
     else:
         v = d['clientProvided']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/clientProvided')
         o.client_provided = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ToolsCapabilities_KNOWN)
     return o
 
@@ -724,8 +724,8 @@ def _load_OutputCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OutputCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.structured_output = None
         o.supported_mime_types = None
         return o
@@ -733,22 +733,22 @@ def _load_OutputCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.structured_output = None
     else:
         v = d['structuredOutput']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/structuredOutput')
         o.structured_output = v
-    if not n or 'supportedMimeTypes' not in d:
+    if 'supportedMimeTypes' not in d:
         o.supported_mime_types = None
     else:
         v = d['supportedMimeTypes']
-        n -= 1
+        n += 1
         try:
             v = _OutputCapabilities_F1(v, p + '/supportedMimeTypes', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.supported_mime_types = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _OutputCapabilities_KNOWN)
     return o
 
@@ -757,8 +757,8 @@ def _load_StateCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StateCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.snapshots = None
         o.deltas = None
         o.memory = None
@@ -768,35 +768,35 @@ def _load_StateCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.snapshots = None
     else:
         v = d['snapshots']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/snapshots')
         o.snapshots = v
-    if not n or 'deltas' not in d:
+    if 'deltas' not in d:
         o.deltas = None
     else:
         v = d['deltas']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/deltas')
         o.deltas = v
-    if not n or 'memory' not in d:
+    if 'memory' not in d:
         o.memory = None
     else:
         v = d['memory']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/memory')
         o.memory = v
-    if not n or 'persistentState' not in d:
+    if 'persistentState' not in d:
         o.persistent_state = None
     else:
         v = d['persistentState']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/persistentState')
         o.persistent_state = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _StateCapabilities_KNOWN)
     return o
 
@@ -805,7 +805,7 @@ def _load_SubagentInfo(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentInfo_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -813,18 +813,18 @@ def _load_SubagentInfo(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.description = None
         return o
     if 'description' not in d:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/description')
         o.description = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _SubagentInfo_KNOWN)
     return o
 
@@ -833,8 +833,8 @@ def _load_MultiAgentCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultiAgentCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.supported = None
         o.delegation = None
         o.handoffs = None
@@ -844,38 +844,38 @@ def _load_MultiAgentCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.supported = None
     else:
         v = d['supported']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/supported')
         o.supported = v
-    if not n or 'delegation' not in d:
+    if 'delegation' not in d:
         o.delegation = None
     else:
         v = d['delegation']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/delegation')
         o.delegation = v
-    if not n or 'handoffs' not in d:
+    if 'handoffs' not in d:
         o.handoffs = None
     else:
         v = d['handoffs']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/handoffs')
         o.handoffs = v
-    if not n or 'subagents' not in d:
+    if 'subagents' not in d:
         o.subagents = None
     else:
         v = d['subagents']
-        n -= 1
+        n += 1
         try:
             v = _MultiAgentCapabilities_F3(v, p + '/subagents', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.subagents = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _MultiAgentCapabilities_KNOWN)
     return o
 
@@ -884,8 +884,8 @@ def _load_ReasoningCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.supported = None
         o.streaming = None
         o.encrypted = None
@@ -894,27 +894,27 @@ def _load_ReasoningCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.supported = None
     else:
         v = d['supported']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/supported')
         o.supported = v
-    if not n or 'streaming' not in d:
+    if 'streaming' not in d:
         o.streaming = None
     else:
         v = d['streaming']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/streaming')
         o.streaming = v
-    if not n or 'encrypted' not in d:
+    if 'encrypted' not in d:
         o.encrypted = None
     else:
         v = d['encrypted']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/encrypted')
         o.encrypted = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ReasoningCapabilities_KNOWN)
     return o
 
@@ -923,8 +923,8 @@ def _load_MultimodalInputCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultimodalInputCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.image = None
         o.audio = None
         o.video = None
@@ -935,43 +935,43 @@ def _load_MultimodalInputCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.image = None
     else:
         v = d['image']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/image')
         o.image = v
-    if not n or 'audio' not in d:
+    if 'audio' not in d:
         o.audio = None
     else:
         v = d['audio']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/audio')
         o.audio = v
-    if not n or 'video' not in d:
+    if 'video' not in d:
         o.video = None
     else:
         v = d['video']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/video')
         o.video = v
-    if not n or 'pdf' not in d:
+    if 'pdf' not in d:
         o.pdf = None
     else:
         v = d['pdf']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/pdf')
         o.pdf = v
-    if not n or 'file' not in d:
+    if 'file' not in d:
         o.file = None
     else:
         v = d['file']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/file')
         o.file = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _MultimodalInputCapabilities_KNOWN)
     return o
 
@@ -980,8 +980,8 @@ def _load_MultimodalOutputCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultimodalOutputCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.image = None
         o.audio = None
         return o
@@ -989,19 +989,19 @@ def _load_MultimodalOutputCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.image = None
     else:
         v = d['image']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/image')
         o.image = v
-    if not n or 'audio' not in d:
+    if 'audio' not in d:
         o.audio = None
     else:
         v = d['audio']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/audio')
         o.audio = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _MultimodalOutputCapabilities_KNOWN)
     return o
 
@@ -1010,8 +1010,8 @@ def _load_MultimodalCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultimodalCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.input = None
         o.output = None
         return o
@@ -1019,25 +1019,25 @@ def _load_MultimodalCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.input = None
     else:
         v = d['input']
-        n -= 1
+        n += 1
         try:
             v = _MultimodalCapabilities_F0(v, p + '/input', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.input = v
-    if not n or 'output' not in d:
+    if 'output' not in d:
         o.output = None
     else:
         v = d['output']
-        n -= 1
+        n += 1
         try:
             v = _MultimodalCapabilities_F1(v, p + '/output', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.output = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _MultimodalCapabilities_KNOWN)
     return o
 
@@ -1046,8 +1046,8 @@ def _load_ExecutionCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ExecutionCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.code_execution = None
         o.sandboxed = None
         o.max_iterations = None
@@ -1057,23 +1057,23 @@ def _load_ExecutionCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.code_execution = None
     else:
         v = d['codeExecution']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/codeExecution')
         o.code_execution = v
-    if not n or 'sandboxed' not in d:
+    if 'sandboxed' not in d:
         o.sandboxed = None
     else:
         v = d['sandboxed']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/sandboxed')
         o.sandboxed = v
-    if not n or 'maxIterations' not in d:
+    if 'maxIterations' not in d:
         o.max_iterations = None
     else:
         v = d['maxIterations']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/maxIterations')
         if v < 0:
@@ -1081,11 +1081,11 @@ def _load_ExecutionCapabilities(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/maxIterations', _ExecutionCapabilities_F2_meta)
         o.max_iterations = v
-    if not n or 'maxExecutionTime' not in d:
+    if 'maxExecutionTime' not in d:
         o.max_execution_time = None
     else:
         v = d['maxExecutionTime']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/maxExecutionTime')
         if v < 0:
@@ -1093,7 +1093,7 @@ def _load_ExecutionCapabilities(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/maxExecutionTime', _ExecutionCapabilities_F3_meta)
         o.max_execution_time = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ExecutionCapabilities_KNOWN)
     return o
 
@@ -1102,8 +1102,8 @@ def _load_HumanInTheLoopCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_HumanInTheLoopCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.supported = None
         o.approvals = None
         o.interventions = None
@@ -1115,51 +1115,51 @@ def _load_HumanInTheLoopCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.supported = None
     else:
         v = d['supported']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/supported')
         o.supported = v
-    if not n or 'approvals' not in d:
+    if 'approvals' not in d:
         o.approvals = None
     else:
         v = d['approvals']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/approvals')
         o.approvals = v
-    if not n or 'interventions' not in d:
+    if 'interventions' not in d:
         o.interventions = None
     else:
         v = d['interventions']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/interventions')
         o.interventions = v
-    if not n or 'feedback' not in d:
+    if 'feedback' not in d:
         o.feedback = None
     else:
         v = d['feedback']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/feedback')
         o.feedback = v
-    if not n or 'interrupts' not in d:
+    if 'interrupts' not in d:
         o.interrupts = None
     else:
         v = d['interrupts']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/interrupts')
         o.interrupts = v
-    if not n or 'approveWithEdits' not in d:
+    if 'approveWithEdits' not in d:
         o.approve_with_edits = None
     else:
         v = d['approveWithEdits']
-        n -= 1
+        n += 1
         if v.__class__ is not bool:
             raise type_error('boolean', v, p + '/approveWithEdits')
         o.approve_with_edits = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _HumanInTheLoopCapabilities_KNOWN)
     return o
 
@@ -1168,8 +1168,8 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentCapabilities_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.identity = None
         o.transport = None
         o.tools = None
@@ -1186,123 +1186,123 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
         o.identity = None
     else:
         v = d['identity']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F0(v, p + '/identity', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.identity = v
-    if not n or 'transport' not in d:
+    if 'transport' not in d:
         o.transport = None
     else:
         v = d['transport']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F1(v, p + '/transport', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.transport = v
-    if not n or 'tools' not in d:
+    if 'tools' not in d:
         o.tools = None
     else:
         v = d['tools']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F2(v, p + '/tools', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.tools = v
-    if not n or 'output' not in d:
+    if 'output' not in d:
         o.output = None
     else:
         v = d['output']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F3(v, p + '/output', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.output = v
-    if not n or 'state' not in d:
+    if 'state' not in d:
         o.state = None
     else:
         v = d['state']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F4(v, p + '/state', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.state = v
-    if not n or 'multiAgent' not in d:
+    if 'multiAgent' not in d:
         o.multi_agent = None
     else:
         v = d['multiAgent']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F5(v, p + '/multiAgent', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.multi_agent = v
-    if not n or 'reasoning' not in d:
+    if 'reasoning' not in d:
         o.reasoning = None
     else:
         v = d['reasoning']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F6(v, p + '/reasoning', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.reasoning = v
-    if not n or 'multimodal' not in d:
+    if 'multimodal' not in d:
         o.multimodal = None
     else:
         v = d['multimodal']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F7(v, p + '/multimodal', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.multimodal = v
-    if not n or 'execution' not in d:
+    if 'execution' not in d:
         o.execution = None
     else:
         v = d['execution']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F8(v, p + '/execution', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.execution = v
-    if not n or 'humanInTheLoop' not in d:
+    if 'humanInTheLoop' not in d:
         o.human_in_the_loop = None
     else:
         v = d['humanInTheLoop']
-        n -= 1
+        n += 1
         try:
             v = _AgentCapabilities_F9(v, p + '/humanInTheLoop', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.human_in_the_loop = v
-    if not n or 'custom' not in d:
+    if 'custom' not in d:
         o.custom = None
     else:
         v = d['custom']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/custom')
         if c.deep is not None:
             c.deep(v, p + '/custom')
         o.custom = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _AgentCapabilities_KNOWN)
     return o
 
@@ -1311,7 +1311,7 @@ def _load_FunctionCall(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FunctionCall_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['name']
     except KeyError:
@@ -1326,7 +1326,7 @@ def _load_FunctionCall(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/arguments')
     o.arguments = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _FunctionCall_KNOWN)
     return o
 
@@ -1335,7 +1335,7 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCall_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -1356,7 +1356,7 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'function'") from None
     v = _ToolCall_F2(v, p + '/function', c)
     o.function = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.encrypted_value = None
         o.encrypted_value_type = None
         o.metadata = None
@@ -1365,29 +1365,29 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
         o.encrypted_value = None
     else:
         v = d['encryptedValue']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValue')
         o.encrypted_value = v
-    if not n or 'encryptedValueType' not in d:
+    if 'encryptedValueType' not in d:
         o.encrypted_value_type = None
     else:
         v = d['encryptedValueType']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValueType')
         o.encrypted_value_type = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ToolCall_KNOWN)
     return o
 
@@ -1396,7 +1396,7 @@ def _load_AssistantMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AssistantMessage_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -1411,7 +1411,7 @@ def _load_AssistantMessage(d: Any, p: str, c: _Context) -> Any:
     if v != 'assistant' or v.__class__ is not str:
         raise err('const', p + '/role', describe(v) + " is not 'assistant'")
     o.role = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.content = None
         o.tool_calls = None
         o.name = None
@@ -1424,64 +1424,64 @@ def _load_AssistantMessage(d: Any, p: str, c: _Context) -> Any:
         o.content = None
     else:
         v = d['content']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/content')
         o.content = v
-    if not n or 'toolCalls' not in d:
+    if 'toolCalls' not in d:
         o.tool_calls = None
     else:
         v = d['toolCalls']
-        n -= 1
+        n += 1
         try:
             v = _AssistantMessage_F3(v, p + '/toolCalls', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.tool_calls = v
-    if not n or 'name' not in d:
+    if 'name' not in d:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/name')
         o.name = v
-    if not n or 'encryptedValue' not in d:
+    if 'encryptedValue' not in d:
         o.encrypted_value = None
     else:
         v = d['encryptedValue']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValue')
         o.encrypted_value = v
-    if not n or 'encryptedValueType' not in d:
+    if 'encryptedValueType' not in d:
         o.encrypted_value_type = None
     else:
         v = d['encryptedValueType']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValueType')
         o.encrypted_value_type = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _AssistantMessage_KNOWN)
     return o
 
@@ -1490,8 +1490,8 @@ def _load_Attributable(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Attributable_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.subagent_run_id = None
         o.extra = None
         return o
@@ -1499,11 +1499,11 @@ def _load_Attributable(d: Any, p: str, c: _Context) -> Any:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _Attributable_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1516,7 +1516,7 @@ def _load_DataSource(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DataSource_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1538,7 +1538,7 @@ def _load_DataSource(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/mimeType')
     o.mime_type = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _DataSource_KNOWN)
     return o
 
@@ -1547,7 +1547,7 @@ def _load_UrlSource(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UrlSource_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1562,18 +1562,18 @@ def _load_UrlSource(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/value')
     o.value = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.mime_type = None
         return o
     if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/mimeType')
         o.mime_type = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _UrlSource_KNOWN)
     return o
 
@@ -1582,7 +1582,7 @@ def _load_FileSource(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FileSource_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1597,7 +1597,7 @@ def _load_FileSource(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/value')
     o.value = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.provider = None
         o.mime_type = None
         return o
@@ -1605,19 +1605,19 @@ def _load_FileSource(d: Any, p: str, c: _Context) -> Any:
         o.provider = None
     else:
         v = d['provider']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/provider')
         o.provider = v
-    if not n or 'mimeType' not in d:
+    if 'mimeType' not in d:
         o.mime_type = None
     else:
         v = d['mimeType']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/mimeType')
         o.mime_type = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _FileSource_KNOWN)
     return o
 
@@ -1626,7 +1626,7 @@ def _load_AudioPart(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AudioPart_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1643,7 +1643,7 @@ def _load_AudioPart(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _AudioPart_F1(v, p + '/source', c)
     o.source = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.id = None
         o.metadata = None
         return o
@@ -1651,21 +1651,21 @@ def _load_AudioPart(d: Any, p: str, c: _Context) -> Any:
         o.id = None
     else:
         v = d['id']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/id')
         o.id = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/metadata', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _AudioPart_KNOWN)
     return o
 
@@ -1674,14 +1674,14 @@ def _load_BaseEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BaseEvent_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
         raise err('required', p, "missing required property 'type'") from None
     v = _BaseEvent_F0(v, p + '/type', c)
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -1691,7 +1691,7 @@ def _load_BaseEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -1699,27 +1699,27 @@ def _load_BaseEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _BaseEvent_F1_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BaseEvent_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1732,7 +1732,7 @@ def _load_BaseMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BaseMessage_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -1747,7 +1747,7 @@ def _load_BaseMessage(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/role')
     o.role = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.name = None
         o.encrypted_value = None
         o.encrypted_value_type = None
@@ -1759,45 +1759,45 @@ def _load_BaseMessage(d: Any, p: str, c: _Context) -> Any:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/name')
         o.name = v
-    if not n or 'encryptedValue' not in d:
+    if 'encryptedValue' not in d:
         o.encrypted_value = None
     else:
         v = d['encryptedValue']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValue')
         o.encrypted_value = v
-    if not n or 'encryptedValueType' not in d:
+    if 'encryptedValueType' not in d:
         o.encrypted_value_type = None
     else:
         v = d['encryptedValueType']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValueType')
         o.encrypted_value_type = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _BaseMessage_KNOWN}
         if c.deep is not None:
             c.deep(o.extra, p)
@@ -1810,7 +1810,7 @@ def _load_Context(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Context_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['description']
     except KeyError:
@@ -1825,7 +1825,7 @@ def _load_Context(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/value')
     o.value = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _Context_KNOWN)
     return o
 
@@ -1834,7 +1834,7 @@ def _load_CustomEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CustomEvent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -1856,7 +1856,7 @@ def _load_CustomEvent(d: Any, p: str, c: _Context) -> Any:
     if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
         c.deep(v, p + '/value')
     o.value = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -1866,7 +1866,7 @@ def _load_CustomEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -1874,35 +1874,35 @@ def _load_CustomEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _CustomEvent_F3_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _CustomEvent_KNOWN)
     return o
 
@@ -1911,7 +1911,7 @@ def _load_DeveloperMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeveloperMessage_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -1933,7 +1933,7 @@ def _load_DeveloperMessage(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/content')
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.name = None
         o.encrypted_value = None
         o.encrypted_value_type = None
@@ -1944,45 +1944,45 @@ def _load_DeveloperMessage(d: Any, p: str, c: _Context) -> Any:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/name')
         o.name = v
-    if not n or 'encryptedValue' not in d:
+    if 'encryptedValue' not in d:
         o.encrypted_value = None
     else:
         v = d['encryptedValue']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValue')
         o.encrypted_value = v
-    if not n or 'encryptedValueType' not in d:
+    if 'encryptedValueType' not in d:
         o.encrypted_value_type = None
     else:
         v = d['encryptedValueType']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValueType')
         o.encrypted_value_type = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _DeveloperMessage_KNOWN)
     return o
 
@@ -1991,7 +1991,7 @@ def _load_DocumentPart(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DocumentPart_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2008,7 +2008,7 @@ def _load_DocumentPart(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _DocumentPart_F1(v, p + '/source', c)
     o.source = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.id = None
         o.metadata = None
         return o
@@ -2016,21 +2016,21 @@ def _load_DocumentPart(d: Any, p: str, c: _Context) -> Any:
         o.id = None
     else:
         v = d['id']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/id')
         o.id = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/metadata', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _DocumentPart_KNOWN)
     return o
 
@@ -2039,7 +2039,7 @@ def _load_ImagePart(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ImagePart_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2056,7 +2056,7 @@ def _load_ImagePart(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _ImagePart_F1(v, p + '/source', c)
     o.source = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.id = None
         o.metadata = None
         return o
@@ -2064,21 +2064,21 @@ def _load_ImagePart(d: Any, p: str, c: _Context) -> Any:
         o.id = None
     else:
         v = d['id']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/id')
         o.id = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/metadata', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ImagePart_KNOWN)
     return o
 
@@ -2087,7 +2087,7 @@ def _load_Interrupt(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Interrupt_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -2102,7 +2102,7 @@ def _load_Interrupt(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/reason')
     o.reason = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.message = None
         o.tool_call_id = None
         o.response_schema = None
@@ -2114,55 +2114,55 @@ def _load_Interrupt(d: Any, p: str, c: _Context) -> Any:
         o.message = None
     else:
         v = d['message']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/message')
         o.message = v
-    if not n or 'toolCallId' not in d:
+    if 'toolCallId' not in d:
         o.tool_call_id = None
     else:
         v = d['toolCallId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/toolCallId')
         o.tool_call_id = v
-    if not n or 'responseSchema' not in d:
+    if 'responseSchema' not in d:
         o.response_schema = None
     else:
         v = d['responseSchema']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/responseSchema')
         if c.deep is not None:
             c.deep(v, p + '/responseSchema')
         o.response_schema = v
-    if not n or 'expiresAt' not in d:
+    if 'expiresAt' not in d:
         o.expires_at = None
     else:
         v = d['expiresAt']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/expiresAt')
         o.expires_at = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _Interrupt_KNOWN)
     return o
 
@@ -2171,7 +2171,7 @@ def _load_SystemMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SystemMessage_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -2193,7 +2193,7 @@ def _load_SystemMessage(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/content')
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.name = None
         o.encrypted_value = None
         o.encrypted_value_type = None
@@ -2204,45 +2204,45 @@ def _load_SystemMessage(d: Any, p: str, c: _Context) -> Any:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/name')
         o.name = v
-    if not n or 'encryptedValue' not in d:
+    if 'encryptedValue' not in d:
         o.encrypted_value = None
     else:
         v = d['encryptedValue']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValue')
         o.encrypted_value = v
-    if not n or 'encryptedValueType' not in d:
+    if 'encryptedValueType' not in d:
         o.encrypted_value_type = None
     else:
         v = d['encryptedValueType']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValueType')
         o.encrypted_value_type = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _SystemMessage_KNOWN)
     return o
 
@@ -2251,7 +2251,7 @@ def _load_TextPart(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextPart_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2266,7 +2266,7 @@ def _load_TextPart(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/text')
     o.text = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.id = None
         o.metadata = None
         return o
@@ -2274,21 +2274,21 @@ def _load_TextPart(d: Any, p: str, c: _Context) -> Any:
         o.id = None
     else:
         v = d['id']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/id')
         o.id = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/metadata', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _TextPart_KNOWN)
     return o
 
@@ -2297,7 +2297,7 @@ def _load_VideoPart(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_VideoPart_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2314,7 +2314,7 @@ def _load_VideoPart(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _VideoPart_F1(v, p + '/source', c)
     o.source = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.id = None
         o.metadata = None
         return o
@@ -2322,21 +2322,21 @@ def _load_VideoPart(d: Any, p: str, c: _Context) -> Any:
         o.id = None
     else:
         v = d['id']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/id')
         o.id = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/metadata', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _VideoPart_KNOWN)
     return o
 
@@ -2345,7 +2345,7 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UserMessage_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -2366,7 +2366,7 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'content'") from None
     v = _UserMessage_F2(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.name = None
         o.encrypted_value = None
         o.encrypted_value_type = None
@@ -2377,45 +2377,45 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/name')
         o.name = v
-    if not n or 'encryptedValue' not in d:
+    if 'encryptedValue' not in d:
         o.encrypted_value = None
     else:
         v = d['encryptedValue']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValue')
         o.encrypted_value = v
-    if not n or 'encryptedValueType' not in d:
+    if 'encryptedValueType' not in d:
         o.encrypted_value_type = None
     else:
         v = d['encryptedValueType']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValueType')
         o.encrypted_value_type = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _UserMessage_KNOWN)
     return o
 
@@ -2424,7 +2424,7 @@ def _load_ToolMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolMessage_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -2452,7 +2452,7 @@ def _load_ToolMessage(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/toolCallId')
     o.tool_call_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.error = None
         o.encrypted_value = None
         o.encrypted_value_type = None
@@ -2463,45 +2463,45 @@ def _load_ToolMessage(d: Any, p: str, c: _Context) -> Any:
         o.error = None
     else:
         v = d['error']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/error')
         o.error = v
-    if not n or 'encryptedValue' not in d:
+    if 'encryptedValue' not in d:
         o.encrypted_value = None
     else:
         v = d['encryptedValue']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValue')
         o.encrypted_value = v
-    if not n or 'encryptedValueType' not in d:
+    if 'encryptedValueType' not in d:
         o.encrypted_value_type = None
     else:
         v = d['encryptedValueType']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValueType')
         o.encrypted_value_type = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ToolMessage_KNOWN)
     return o
 
@@ -2510,7 +2510,7 @@ def _load_ReasoningMessage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningMessage_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['id']
     except KeyError:
@@ -2532,7 +2532,7 @@ def _load_ReasoningMessage(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/content')
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.encrypted_value = None
         o.encrypted_value_type = None
         o.metadata = None
@@ -2542,37 +2542,37 @@ def _load_ReasoningMessage(d: Any, p: str, c: _Context) -> Any:
         o.encrypted_value = None
     else:
         v = d['encryptedValue']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValue')
         o.encrypted_value = v
-    if not n or 'encryptedValueType' not in d:
+    if 'encryptedValueType' not in d:
         o.encrypted_value_type = None
     else:
         v = d['encryptedValueType']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValueType')
         o.encrypted_value_type = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ReasoningMessage_KNOWN)
     return o
 
@@ -2581,7 +2581,7 @@ def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MessagesSnapshotEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2605,7 +2605,7 @@ def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _MessagesSnapshotEvent_F1(v, p + '/messages', c)
     o.messages = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -2614,7 +2614,7 @@ def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -2622,27 +2622,27 @@ def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _MessagesSnapshotEvent_F2_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _MessagesSnapshotEvent_KNOWN)
     return o
 
@@ -2651,7 +2651,7 @@ def _load_RawEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RawEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2666,7 +2666,7 @@ def _load_RawEvent(d: Any, p: str, c: _Context) -> Any:
     if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
         c.deep(v, p + '/event')
     o.event = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.source = None
         o.timestamp = None
         o.raw_event = None
@@ -2677,15 +2677,15 @@ def _load_RawEvent(d: Any, p: str, c: _Context) -> Any:
         o.source = None
     else:
         v = d['source']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/source')
         o.source = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -2693,35 +2693,35 @@ def _load_RawEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _RawEvent_F3_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _RawEvent_KNOWN)
     return o
 
@@ -2730,7 +2730,7 @@ def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningEncryptedValueEvent_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2758,7 +2758,7 @@ def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/encryptedValue')
     o.encrypted_value = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.encrypted_value_type = None
         o.timestamp = None
         o.raw_event = None
@@ -2769,15 +2769,15 @@ def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: _Context) -> Any:
         o.encrypted_value_type = None
     else:
         v = d['encryptedValueType']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/encryptedValueType')
         o.encrypted_value_type = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -2785,35 +2785,35 @@ def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ReasoningEncryptedValueEvent_F5_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ReasoningEncryptedValueEvent_KNOWN)
     return o
 
@@ -2822,7 +2822,7 @@ def _load_ReasoningEndEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningEndEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2837,7 +2837,7 @@ def _load_ReasoningEndEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -2847,7 +2847,7 @@ def _load_ReasoningEndEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -2855,35 +2855,35 @@ def _load_ReasoningEndEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ReasoningEndEvent_F2_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ReasoningEndEvent_KNOWN)
     return o
 
@@ -2892,7 +2892,7 @@ def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningMessageChunkEvent_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2900,7 +2900,7 @@ def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
     if v != 'REASONING_MESSAGE_CHUNK' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_MESSAGE_CHUNK'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.message_id = None
         o.delta = None
         o.timestamp = None
@@ -2912,23 +2912,23 @@ def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
         o.message_id = None
     else:
         v = d['messageId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/messageId')
         o.message_id = v
-    if not n or 'delta' not in d:
+    if 'delta' not in d:
         o.delta = None
     else:
         v = d['delta']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/delta')
         o.delta = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -2936,35 +2936,35 @@ def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ReasoningMessageChunkEvent_F3_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ReasoningMessageChunkEvent_KNOWN)
     return o
 
@@ -2973,7 +2973,7 @@ def _load_ReasoningMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningMessageContentEvent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -2995,7 +2995,7 @@ def _load_ReasoningMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/delta')
     o.delta = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -3005,7 +3005,7 @@ def _load_ReasoningMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -3013,35 +3013,35 @@ def _load_ReasoningMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ReasoningMessageContentEvent_F3_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ReasoningMessageContentEvent_KNOWN)
     return o
 
@@ -3050,7 +3050,7 @@ def _load_ReasoningMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningMessageEndEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3065,7 +3065,7 @@ def _load_ReasoningMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -3075,7 +3075,7 @@ def _load_ReasoningMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -3083,35 +3083,35 @@ def _load_ReasoningMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ReasoningMessageEndEvent_F2_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ReasoningMessageEndEvent_KNOWN)
     return o
 
@@ -3120,7 +3120,7 @@ def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningMessageStartEvent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3142,7 +3142,7 @@ def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
     if v != 'reasoning' or v.__class__ is not str:
         raise err('const', p + '/role', describe(v) + " is not 'reasoning'")
     o.role = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -3152,7 +3152,7 @@ def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -3160,35 +3160,35 @@ def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ReasoningMessageStartEvent_F3_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ReasoningMessageStartEvent_KNOWN)
     return o
 
@@ -3197,7 +3197,7 @@ def _load_ReasoningStartEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningStartEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3212,7 +3212,7 @@ def _load_ReasoningStartEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -3222,7 +3222,7 @@ def _load_ReasoningStartEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -3230,35 +3230,35 @@ def _load_ReasoningStartEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ReasoningStartEvent_F2_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ReasoningStartEvent_KNOWN)
     return o
 
@@ -3267,7 +3267,7 @@ def _load_ResumeEntry(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResumeEntry_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['interruptId']
     except KeyError:
@@ -3281,7 +3281,7 @@ def _load_ResumeEntry(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'status'") from None
     v = _ResumeEntry_F1(v, p + '/status', c)
     o.status = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.payload = None
         o.metadata = None
         return o
@@ -3289,23 +3289,23 @@ def _load_ResumeEntry(d: Any, p: str, c: _Context) -> Any:
         o.payload = None
     else:
         v = d['payload']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/payload', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/payload')
         o.payload = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ResumeEntry_KNOWN)
     return o
 
@@ -3314,7 +3314,7 @@ def _load_RunAgentInput(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunAgentInput_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['threadId']
     except KeyError:
@@ -3345,7 +3345,7 @@ def _load_RunAgentInput(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _RunAgentInput_F2(v, p + '/messages', c)
     o.messages = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.protocol_version = None
         o.parent_run_id = None
         o.state = None
@@ -3358,72 +3358,72 @@ def _load_RunAgentInput(d: Any, p: str, c: _Context) -> Any:
         o.protocol_version = None
     else:
         v = d['protocolVersion']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/protocolVersion')
         o.protocol_version = v
-    if not n or 'parentRunId' not in d:
+    if 'parentRunId' not in d:
         o.parent_run_id = None
     else:
         v = d['parentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/parentRunId')
         o.parent_run_id = v
-    if not n or 'state' not in d:
+    if 'state' not in d:
         o.state = None
     else:
         v = d['state']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/state', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/state')
         o.state = v
-    if not n or 'tools' not in d:
+    if 'tools' not in d:
         o.tools = None
     else:
         v = d['tools']
-        n -= 1
+        n += 1
         try:
             v = _RunAgentInput_F6(v, p + '/tools', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.tools = v
-    if not n or 'context' not in d:
+    if 'context' not in d:
         o.context = None
     else:
         v = d['context']
-        n -= 1
+        n += 1
         try:
             v = _RunAgentInput_F7(v, p + '/context', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.context = v
-    if not n or 'forwardedProps' not in d:
+    if 'forwardedProps' not in d:
         o.forwarded_props = None
     else:
         v = d['forwardedProps']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/forwardedProps', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/forwardedProps')
         o.forwarded_props = v
-    if not n or 'resume' not in d:
+    if 'resume' not in d:
         o.resume = None
     else:
         v = d['resume']
-        n -= 1
+        n += 1
         try:
             v = _RunAgentInput_F9(v, p + '/resume', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.resume = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _RunAgentInput_KNOWN)
     return o
 
@@ -3432,8 +3432,8 @@ def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TokenUsage_cls)
-    n = len(d) - 0
-    if not n:  # the required members, nothing else
+    n = 0  # the members read: the required ones, then each other
+    if len(d) == 0:  # the required members, nothing else
         o.provider = None
         o.model = None
         o.input_tokens = None
@@ -3447,23 +3447,23 @@ def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
         o.provider = None
     else:
         v = d['provider']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/provider')
         o.provider = v
-    if not n or 'model' not in d:
+    if 'model' not in d:
         o.model = None
     else:
         v = d['model']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/model')
         o.model = v
-    if not n or 'inputTokens' not in d:
+    if 'inputTokens' not in d:
         o.input_tokens = None
     else:
         v = d['inputTokens']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/inputTokens')
         if v < 0:
@@ -3471,11 +3471,11 @@ def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/inputTokens', _TokenUsage_F2_meta)
         o.input_tokens = v
-    if not n or 'outputTokens' not in d:
+    if 'outputTokens' not in d:
         o.output_tokens = None
     else:
         v = d['outputTokens']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/outputTokens')
         if v < 0:
@@ -3483,11 +3483,11 @@ def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/outputTokens', _TokenUsage_F3_meta)
         o.output_tokens = v
-    if not n or 'totalTokens' not in d:
+    if 'totalTokens' not in d:
         o.total_tokens = None
     else:
         v = d['totalTokens']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/totalTokens')
         if v < 0:
@@ -3495,11 +3495,11 @@ def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/totalTokens', _TokenUsage_F4_meta)
         o.total_tokens = v
-    if not n or 'reasoningTokens' not in d:
+    if 'reasoningTokens' not in d:
         o.reasoning_tokens = None
     else:
         v = d['reasoningTokens']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/reasoningTokens')
         if v < 0:
@@ -3507,11 +3507,11 @@ def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/reasoningTokens', _TokenUsage_F5_meta)
         o.reasoning_tokens = v
-    if not n or 'cachedInputTokens' not in d:
+    if 'cachedInputTokens' not in d:
         o.cached_input_tokens = None
     else:
         v = d['cachedInputTokens']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/cachedInputTokens')
         if v < 0:
@@ -3519,11 +3519,11 @@ def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/cachedInputTokens', _TokenUsage_F6_meta)
         o.cached_input_tokens = v
-    if not n or 'cacheWriteInputTokens' not in d:
+    if 'cacheWriteInputTokens' not in d:
         o.cache_write_input_tokens = None
     else:
         v = d['cacheWriteInputTokens']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/cacheWriteInputTokens')
         if v < 0:
@@ -3531,7 +3531,7 @@ def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/cacheWriteInputTokens', _TokenUsage_F7_meta)
         o.cache_write_input_tokens = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _TokenUsage_KNOWN)
     return o
 
@@ -3540,7 +3540,7 @@ def _load_RunErrorEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunErrorEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3555,7 +3555,7 @@ def _load_RunErrorEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.code = None
         o.usage = None
         o.timestamp = None
@@ -3566,26 +3566,26 @@ def _load_RunErrorEvent(d: Any, p: str, c: _Context) -> Any:
         o.code = None
     else:
         v = d['code']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/code')
         o.code = v
-    if not n or 'usage' not in d:
+    if 'usage' not in d:
         o.usage = None
     else:
         v = d['usage']
-        n -= 1
+        n += 1
         try:
             v = _RunErrorEvent_F3(v, p + '/usage', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.usage = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -3593,27 +3593,27 @@ def _load_RunErrorEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _RunErrorEvent_F4_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _RunErrorEvent_KNOWN)
     return o
 
@@ -3622,7 +3622,7 @@ def _load_RunFinishedCancelledOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunFinishedCancelledOutcome_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3630,7 +3630,7 @@ def _load_RunFinishedCancelledOutcome(d: Any, p: str, c: _Context) -> Any:
     if v != 'cancelled' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'cancelled'")
     o.type = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _RunFinishedCancelledOutcome_KNOWN)
     return o
 
@@ -3639,7 +3639,7 @@ def _load_RunFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunFinishedSuccessOutcome_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3647,21 +3647,21 @@ def _load_RunFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
     if v != 'success' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'success'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.pending_tool_call_ids = None
         return o
     if 'pendingToolCallIds' not in d:
         o.pending_tool_call_ids = None
     else:
         v = d['pendingToolCallIds']
-        n -= 1
+        n += 1
         try:
             v = _RunFinishedSuccessOutcome_F1(v, p + '/pendingToolCallIds', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.pending_tool_call_ids = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _RunFinishedSuccessOutcome_KNOWN)
     return o
 
@@ -3670,7 +3670,7 @@ def _load_RunFinishedInterruptOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunFinishedInterruptOutcome_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3685,7 +3685,7 @@ def _load_RunFinishedInterruptOutcome(d: Any, p: str, c: _Context) -> Any:
     v = _RunFinishedInterruptOutcome_F1(v, p + '/interrupts', c)
     check(v, p + '/interrupts', _RunFinishedInterruptOutcome_F1_meta)
     o.interrupts = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _RunFinishedInterruptOutcome_KNOWN)
     return o
 
@@ -3694,7 +3694,7 @@ def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunFinishedEvent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3716,7 +3716,7 @@ def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/runId')
     o.run_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.result = None
         o.outcome = None
         o.usage = None
@@ -3728,17 +3728,17 @@ def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         o.result = None
     else:
         v = d['result']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/result', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/result')
         o.result = v
-    if not n or 'outcome' not in d:
+    if 'outcome' not in d:
         o.outcome = None
     else:
         v = d['outcome']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _RunFinishedEvent_F4_tags.get(t)) is not None:
                 v = fn(v, p + '/outcome', c)
@@ -3748,22 +3748,22 @@ def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.outcome = v
-    if not n or 'usage' not in d:
+    if 'usage' not in d:
         o.usage = None
     else:
         v = d['usage']
-        n -= 1
+        n += 1
         try:
             v = _RunFinishedEvent_F5(v, p + '/usage', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.usage = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -3771,27 +3771,27 @@ def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _RunFinishedEvent_F6_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _RunFinishedEvent_KNOWN)
     return o
 
@@ -3800,7 +3800,7 @@ def _load_RunStartedEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunStartedEvent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3822,7 +3822,7 @@ def _load_RunStartedEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/runId')
     o.run_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.protocol_version = None
         o.parent_run_id = None
         o.input = None
@@ -3834,34 +3834,34 @@ def _load_RunStartedEvent(d: Any, p: str, c: _Context) -> Any:
         o.protocol_version = None
     else:
         v = d['protocolVersion']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/protocolVersion')
         o.protocol_version = v
-    if not n or 'parentRunId' not in d:
+    if 'parentRunId' not in d:
         o.parent_run_id = None
     else:
         v = d['parentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/parentRunId')
         o.parent_run_id = v
-    if not n or 'input' not in d:
+    if 'input' not in d:
         o.input = None
     else:
         v = d['input']
-        n -= 1
+        n += 1
         try:
             v = _RunStartedEvent_F5(v, p + '/input', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.input = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -3869,27 +3869,27 @@ def _load_RunStartedEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _RunStartedEvent_F6_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _RunStartedEvent_KNOWN)
     return o
 
@@ -3898,7 +3898,7 @@ def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StateDeltaEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3922,7 +3922,7 @@ def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
     else:
         v = _StateDeltaEvent_F1(v, p + '/delta', c)
     o.delta = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -3932,7 +3932,7 @@ def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -3940,35 +3940,35 @@ def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _StateDeltaEvent_F2_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _StateDeltaEvent_KNOWN)
     return o
 
@@ -3977,7 +3977,7 @@ def _load_StateSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StateSnapshotEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -3992,7 +3992,7 @@ def _load_StateSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
         c.deep(v, p + '/snapshot')
     o.snapshot = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -4002,7 +4002,7 @@ def _load_StateSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4010,35 +4010,35 @@ def _load_StateSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _StateSnapshotEvent_F2_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _StateSnapshotEvent_KNOWN)
     return o
 
@@ -4047,7 +4047,7 @@ def _load_StepFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StepFinishedEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4062,7 +4062,7 @@ def _load_StepFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/stepName')
     o.step_name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -4072,7 +4072,7 @@ def _load_StepFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4080,35 +4080,35 @@ def _load_StepFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _StepFinishedEvent_F2_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _StepFinishedEvent_KNOWN)
     return o
 
@@ -4117,7 +4117,7 @@ def _load_StepStartedEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StepStartedEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4132,7 +4132,7 @@ def _load_StepStartedEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/stepName')
     o.step_name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -4142,7 +4142,7 @@ def _load_StepStartedEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4150,35 +4150,35 @@ def _load_StepStartedEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _StepStartedEvent_F2_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _StepStartedEvent_KNOWN)
     return o
 
@@ -4187,7 +4187,7 @@ def _load_SubagentErrorEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentErrorEvent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4209,7 +4209,7 @@ def _load_SubagentErrorEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/message')
     o.message = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.code = None
         o.timestamp = None
         o.raw_event = None
@@ -4219,15 +4219,15 @@ def _load_SubagentErrorEvent(d: Any, p: str, c: _Context) -> Any:
         o.code = None
     else:
         v = d['code']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/code')
         o.code = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4235,27 +4235,27 @@ def _load_SubagentErrorEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _SubagentErrorEvent_F4_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _SubagentErrorEvent_KNOWN)
     return o
 
@@ -4264,7 +4264,7 @@ def _load_SubagentFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentFinishedSuccessOutcome_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4272,7 +4272,7 @@ def _load_SubagentFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
     if v != 'success' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'success'")
     o.type = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _SubagentFinishedSuccessOutcome_KNOWN)
     return o
 
@@ -4281,7 +4281,7 @@ def _load_SubagentFinishedSuspendedOutcome(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentFinishedSuspendedOutcome_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4289,21 +4289,21 @@ def _load_SubagentFinishedSuspendedOutcome(d: Any, p: str, c: _Context) -> Any:
     if v != 'suspended' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'suspended'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.interrupt_ids = None
         return o
     if 'interruptIds' not in d:
         o.interrupt_ids = None
     else:
         v = d['interruptIds']
-        n -= 1
+        n += 1
         try:
             v = _SubagentFinishedSuspendedOutcome_F1(v, p + '/interruptIds', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.interrupt_ids = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _SubagentFinishedSuspendedOutcome_KNOWN)
     return o
 
@@ -4312,7 +4312,7 @@ def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentFinishedEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4327,7 +4327,7 @@ def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/subagentRunId')
     o.subagent_run_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.result = None
         o.outcome = None
         o.timestamp = None
@@ -4338,17 +4338,17 @@ def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         o.result = None
     else:
         v = d['result']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/result', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/result')
         o.result = v
-    if not n or 'outcome' not in d:
+    if 'outcome' not in d:
         o.outcome = None
     else:
         v = d['outcome']
-        n -= 1
+        n += 1
         try:
             if v.__class__ is dict and (t := v.get('type')).__class__ is str and (fn := _SubagentFinishedEvent_F3_tags.get(t)) is not None:
                 v = fn(v, p + '/outcome', c)
@@ -4358,11 +4358,11 @@ def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.outcome = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4370,27 +4370,27 @@ def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _SubagentFinishedEvent_F4_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _SubagentFinishedEvent_KNOWN)
     return o
 
@@ -4399,7 +4399,7 @@ def _load_SubagentStartedEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentStartedEvent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4421,7 +4421,7 @@ def _load_SubagentStartedEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/name')
     o.name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.description = None
         o.parent_subagent_run_id = None
         o.parent_tool_call_id = None
@@ -4434,39 +4434,39 @@ def _load_SubagentStartedEvent(d: Any, p: str, c: _Context) -> Any:
         o.description = None
     else:
         v = d['description']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/description')
         o.description = v
-    if not n or 'parentSubagentRunId' not in d:
+    if 'parentSubagentRunId' not in d:
         o.parent_subagent_run_id = None
     else:
         v = d['parentSubagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/parentSubagentRunId')
         o.parent_subagent_run_id = v
-    if not n or 'parentToolCallId' not in d:
+    if 'parentToolCallId' not in d:
         o.parent_tool_call_id = None
     else:
         v = d['parentToolCallId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/parentToolCallId')
         o.parent_tool_call_id = v
-    if not n or 'parentMessageId' not in d:
+    if 'parentMessageId' not in d:
         o.parent_message_id = None
     else:
         v = d['parentMessageId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/parentMessageId')
         o.parent_message_id = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4474,27 +4474,27 @@ def _load_SubagentStartedEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _SubagentStartedEvent_F7_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _SubagentStartedEvent_KNOWN)
     return o
 
@@ -4503,7 +4503,7 @@ def _load_TextMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextMessageChunkEvent_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4511,7 +4511,7 @@ def _load_TextMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
     if v != 'TEXT_MESSAGE_CHUNK' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'TEXT_MESSAGE_CHUNK'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.message_id = None
         o.role = None
         o.delta = None
@@ -4525,42 +4525,42 @@ def _load_TextMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
         o.message_id = None
     else:
         v = d['messageId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/messageId')
         o.message_id = v
-    if not n or 'role' not in d:
+    if 'role' not in d:
         o.role = None
     else:
         v = d['role']
-        n -= 1
+        n += 1
         try:
             v = _TextMessageChunkEvent_F2(v, p + '/role', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.role = v
-    if not n or 'delta' not in d:
+    if 'delta' not in d:
         o.delta = None
     else:
         v = d['delta']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/delta')
         o.delta = v
-    if not n or 'name' not in d:
+    if 'name' not in d:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/name')
         o.name = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4568,35 +4568,35 @@ def _load_TextMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _TextMessageChunkEvent_F5_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _TextMessageChunkEvent_KNOWN)
     return o
 
@@ -4605,7 +4605,7 @@ def _load_TextMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextMessageContentEvent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4627,7 +4627,7 @@ def _load_TextMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/delta')
     o.delta = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -4637,7 +4637,7 @@ def _load_TextMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4645,35 +4645,35 @@ def _load_TextMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _TextMessageContentEvent_F3_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _TextMessageContentEvent_KNOWN)
     return o
 
@@ -4682,7 +4682,7 @@ def _load_TextMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextMessageEndEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4697,7 +4697,7 @@ def _load_TextMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -4707,7 +4707,7 @@ def _load_TextMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4715,35 +4715,35 @@ def _load_TextMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _TextMessageEndEvent_F2_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _TextMessageEndEvent_KNOWN)
     return o
 
@@ -4752,7 +4752,7 @@ def _load_TextMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextMessageStartEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4767,7 +4767,7 @@ def _load_TextMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/messageId')
     o.message_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.role = None
         o.name = None
         o.timestamp = None
@@ -4779,26 +4779,26 @@ def _load_TextMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
         o.role = None
     else:
         v = d['role']
-        n -= 1
+        n += 1
         try:
             v = _TextMessageStartEvent_F2(v, p + '/role', c)
         except Unrecognised as u:
             c.report('unknown-member-stripped', u.path, u.detail)
             v = None
         o.role = v
-    if not n or 'name' not in d:
+    if 'name' not in d:
         o.name = None
     else:
         v = d['name']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/name')
         o.name = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4806,35 +4806,35 @@ def _load_TextMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _TextMessageStartEvent_F4_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _TextMessageStartEvent_KNOWN)
     return o
 
@@ -4843,7 +4843,7 @@ def _load_ToolCallArgsEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallArgsEvent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4865,7 +4865,7 @@ def _load_ToolCallArgsEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/delta')
     o.delta = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -4875,7 +4875,7 @@ def _load_ToolCallArgsEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4883,35 +4883,35 @@ def _load_ToolCallArgsEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ToolCallArgsEvent_F3_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ToolCallArgsEvent_KNOWN)
     return o
 
@@ -4920,7 +4920,7 @@ def _load_ToolCallChunkEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallChunkEvent_cls)
-    n = len(d) - 1
+    n = 1  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -4928,7 +4928,7 @@ def _load_ToolCallChunkEvent(d: Any, p: str, c: _Context) -> Any:
     if v != 'TOOL_CALL_CHUNK' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'TOOL_CALL_CHUNK'")
     o.type = v
-    if not n:  # the required members, nothing else
+    if len(d) == 1:  # the required members, nothing else
         o.tool_call_id = None
         o.tool_call_name = None
         o.parent_message_id = None
@@ -4942,39 +4942,39 @@ def _load_ToolCallChunkEvent(d: Any, p: str, c: _Context) -> Any:
         o.tool_call_id = None
     else:
         v = d['toolCallId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/toolCallId')
         o.tool_call_id = v
-    if not n or 'toolCallName' not in d:
+    if 'toolCallName' not in d:
         o.tool_call_name = None
     else:
         v = d['toolCallName']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/toolCallName')
         o.tool_call_name = v
-    if not n or 'parentMessageId' not in d:
+    if 'parentMessageId' not in d:
         o.parent_message_id = None
     else:
         v = d['parentMessageId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/parentMessageId')
         o.parent_message_id = v
-    if not n or 'delta' not in d:
+    if 'delta' not in d:
         o.delta = None
     else:
         v = d['delta']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/delta')
         o.delta = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -4982,35 +4982,35 @@ def _load_ToolCallChunkEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ToolCallChunkEvent_F5_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ToolCallChunkEvent_KNOWN)
     return o
 
@@ -5019,7 +5019,7 @@ def _load_ToolCallEndEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallEndEvent_cls)
-    n = len(d) - 2
+    n = 2  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -5034,7 +5034,7 @@ def _load_ToolCallEndEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/toolCallId')
     o.tool_call_id = v
-    if not n:  # the required members, nothing else
+    if len(d) == 2:  # the required members, nothing else
         o.timestamp = None
         o.raw_event = None
         o.metadata = None
@@ -5044,7 +5044,7 @@ def _load_ToolCallEndEvent(d: Any, p: str, c: _Context) -> Any:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -5052,35 +5052,35 @@ def _load_ToolCallEndEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ToolCallEndEvent_F2_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ToolCallEndEvent_KNOWN)
     return o
 
@@ -5089,7 +5089,7 @@ def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallResultEvent_cls)
-    n = len(d) - 4
+    n = 4  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -5117,7 +5117,7 @@ def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'content'") from None
     v = _ToolCallResultEvent_F3(v, p + '/content', c)
     o.content = v
-    if not n:  # the required members, nothing else
+    if len(d) == 4:  # the required members, nothing else
         o.role = None
         o.timestamp = None
         o.raw_event = None
@@ -5128,15 +5128,15 @@ def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
         o.role = None
     else:
         v = d['role']
-        n -= 1
+        n += 1
         if v != 'tool' or v.__class__ is not str:
             raise err('const', p + '/role', describe(v) + " is not 'tool'")
         o.role = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -5144,35 +5144,35 @@ def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ToolCallResultEvent_F5_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ToolCallResultEvent_KNOWN)
     return o
 
@@ -5181,7 +5181,7 @@ def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallStartEvent_cls)
-    n = len(d) - 3
+    n = 3  # the members read: the required ones, then each other
     try:
         v = d['type']
     except KeyError:
@@ -5203,7 +5203,7 @@ def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
     if v.__class__ is not str:
         raise type_error('string', v, p + '/toolCallName')
     o.tool_call_name = v
-    if not n:  # the required members, nothing else
+    if len(d) == 3:  # the required members, nothing else
         o.parent_message_id = None
         o.timestamp = None
         o.raw_event = None
@@ -5214,15 +5214,15 @@ def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
         o.parent_message_id = None
     else:
         v = d['parentMessageId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/parentMessageId')
         o.parent_message_id = v
-    if not n or 'timestamp' not in d:
+    if 'timestamp' not in d:
         o.timestamp = None
     else:
         v = d['timestamp']
-        n -= 1
+        n += 1
         if v.__class__ is not int:
             v = load_int(v, p + '/timestamp')
         if v < -9007199254740991:
@@ -5230,35 +5230,35 @@ def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
         if v > 9007199254740991:
             check(v, p + '/timestamp', _ToolCallStartEvent_F4_meta)
         o.timestamp = v
-    if not n or 'rawEvent' not in d:
+    if 'rawEvent' not in d:
         o.raw_event = None
     else:
         v = d['rawEvent']
-        n -= 1
+        n += 1
         if v is None:
             raise err('not', p + '/rawEvent', 'null is not allowed here')
         if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
             c.deep(v, p + '/rawEvent')
         o.raw_event = v
-    if not n or 'metadata' not in d:
+    if 'metadata' not in d:
         o.metadata = None
     else:
         v = d['metadata']
-        n -= 1
+        n += 1
         if v.__class__ is not dict:
             raise type_error('object', v, p + '/metadata')
         if c.deep is not None:
             c.deep(v, p + '/metadata')
         o.metadata = v
-    if not n or 'subagentRunId' not in d:
+    if 'subagentRunId' not in d:
         o.subagent_run_id = None
     else:
         v = d['subagentRunId']
-        n -= 1
+        n += 1
         if v.__class__ is not str:
             raise type_error('string', v, p + '/subagentRunId')
         o.subagent_run_id = v
-    if n:
+    if n != len(d):
         unknown(d, p, c, _ToolCallStartEvent_KNOWN)
     return o
 
