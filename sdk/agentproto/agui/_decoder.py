@@ -384,7 +384,6 @@ class EventDecoder:
         ctx = self._context
         found = self._found
         plain = self._next is _deliver
-        append = delivered.append
         index = self._index  # written back before anything that reads it
         for value in values:
             if isinstance(value, dict):  # narrowed: compiled code looks up in the dict directly
@@ -393,9 +392,11 @@ class EventDecoder:
                     load = direct.get(kind)
                 except TypeError:
                     load = None
+                if key in value:
+                    load = None
             else:
                 load = None
-            if load is not None and key not in value:
+            if load is not None:
                 try:
                     event = load(value, "", ctx)
                 except (SchemaError, Unrecognised):
@@ -403,7 +404,7 @@ class EventDecoder:
                 if event is not None and not found:
                     index += 1
                     if plain:
-                        append(event)
+                        delivered.append(event)  # compiled: one C call, no bound method
                     else:
                         self._index = index
                         self._stage(event, value, index - 1, delivered)
