@@ -18,11 +18,11 @@ module generated from another schema (``_SCHEMA_SHA256``).
 For the compiled build (``hatch_build.py``) a second module can be written, the
 *native* loaders (:func:`native_path`): the same loaders, each class loader reading
 and checking into local variables and handing them to a *builder* of the first
-module, which makes the object (and counting down the members left, so that optional
-fields are not looked up once none is). Compiled code stores into an interpreted object's
-slots through a generic attribute lookup, several times slower than the
-interpreter's own store; a builder keeps the stores interpreted and the reads and
-checks compiled. The pure build has no use for the native module (a builder call
+module, which makes the object (and counting down the members left, so that
+optional fields are not looked up once none is). Compiled code stores into an
+interpreted object's slots through a generic attribute lookup, several times slower
+than the interpreter's own store; a builder keeps the stores interpreted and the
+reads and checks compiled. The pure build has no use for the native module (a builder call
 costs more than the stores it saves there); the converter takes it only when it is
 compiled.
 """
@@ -264,7 +264,7 @@ class LoaderWriter(WireConverter):
         loaders = f"{package}.{leaf.replace('_generated', '_generated_loaders', 1)}"
         imports = self._imports(module, stamp)
         imports[1] += f"\nfrom agentproto._core.errors import chained\nimport {loaders} as _p"
-        imports[2] = imports[2].replace("\nnew = object.__new__", "")  # the builders make
+        imports[2] = imports[2].replace("\nnew = object.__new__", "")  # builders make objects
         table = self._table
         return (
             "\n\n\n".join(

@@ -20,11 +20,11 @@ pattern, which costs time only, but must never accept a string the pattern rejec
 
 Python's engine does much less work per character under these: the JSON Pointer
 pattern of the patch operations, ``^(/([^/~]|~[01])*)*$``, costs about half as
-much per path. Where either change
-could alter what matches (a backreference or a conditional numbers groups; a negative
-lookaround would succeed more often; verbose mode gives whitespace and ``#`` a meaning
-this rewrite does not track) the pattern is returned unchanged, as is one that does not
-compile. Lazy quantifiers are kept as they are.
+much per path. Where a rewrite could alter what matches (a backreference or a
+conditional numbers groups; a negative lookaround would succeed more often; verbose
+mode gives whitespace and ``#`` a meaning this rewrite does not track) the pattern is
+returned unchanged, as is one that does not compile. Lazy quantifiers are kept as they
+are.
 """
 
 from __future__ import annotations
@@ -133,9 +133,10 @@ def _unroll(pattern: str) -> str:
             i = end
         elif char == "(":
             end = _group_end(pattern, i)
-            head = "(?:" if pattern.startswith("?:", i + 1) else ""
-            inner = _unroll(pattern[i + len(head) if head else i + 1 : end])
-            if head and pattern.startswith("*+", end + 1):
+            plain = pattern.startswith("?:", i + 1)  # other groups keep their head in inner
+            head = "(?:" if plain else "("
+            inner = _unroll(pattern[i + len(head) : end])
+            if plain and pattern.startswith("*+", end + 1):
                 alternatives = _top_level_alternatives(inner)
                 single = next((a for a in alternatives if _one_character(a)), None)
                 if single is not None and len(alternatives) > 1:
@@ -144,7 +145,7 @@ def _unroll(pattern: str) -> str:
                     out.append(f"(?:{single}*+(?:(?:{rest}){single}*+)*+)")
                     i = end + 3
                     continue
-            out.append(f"{head or '('}{inner})")
+            out.append(f"{head}{inner})")
             i = end + 1
         else:
             out.append(char)
