@@ -177,3 +177,16 @@ def test_literal_braces_and_classes_are_not_quantifiers() -> None:
     assert prefilter("a{x}[*+?(]") == "a{x}[*+?(]"
     assert prefilter(r"\(x\)*") == r"\(x\)*+"
     assert prefilter("[]a]{2,3}") == "[]a]{2,3}+"
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["[[]*", "((?#)|a)*", "a(?#(b)(c|d)*", "(?i)(a|B)*", r"(\)|\()*", "([]a]|b)*", "(|)*"],
+)
+def test_odd_patterns_are_rewritten_soundly_or_left(pattern: str) -> None:
+    """Patterns that are easy to misread: no exception, and nothing accepted more."""
+    fast = re.compile(prefilter(pattern))
+    full = re.compile(pattern)
+    for subject in ["", "a", "B", "()", ")(", "]a", "[:", "cd", "ab", "bcd", "d)"]:
+        if fast.fullmatch(subject) is not None:
+            assert full.fullmatch(subject) is not None, (pattern, subject)

@@ -52,7 +52,7 @@ def prefilter(pattern: str) -> str:
             return pattern
         rewritten = _unroll(rewritten)
         re.compile(rewritten)
-    except re.error:
+    except (re.error, IndexError, ValueError):  # one this reader misreads stays as it is
         return pattern
     return rewritten
 
