@@ -99,6 +99,14 @@ def _native_lines(lines: list[str], prefix: str, slots: list[str]) -> list[str]:
     return out
 
 
+def _taken_from_loaders(line: str) -> str:
+    """A per-class name's line of the loaders module (``name: annotation = value``),
+    for the native module: the same object, taken from there."""
+    name, rest = line.split(": ", 1)
+    annotation = rest.split(" = ", 1)[0]
+    return f"{name}: {annotation} = _p.{name}"
+
+
 def _builder_lines(cls: type, prefix: str, slots: list[str]) -> list[str]:
     """The interpreted function a native loader hands the values of ``cls`` to."""
     parameters = ", ".join(f"o_{slot}: Any" for slot in slots)
@@ -258,8 +266,8 @@ class LoaderWriter(WireConverter):
 
     def write_native(self, module: str, stamp: str) -> str:
         """The native loaders module (after :meth:`write`), for the classes module
-        named ``module``: the class loaders, the factory calls and the per-class
-        names again, the builders taken from the loaders module, and ``LOADERS``."""
+        named ``module``: the class loaders and the factory calls again, the per-class
+        names and the builders taken from the loaders module, and ``LOADERS``."""
         package, _, leaf = module.rpartition(".")
         loaders = f"{package}.{leaf.replace('_generated', '_generated_loaders', 1)}"
         imports = self._imports(module, stamp)
@@ -272,7 +280,7 @@ class LoaderWriter(WireConverter):
                     *imports,
                     *self._native,
                     *self._made,
-                    *self._names,
+                    *map(_taken_from_loaders, self._names),
                     *self._build_names,
                     "LOADERS: Final[dict[Any, Loader]] = {\n" + "\n".join(table) + "\n}",
                 ]

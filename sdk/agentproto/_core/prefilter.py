@@ -119,19 +119,11 @@ def _unroll(pattern: str) -> str:
     out: list[str] = []
     i, size = 0, len(pattern)
     while i < size:
-        char = pattern[i]
-        if char == "\\":
-            out.append(pattern[i : i + 2])
-            i += 2
-        elif char == "[":
-            end = _class_end(pattern, i)
+        end = _atom_end(pattern, i)
+        if end is not None:  # an escape, a class or a comment: copied as it is
             out.append(pattern[i:end])
             i = end
-        elif char == "(" and pattern.startswith("?#", i + 1):  # a comment
-            end = pattern.index(")", i) + 1
-            out.append(pattern[i:end])
-            i = end
-        elif char == "(":
+        elif pattern[i] == "(":
             end = _group_end(pattern, i)
             plain = pattern.startswith("?:", i + 1)  # other groups keep their head in inner
             head = "(?:" if plain else "("
@@ -148,9 +140,22 @@ def _unroll(pattern: str) -> str:
             out.append(f"{head}{inner})")
             i = end + 1
         else:
-            out.append(char)
+            out.append(pattern[i])
             i += 1
     return "".join(out)
+
+
+def _atom_end(pattern: str, i: int) -> int | None:
+    """Index just past the escape, class or comment at ``i``; ``None`` if none is there
+    (nothing inside one opens, closes or splits a group)."""
+    char = pattern[i]
+    if char == "\\":
+        return i + 2
+    if char == "[":
+        return _class_end(pattern, i)
+    if char == "(" and pattern.startswith("?#", i + 1):
+        return pattern.index(")", i) + 1
+    return None
 
 
 def _group_end(pattern: str, start: int) -> int:
@@ -158,19 +163,13 @@ def _group_end(pattern: str, start: int) -> int:
     depth = 0
     i = start
     while True:
-        char = pattern[i]
-        if char == "\\":
-            i += 2
+        end = _atom_end(pattern, i)
+        if end is not None:
+            i = end
             continue
-        if char == "[":
-            i = _class_end(pattern, i)
-            continue
-        if char == "(" and pattern.startswith("?#", i + 1):
-            i = pattern.index(")", i) + 1
-            continue
-        if char == "(":
+        if pattern[i] == "(":
             depth += 1
-        elif char == ")":
+        elif pattern[i] == ")":
             depth -= 1
             if not depth:
                 return i
@@ -183,16 +182,11 @@ def _top_level_alternatives(pattern: str) -> list[str]:
     depth = 0
     start = i = 0
     while i < len(pattern):
+        end = _atom_end(pattern, i)
+        if end is not None:
+            i = end
+            continue
         char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "[":
-            i = _class_end(pattern, i)
-            continue
-        if char == "(" and pattern.startswith("?#", i + 1):
-            i = pattern.index(")", i) + 1
-            continue
         if char == "(":
             depth += 1
         elif char == ")":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 
-import re
 from typing import Any, Final
 
 from agentproto._core.describe import (
@@ -5719,850 +5718,850 @@ _L23: Final = literal_loader(('developer', 'system', 'assistant', 'user', 'tool'
 _L24: Final = tagged_loader('type', {'TEXT_MESSAGE_START': _load_TextMessageStartEvent, 'TEXT_MESSAGE_CONTENT': _load_TextMessageContentEvent, 'TEXT_MESSAGE_END': _load_TextMessageEndEvent, 'TEXT_MESSAGE_CHUNK': _load_TextMessageChunkEvent, 'TOOL_CALL_START': _load_ToolCallStartEvent, 'TOOL_CALL_ARGS': _load_ToolCallArgsEvent, 'TOOL_CALL_END': _load_ToolCallEndEvent, 'TOOL_CALL_CHUNK': _load_ToolCallChunkEvent, 'TOOL_CALL_RESULT': _load_ToolCallResultEvent, 'STATE_SNAPSHOT': _load_StateSnapshotEvent, 'STATE_DELTA': _load_StateDeltaEvent, 'MESSAGES_SNAPSHOT': _load_MessagesSnapshotEvent, 'ACTIVITY_SNAPSHOT': _load_ActivitySnapshotEvent, 'ACTIVITY_DELTA': _load_ActivityDeltaEvent, 'RAW': _load_RawEvent, 'CUSTOM': _load_CustomEvent, 'RUN_STARTED': _load_RunStartedEvent, 'RUN_FINISHED': _load_RunFinishedEvent, 'RUN_ERROR': _load_RunErrorEvent, 'STEP_STARTED': _load_StepStartedEvent, 'STEP_FINISHED': _load_StepFinishedEvent, 'REASONING_START': _load_ReasoningStartEvent, 'REASONING_MESSAGE_START': _load_ReasoningMessageStartEvent, 'REASONING_MESSAGE_CONTENT': _load_ReasoningMessageContentEvent, 'REASONING_MESSAGE_END': _load_ReasoningMessageEndEvent, 'REASONING_MESSAGE_CHUNK': _load_ReasoningMessageChunkEvent, 'REASONING_END': _load_ReasoningEndEvent, 'REASONING_ENCRYPTED_VALUE': _load_ReasoningEncryptedValueEvent, 'SUBAGENT_STARTED': _load_SubagentStartedEvent, 'SUBAGENT_FINISHED': _load_SubagentFinishedEvent, 'SUBAGENT_ERROR': _load_SubagentErrorEvent}, None, True)
 
 
-_AddOperation_cls: Final = _m.AddOperation
+_AddOperation_cls: Final = _p._AddOperation_cls
 
 
-_AddOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]*+(?:(?:~[01])[^/~]*+)*+))*+$')
+_AddOperation_F1_re: Final = _p._AddOperation_F1_re
 
 
-_AddOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
+_AddOperation_F1_meta: Final[dict[str, Any]] = _p._AddOperation_F1_meta
 
 
-_AddOperation_KNOWN: Final = frozenset({'op', 'path', 'value'})
+_AddOperation_KNOWN: Final = _p._AddOperation_KNOWN
 
 
-_RemoveOperation_cls: Final = _m.RemoveOperation
+_RemoveOperation_cls: Final = _p._RemoveOperation_cls
 
 
-_RemoveOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]*+(?:(?:~[01])[^/~]*+)*+))*+$')
+_RemoveOperation_F1_re: Final = _p._RemoveOperation_F1_re
 
 
-_RemoveOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
+_RemoveOperation_F1_meta: Final[dict[str, Any]] = _p._RemoveOperation_F1_meta
 
 
-_RemoveOperation_KNOWN: Final = frozenset({'op', 'path'})
+_RemoveOperation_KNOWN: Final = _p._RemoveOperation_KNOWN
 
 
-_ReplaceOperation_cls: Final = _m.ReplaceOperation
+_ReplaceOperation_cls: Final = _p._ReplaceOperation_cls
 
 
-_ReplaceOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]*+(?:(?:~[01])[^/~]*+)*+))*+$')
+_ReplaceOperation_F1_re: Final = _p._ReplaceOperation_F1_re
 
 
-_ReplaceOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
+_ReplaceOperation_F1_meta: Final[dict[str, Any]] = _p._ReplaceOperation_F1_meta
 
 
-_ReplaceOperation_KNOWN: Final = frozenset({'op', 'path', 'value'})
+_ReplaceOperation_KNOWN: Final = _p._ReplaceOperation_KNOWN
 
 
-_MoveOperation_cls: Final = _m.MoveOperation
+_MoveOperation_cls: Final = _p._MoveOperation_cls
 
 
-_MoveOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]*+(?:(?:~[01])[^/~]*+)*+))*+$')
+_MoveOperation_F1_re: Final = _p._MoveOperation_F1_re
 
 
-_MoveOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'from'}
+_MoveOperation_F1_meta: Final[dict[str, Any]] = _p._MoveOperation_F1_meta
 
 
-_MoveOperation_F2_re: Final = re.compile('^(?:/(?:[^/~]*+(?:(?:~[01])[^/~]*+)*+))*+$')
+_MoveOperation_F2_re: Final = _p._MoveOperation_F2_re
 
 
-_MoveOperation_F2_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
+_MoveOperation_F2_meta: Final[dict[str, Any]] = _p._MoveOperation_F2_meta
 
 
-_MoveOperation_KNOWN: Final = frozenset({'from', 'op', 'path'})
+_MoveOperation_KNOWN: Final = _p._MoveOperation_KNOWN
 
 
-_CopyOperation_cls: Final = _m.CopyOperation
+_CopyOperation_cls: Final = _p._CopyOperation_cls
 
 
-_CopyOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]*+(?:(?:~[01])[^/~]*+)*+))*+$')
+_CopyOperation_F1_re: Final = _p._CopyOperation_F1_re
 
 
-_CopyOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'from'}
+_CopyOperation_F1_meta: Final[dict[str, Any]] = _p._CopyOperation_F1_meta
 
 
-_CopyOperation_F2_re: Final = re.compile('^(?:/(?:[^/~]*+(?:(?:~[01])[^/~]*+)*+))*+$')
+_CopyOperation_F2_re: Final = _p._CopyOperation_F2_re
 
 
-_CopyOperation_F2_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
+_CopyOperation_F2_meta: Final[dict[str, Any]] = _p._CopyOperation_F2_meta
 
 
-_CopyOperation_KNOWN: Final = frozenset({'from', 'op', 'path'})
+_CopyOperation_KNOWN: Final = _p._CopyOperation_KNOWN
 
 
-_TestOperation_cls: Final = _m.TestOperation
+_TestOperation_cls: Final = _p._TestOperation_cls
 
 
-_TestOperation_F1_re: Final = re.compile('^(?:/(?:[^/~]*+(?:(?:~[01])[^/~]*+)*+))*+$')
+_TestOperation_F1_re: Final = _p._TestOperation_F1_re
 
 
-_TestOperation_F1_meta: Final[dict[str, Any]] = {'pattern': '^(/([^/~]|~[01])*)*$', 'required': True, 'wire': 'path'}
+_TestOperation_F1_meta: Final[dict[str, Any]] = _p._TestOperation_F1_meta
 
 
-_TestOperation_KNOWN: Final = frozenset({'op', 'path', 'value'})
+_TestOperation_KNOWN: Final = _p._TestOperation_KNOWN
 
 
-_ActivityDeltaEvent_cls: Final = _m.ActivityDeltaEvent
+_ActivityDeltaEvent_cls: Final = _p._ActivityDeltaEvent_cls
 
 
-_ActivityDeltaEvent_F3: Final = _L1
+_ActivityDeltaEvent_F3: Final = _p._ActivityDeltaEvent_F3
 
 
-_ActivityDeltaEvent_F3_tags: Final = {'add': _load_AddOperation, 'remove': _load_RemoveOperation, 'replace': _load_ReplaceOperation, 'move': _load_MoveOperation, 'copy': _load_CopyOperation, 'test': _load_TestOperation}
+_ActivityDeltaEvent_F3_tags: Final = _p._ActivityDeltaEvent_F3_tags
 
 
-_ActivityDeltaEvent_F3_each: Final = _L0
+_ActivityDeltaEvent_F3_each: Final = _p._ActivityDeltaEvent_F3_each
 
 
-_ActivityDeltaEvent_F4_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ActivityDeltaEvent_F4_meta: Final[dict[str, Any]] = _p._ActivityDeltaEvent_F4_meta
 
 
-_ActivityDeltaEvent_KNOWN: Final = frozenset({'activityType', 'messageId', 'metadata', 'patch', 'rawEvent', 'subagentRunId', 'timestamp', 'type'})
+_ActivityDeltaEvent_KNOWN: Final = _p._ActivityDeltaEvent_KNOWN
 
 
-_ActivityMessage_cls: Final = _m.ActivityMessage
+_ActivityMessage_cls: Final = _p._ActivityMessage_cls
 
 
-_ActivityMessage_KNOWN: Final = frozenset({'activityType', 'content', 'id', 'metadata', 'role', 'subagentRunId'})
+_ActivityMessage_KNOWN: Final = _p._ActivityMessage_KNOWN
 
 
-_ActivitySnapshotEvent_cls: Final = _m.ActivitySnapshotEvent
+_ActivitySnapshotEvent_cls: Final = _p._ActivitySnapshotEvent_cls
 
 
-_ActivitySnapshotEvent_F5_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ActivitySnapshotEvent_F5_meta: Final[dict[str, Any]] = _p._ActivitySnapshotEvent_F5_meta
 
 
-_ActivitySnapshotEvent_KNOWN: Final = frozenset({'activityType', 'content', 'messageId', 'metadata', 'rawEvent', 'replace', 'subagentRunId', 'timestamp', 'type'})
+_ActivitySnapshotEvent_KNOWN: Final = _p._ActivitySnapshotEvent_KNOWN
 
 
-_IdentityCapabilities_cls: Final = _m.IdentityCapabilities
+_IdentityCapabilities_cls: Final = _p._IdentityCapabilities_cls
 
 
-_IdentityCapabilities_KNOWN: Final = frozenset({'description', 'documentationUrl', 'metadata', 'name', 'provider', 'type', 'version'})
+_IdentityCapabilities_KNOWN: Final = _p._IdentityCapabilities_KNOWN
 
 
-_TransportCapabilities_cls: Final = _m.TransportCapabilities
+_TransportCapabilities_cls: Final = _p._TransportCapabilities_cls
 
 
-_TransportCapabilities_KNOWN: Final = frozenset({'httpBinary', 'pushNotifications', 'resumable', 'streaming', 'websocket'})
+_TransportCapabilities_KNOWN: Final = _p._TransportCapabilities_KNOWN
 
 
-_Tool_cls: Final = _m.Tool
+_Tool_cls: Final = _p._Tool_cls
 
 
-_Tool_KNOWN: Final = frozenset({'description', 'metadata', 'name', 'parameters'})
+_Tool_KNOWN: Final = _p._Tool_KNOWN
 
 
-_ToolsCapabilities_cls: Final = _m.ToolsCapabilities
+_ToolsCapabilities_cls: Final = _p._ToolsCapabilities_cls
 
 
-_ToolsCapabilities_F1: Final = _L2
+_ToolsCapabilities_F1: Final = _p._ToolsCapabilities_F1
 
 
-_ToolsCapabilities_KNOWN: Final = frozenset({'clientProvided', 'items', 'parallelCalls', 'supported'})
+_ToolsCapabilities_KNOWN: Final = _p._ToolsCapabilities_KNOWN
 
 
-_OutputCapabilities_cls: Final = _m.OutputCapabilities
+_OutputCapabilities_cls: Final = _p._OutputCapabilities_cls
 
 
-_OutputCapabilities_F1: Final = _L4
+_OutputCapabilities_F1: Final = _p._OutputCapabilities_F1
 
 
-_OutputCapabilities_KNOWN: Final = frozenset({'structuredOutput', 'supportedMimeTypes'})
+_OutputCapabilities_KNOWN: Final = _p._OutputCapabilities_KNOWN
 
 
-_StateCapabilities_cls: Final = _m.StateCapabilities
+_StateCapabilities_cls: Final = _p._StateCapabilities_cls
 
 
-_StateCapabilities_KNOWN: Final = frozenset({'deltas', 'memory', 'persistentState', 'snapshots'})
+_StateCapabilities_KNOWN: Final = _p._StateCapabilities_KNOWN
 
 
-_SubagentInfo_cls: Final = _m.SubagentInfo
+_SubagentInfo_cls: Final = _p._SubagentInfo_cls
 
 
-_SubagentInfo_KNOWN: Final = frozenset({'description', 'name'})
+_SubagentInfo_KNOWN: Final = _p._SubagentInfo_KNOWN
 
 
-_MultiAgentCapabilities_cls: Final = _m.MultiAgentCapabilities
+_MultiAgentCapabilities_cls: Final = _p._MultiAgentCapabilities_cls
 
 
-_MultiAgentCapabilities_F3: Final = _L5
+_MultiAgentCapabilities_F3: Final = _p._MultiAgentCapabilities_F3
 
 
-_MultiAgentCapabilities_KNOWN: Final = frozenset({'delegation', 'handoffs', 'subagents', 'supported'})
+_MultiAgentCapabilities_KNOWN: Final = _p._MultiAgentCapabilities_KNOWN
 
 
-_ReasoningCapabilities_cls: Final = _m.ReasoningCapabilities
+_ReasoningCapabilities_cls: Final = _p._ReasoningCapabilities_cls
 
 
-_ReasoningCapabilities_KNOWN: Final = frozenset({'encrypted', 'streaming', 'supported'})
+_ReasoningCapabilities_KNOWN: Final = _p._ReasoningCapabilities_KNOWN
 
 
-_MultimodalInputCapabilities_cls: Final = _m.MultimodalInputCapabilities
+_MultimodalInputCapabilities_cls: Final = _p._MultimodalInputCapabilities_cls
 
 
-_MultimodalInputCapabilities_KNOWN: Final = frozenset({'audio', 'file', 'image', 'pdf', 'video'})
+_MultimodalInputCapabilities_KNOWN: Final = _p._MultimodalInputCapabilities_KNOWN
 
 
-_MultimodalOutputCapabilities_cls: Final = _m.MultimodalOutputCapabilities
+_MultimodalOutputCapabilities_cls: Final = _p._MultimodalOutputCapabilities_cls
 
 
-_MultimodalOutputCapabilities_KNOWN: Final = frozenset({'audio', 'image'})
+_MultimodalOutputCapabilities_KNOWN: Final = _p._MultimodalOutputCapabilities_KNOWN
 
 
-_MultimodalCapabilities_cls: Final = _m.MultimodalCapabilities
+_MultimodalCapabilities_cls: Final = _p._MultimodalCapabilities_cls
 
 
-_MultimodalCapabilities_F0: Final = _load_MultimodalInputCapabilities
+_MultimodalCapabilities_F0: Final = _p._MultimodalCapabilities_F0
 
 
-_MultimodalCapabilities_F1: Final = _load_MultimodalOutputCapabilities
+_MultimodalCapabilities_F1: Final = _p._MultimodalCapabilities_F1
 
 
-_MultimodalCapabilities_KNOWN: Final = frozenset({'input', 'output'})
+_MultimodalCapabilities_KNOWN: Final = _p._MultimodalCapabilities_KNOWN
 
 
-_ExecutionCapabilities_cls: Final = _m.ExecutionCapabilities
+_ExecutionCapabilities_cls: Final = _p._ExecutionCapabilities_cls
 
 
-_ExecutionCapabilities_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': 0, 'required': False, 'wire': 'maxIterations'}
+_ExecutionCapabilities_F2_meta: Final[dict[str, Any]] = _p._ExecutionCapabilities_F2_meta
 
 
-_ExecutionCapabilities_F3_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': 0, 'required': False, 'wire': 'maxExecutionTime'}
+_ExecutionCapabilities_F3_meta: Final[dict[str, Any]] = _p._ExecutionCapabilities_F3_meta
 
 
-_ExecutionCapabilities_KNOWN: Final = frozenset({'codeExecution', 'maxExecutionTime', 'maxIterations', 'sandboxed'})
+_ExecutionCapabilities_KNOWN: Final = _p._ExecutionCapabilities_KNOWN
 
 
-_HumanInTheLoopCapabilities_cls: Final = _m.HumanInTheLoopCapabilities
+_HumanInTheLoopCapabilities_cls: Final = _p._HumanInTheLoopCapabilities_cls
 
 
-_HumanInTheLoopCapabilities_KNOWN: Final = frozenset({'approvals', 'approveWithEdits', 'feedback', 'interrupts', 'interventions', 'supported'})
+_HumanInTheLoopCapabilities_KNOWN: Final = _p._HumanInTheLoopCapabilities_KNOWN
 
 
-_AgentCapabilities_cls: Final = _m.AgentCapabilities
+_AgentCapabilities_cls: Final = _p._AgentCapabilities_cls
 
 
-_AgentCapabilities_F0: Final = _load_IdentityCapabilities
+_AgentCapabilities_F0: Final = _p._AgentCapabilities_F0
 
 
-_AgentCapabilities_F1: Final = _load_TransportCapabilities
+_AgentCapabilities_F1: Final = _p._AgentCapabilities_F1
 
 
-_AgentCapabilities_F2: Final = _load_ToolsCapabilities
+_AgentCapabilities_F2: Final = _p._AgentCapabilities_F2
 
 
-_AgentCapabilities_F3: Final = _load_OutputCapabilities
+_AgentCapabilities_F3: Final = _p._AgentCapabilities_F3
 
 
-_AgentCapabilities_F4: Final = _load_StateCapabilities
+_AgentCapabilities_F4: Final = _p._AgentCapabilities_F4
 
 
-_AgentCapabilities_F5: Final = _load_MultiAgentCapabilities
+_AgentCapabilities_F5: Final = _p._AgentCapabilities_F5
 
 
-_AgentCapabilities_F6: Final = _load_ReasoningCapabilities
+_AgentCapabilities_F6: Final = _p._AgentCapabilities_F6
 
 
-_AgentCapabilities_F7: Final = _load_MultimodalCapabilities
+_AgentCapabilities_F7: Final = _p._AgentCapabilities_F7
 
 
-_AgentCapabilities_F8: Final = _load_ExecutionCapabilities
+_AgentCapabilities_F8: Final = _p._AgentCapabilities_F8
 
 
-_AgentCapabilities_F9: Final = _load_HumanInTheLoopCapabilities
+_AgentCapabilities_F9: Final = _p._AgentCapabilities_F9
 
 
-_AgentCapabilities_KNOWN: Final = frozenset({'custom', 'execution', 'humanInTheLoop', 'identity', 'multiAgent', 'multimodal', 'output', 'reasoning', 'state', 'tools', 'transport'})
+_AgentCapabilities_KNOWN: Final = _p._AgentCapabilities_KNOWN
 
 
-_FunctionCall_cls: Final = _m.FunctionCall
+_FunctionCall_cls: Final = _p._FunctionCall_cls
 
 
-_FunctionCall_KNOWN: Final = frozenset({'arguments', 'name'})
+_FunctionCall_KNOWN: Final = _p._FunctionCall_KNOWN
 
 
-_ToolCall_cls: Final = _m.ToolCall
+_ToolCall_cls: Final = _p._ToolCall_cls
 
 
-_ToolCall_F2: Final = _load_FunctionCall
+_ToolCall_F2: Final = _p._ToolCall_F2
 
 
-_ToolCall_KNOWN: Final = frozenset({'encryptedValue', 'encryptedValueType', 'function', 'id', 'metadata', 'type'})
+_ToolCall_KNOWN: Final = _p._ToolCall_KNOWN
 
 
-_AssistantMessage_cls: Final = _m.AssistantMessage
+_AssistantMessage_cls: Final = _p._AssistantMessage_cls
 
 
-_AssistantMessage_F3: Final = _L6
+_AssistantMessage_F3: Final = _p._AssistantMessage_F3
 
 
-_AssistantMessage_KNOWN: Final = frozenset({'content', 'encryptedValue', 'encryptedValueType', 'id', 'metadata', 'name', 'role', 'subagentRunId', 'toolCalls'})
+_AssistantMessage_KNOWN: Final = _p._AssistantMessage_KNOWN
 
 
-_Attributable_cls: Final = _m.Attributable
+_Attributable_cls: Final = _p._Attributable_cls
 
 
-_Attributable_KNOWN: Final = frozenset({'subagentRunId'})
+_Attributable_KNOWN: Final = _p._Attributable_KNOWN
 
 
-_DataSource_cls: Final = _m.DataSource
+_DataSource_cls: Final = _p._DataSource_cls
 
 
-_DataSource_KNOWN: Final = frozenset({'mimeType', 'type', 'value'})
+_DataSource_KNOWN: Final = _p._DataSource_KNOWN
 
 
-_UrlSource_cls: Final = _m.UrlSource
+_UrlSource_cls: Final = _p._UrlSource_cls
 
 
-_UrlSource_KNOWN: Final = frozenset({'mimeType', 'type', 'value'})
+_UrlSource_KNOWN: Final = _p._UrlSource_KNOWN
 
 
-_FileSource_cls: Final = _m.FileSource
+_FileSource_cls: Final = _p._FileSource_cls
 
 
-_FileSource_KNOWN: Final = frozenset({'mimeType', 'provider', 'type', 'value'})
+_FileSource_KNOWN: Final = _p._FileSource_KNOWN
 
 
-_AudioPart_cls: Final = _m.AudioPart
+_AudioPart_cls: Final = _p._AudioPart_cls
 
 
-_AudioPart_F1: Final = _L7
+_AudioPart_F1: Final = _p._AudioPart_F1
 
 
-_AudioPart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
+_AudioPart_F1_tags: Final = _p._AudioPart_F1_tags
 
 
-_AudioPart_KNOWN: Final = frozenset({'id', 'metadata', 'source', 'type'})
+_AudioPart_KNOWN: Final = _p._AudioPart_KNOWN
 
 
-_BaseEvent_cls: Final = _m.BaseEvent
+_BaseEvent_cls: Final = _p._BaseEvent_cls
 
 
-_BaseEvent_F0: Final = _L8
+_BaseEvent_F0: Final = _p._BaseEvent_F0
 
 
-_BaseEvent_F1_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_BaseEvent_F1_meta: Final[dict[str, Any]] = _p._BaseEvent_F1_meta
 
 
-_BaseEvent_KNOWN: Final = frozenset({'metadata', 'rawEvent', 'timestamp', 'type'})
+_BaseEvent_KNOWN: Final = _p._BaseEvent_KNOWN
 
 
-_BaseMessage_cls: Final = _m.BaseMessage
+_BaseMessage_cls: Final = _p._BaseMessage_cls
 
 
-_BaseMessage_KNOWN: Final = frozenset({'encryptedValue', 'encryptedValueType', 'id', 'metadata', 'name', 'role', 'subagentRunId'})
+_BaseMessage_KNOWN: Final = _p._BaseMessage_KNOWN
 
 
-_Context_cls: Final = _m.Context
+_Context_cls: Final = _p._Context_cls
 
 
-_Context_KNOWN: Final = frozenset({'description', 'value'})
+_Context_KNOWN: Final = _p._Context_KNOWN
 
 
-_CustomEvent_cls: Final = _m.CustomEvent
+_CustomEvent_cls: Final = _p._CustomEvent_cls
 
 
-_CustomEvent_F3_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_CustomEvent_F3_meta: Final[dict[str, Any]] = _p._CustomEvent_F3_meta
 
 
-_CustomEvent_KNOWN: Final = frozenset({'metadata', 'name', 'rawEvent', 'subagentRunId', 'timestamp', 'type', 'value'})
+_CustomEvent_KNOWN: Final = _p._CustomEvent_KNOWN
 
 
-_DeveloperMessage_cls: Final = _m.DeveloperMessage
+_DeveloperMessage_cls: Final = _p._DeveloperMessage_cls
 
 
-_DeveloperMessage_KNOWN: Final = frozenset({'content', 'encryptedValue', 'encryptedValueType', 'id', 'metadata', 'name', 'role', 'subagentRunId'})
+_DeveloperMessage_KNOWN: Final = _p._DeveloperMessage_KNOWN
 
 
-_DocumentPart_cls: Final = _m.DocumentPart
+_DocumentPart_cls: Final = _p._DocumentPart_cls
 
 
-_DocumentPart_F1: Final = _L7
+_DocumentPart_F1: Final = _p._DocumentPart_F1
 
 
-_DocumentPart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
+_DocumentPart_F1_tags: Final = _p._DocumentPart_F1_tags
 
 
-_DocumentPart_KNOWN: Final = frozenset({'id', 'metadata', 'source', 'type'})
+_DocumentPart_KNOWN: Final = _p._DocumentPart_KNOWN
 
 
-_ImagePart_cls: Final = _m.ImagePart
+_ImagePart_cls: Final = _p._ImagePart_cls
 
 
-_ImagePart_F1: Final = _L7
+_ImagePart_F1: Final = _p._ImagePart_F1
 
 
-_ImagePart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
+_ImagePart_F1_tags: Final = _p._ImagePart_F1_tags
 
 
-_ImagePart_KNOWN: Final = frozenset({'id', 'metadata', 'source', 'type'})
+_ImagePart_KNOWN: Final = _p._ImagePart_KNOWN
 
 
-_Interrupt_cls: Final = _m.Interrupt
+_Interrupt_cls: Final = _p._Interrupt_cls
 
 
-_Interrupt_KNOWN: Final = frozenset({'expiresAt', 'id', 'message', 'metadata', 'reason', 'responseSchema', 'subagentRunId', 'toolCallId'})
+_Interrupt_KNOWN: Final = _p._Interrupt_KNOWN
 
 
-_SystemMessage_cls: Final = _m.SystemMessage
+_SystemMessage_cls: Final = _p._SystemMessage_cls
 
 
-_SystemMessage_KNOWN: Final = frozenset({'content', 'encryptedValue', 'encryptedValueType', 'id', 'metadata', 'name', 'role', 'subagentRunId'})
+_SystemMessage_KNOWN: Final = _p._SystemMessage_KNOWN
 
 
-_TextPart_cls: Final = _m.TextPart
+_TextPart_cls: Final = _p._TextPart_cls
 
 
-_TextPart_KNOWN: Final = frozenset({'id', 'metadata', 'text', 'type'})
+_TextPart_KNOWN: Final = _p._TextPart_KNOWN
 
 
-_VideoPart_cls: Final = _m.VideoPart
+_VideoPart_cls: Final = _p._VideoPart_cls
 
 
-_VideoPart_F1: Final = _L7
+_VideoPart_F1: Final = _p._VideoPart_F1
 
 
-_VideoPart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
+_VideoPart_F1_tags: Final = _p._VideoPart_F1_tags
 
 
-_VideoPart_KNOWN: Final = frozenset({'id', 'metadata', 'source', 'type'})
+_VideoPart_KNOWN: Final = _p._VideoPart_KNOWN
 
 
-_UserMessage_cls: Final = _m.UserMessage
+_UserMessage_cls: Final = _p._UserMessage_cls
 
 
-_UserMessage_F2: Final = _L11
+_UserMessage_F2: Final = _p._UserMessage_F2
 
 
-_UserMessage_KNOWN: Final = frozenset({'content', 'encryptedValue', 'encryptedValueType', 'id', 'metadata', 'name', 'role', 'subagentRunId'})
+_UserMessage_KNOWN: Final = _p._UserMessage_KNOWN
 
 
-_UserMessage_F2_plain0: Final = _L3
+_UserMessage_F2_plain0: Final = _p._UserMessage_F2_plain0
 
 
-_ToolMessage_cls: Final = _m.ToolMessage
+_ToolMessage_cls: Final = _p._ToolMessage_cls
 
 
-_ToolMessage_F2: Final = _L11
+_ToolMessage_F2: Final = _p._ToolMessage_F2
 
 
-_ToolMessage_KNOWN: Final = frozenset({'content', 'encryptedValue', 'encryptedValueType', 'error', 'id', 'metadata', 'role', 'subagentRunId', 'toolCallId'})
+_ToolMessage_KNOWN: Final = _p._ToolMessage_KNOWN
 
 
-_ToolMessage_F2_plain0: Final = _L3
+_ToolMessage_F2_plain0: Final = _p._ToolMessage_F2_plain0
 
 
-_ReasoningMessage_cls: Final = _m.ReasoningMessage
+_ReasoningMessage_cls: Final = _p._ReasoningMessage_cls
 
 
-_ReasoningMessage_KNOWN: Final = frozenset({'content', 'encryptedValue', 'encryptedValueType', 'id', 'metadata', 'role', 'subagentRunId'})
+_ReasoningMessage_KNOWN: Final = _p._ReasoningMessage_KNOWN
 
 
-_MessagesSnapshotEvent_cls: Final = _m.MessagesSnapshotEvent
+_MessagesSnapshotEvent_cls: Final = _p._MessagesSnapshotEvent_cls
 
 
-_MessagesSnapshotEvent_F1: Final = _L13
+_MessagesSnapshotEvent_F1: Final = _p._MessagesSnapshotEvent_F1
 
 
-_MessagesSnapshotEvent_F1_tags: Final = {'developer': _load_DeveloperMessage, 'system': _load_SystemMessage, 'assistant': _load_AssistantMessage, 'user': _load_UserMessage, 'tool': _load_ToolMessage, 'activity': _load_ActivityMessage, 'reasoning': _load_ReasoningMessage}
+_MessagesSnapshotEvent_F1_tags: Final = _p._MessagesSnapshotEvent_F1_tags
 
 
-_MessagesSnapshotEvent_F1_each: Final = _L12
+_MessagesSnapshotEvent_F1_each: Final = _p._MessagesSnapshotEvent_F1_each
 
 
-_MessagesSnapshotEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_MessagesSnapshotEvent_F2_meta: Final[dict[str, Any]] = _p._MessagesSnapshotEvent_F2_meta
 
 
-_MessagesSnapshotEvent_KNOWN: Final = frozenset({'messages', 'metadata', 'rawEvent', 'timestamp', 'type'})
+_MessagesSnapshotEvent_KNOWN: Final = _p._MessagesSnapshotEvent_KNOWN
 
 
-_RawEvent_cls: Final = _m.RawEvent
+_RawEvent_cls: Final = _p._RawEvent_cls
 
 
-_RawEvent_F3_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_RawEvent_F3_meta: Final[dict[str, Any]] = _p._RawEvent_F3_meta
 
 
-_RawEvent_KNOWN: Final = frozenset({'event', 'metadata', 'rawEvent', 'source', 'subagentRunId', 'timestamp', 'type'})
+_RawEvent_KNOWN: Final = _p._RawEvent_KNOWN
 
 
-_ReasoningEncryptedValueEvent_cls: Final = _m.ReasoningEncryptedValueEvent
+_ReasoningEncryptedValueEvent_cls: Final = _p._ReasoningEncryptedValueEvent_cls
 
 
-_ReasoningEncryptedValueEvent_F1: Final = _L14
+_ReasoningEncryptedValueEvent_F1: Final = _p._ReasoningEncryptedValueEvent_F1
 
 
-_ReasoningEncryptedValueEvent_F5_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ReasoningEncryptedValueEvent_F5_meta: Final[dict[str, Any]] = _p._ReasoningEncryptedValueEvent_F5_meta
 
 
-_ReasoningEncryptedValueEvent_KNOWN: Final = frozenset({'encryptedValue', 'encryptedValueType', 'entityId', 'metadata', 'rawEvent', 'subagentRunId', 'subtype', 'timestamp', 'type'})
+_ReasoningEncryptedValueEvent_KNOWN: Final = _p._ReasoningEncryptedValueEvent_KNOWN
 
 
-_ReasoningEndEvent_cls: Final = _m.ReasoningEndEvent
+_ReasoningEndEvent_cls: Final = _p._ReasoningEndEvent_cls
 
 
-_ReasoningEndEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ReasoningEndEvent_F2_meta: Final[dict[str, Any]] = _p._ReasoningEndEvent_F2_meta
 
 
-_ReasoningEndEvent_KNOWN: Final = frozenset({'messageId', 'metadata', 'rawEvent', 'subagentRunId', 'timestamp', 'type'})
+_ReasoningEndEvent_KNOWN: Final = _p._ReasoningEndEvent_KNOWN
 
 
-_ReasoningMessageChunkEvent_cls: Final = _m.ReasoningMessageChunkEvent
+_ReasoningMessageChunkEvent_cls: Final = _p._ReasoningMessageChunkEvent_cls
 
 
-_ReasoningMessageChunkEvent_F3_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ReasoningMessageChunkEvent_F3_meta: Final[dict[str, Any]] = _p._ReasoningMessageChunkEvent_F3_meta
 
 
-_ReasoningMessageChunkEvent_KNOWN: Final = frozenset({'delta', 'messageId', 'metadata', 'rawEvent', 'subagentRunId', 'timestamp', 'type'})
+_ReasoningMessageChunkEvent_KNOWN: Final = _p._ReasoningMessageChunkEvent_KNOWN
 
 
-_ReasoningMessageContentEvent_cls: Final = _m.ReasoningMessageContentEvent
+_ReasoningMessageContentEvent_cls: Final = _p._ReasoningMessageContentEvent_cls
 
 
-_ReasoningMessageContentEvent_F3_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ReasoningMessageContentEvent_F3_meta: Final[dict[str, Any]] = _p._ReasoningMessageContentEvent_F3_meta
 
 
-_ReasoningMessageContentEvent_KNOWN: Final = frozenset({'delta', 'messageId', 'metadata', 'rawEvent', 'subagentRunId', 'timestamp', 'type'})
+_ReasoningMessageContentEvent_KNOWN: Final = _p._ReasoningMessageContentEvent_KNOWN
 
 
-_ReasoningMessageEndEvent_cls: Final = _m.ReasoningMessageEndEvent
+_ReasoningMessageEndEvent_cls: Final = _p._ReasoningMessageEndEvent_cls
 
 
-_ReasoningMessageEndEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ReasoningMessageEndEvent_F2_meta: Final[dict[str, Any]] = _p._ReasoningMessageEndEvent_F2_meta
 
 
-_ReasoningMessageEndEvent_KNOWN: Final = frozenset({'messageId', 'metadata', 'rawEvent', 'subagentRunId', 'timestamp', 'type'})
+_ReasoningMessageEndEvent_KNOWN: Final = _p._ReasoningMessageEndEvent_KNOWN
 
 
-_ReasoningMessageStartEvent_cls: Final = _m.ReasoningMessageStartEvent
+_ReasoningMessageStartEvent_cls: Final = _p._ReasoningMessageStartEvent_cls
 
 
-_ReasoningMessageStartEvent_F3_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ReasoningMessageStartEvent_F3_meta: Final[dict[str, Any]] = _p._ReasoningMessageStartEvent_F3_meta
 
 
-_ReasoningMessageStartEvent_KNOWN: Final = frozenset({'messageId', 'metadata', 'rawEvent', 'role', 'subagentRunId', 'timestamp', 'type'})
+_ReasoningMessageStartEvent_KNOWN: Final = _p._ReasoningMessageStartEvent_KNOWN
 
 
-_ReasoningStartEvent_cls: Final = _m.ReasoningStartEvent
+_ReasoningStartEvent_cls: Final = _p._ReasoningStartEvent_cls
 
 
-_ReasoningStartEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ReasoningStartEvent_F2_meta: Final[dict[str, Any]] = _p._ReasoningStartEvent_F2_meta
 
 
-_ReasoningStartEvent_KNOWN: Final = frozenset({'messageId', 'metadata', 'rawEvent', 'subagentRunId', 'timestamp', 'type'})
+_ReasoningStartEvent_KNOWN: Final = _p._ReasoningStartEvent_KNOWN
 
 
-_ResumeEntry_cls: Final = _m.ResumeEntry
+_ResumeEntry_cls: Final = _p._ResumeEntry_cls
 
 
-_ResumeEntry_F1: Final = _L15
+_ResumeEntry_F1: Final = _p._ResumeEntry_F1
 
 
-_ResumeEntry_KNOWN: Final = frozenset({'interruptId', 'metadata', 'payload', 'status'})
+_ResumeEntry_KNOWN: Final = _p._ResumeEntry_KNOWN
 
 
-_RunAgentInput_cls: Final = _m.RunAgentInput
+_RunAgentInput_cls: Final = _p._RunAgentInput_cls
 
 
-_RunAgentInput_F2: Final = _L13
+_RunAgentInput_F2: Final = _p._RunAgentInput_F2
 
 
-_RunAgentInput_F2_tags: Final = {'developer': _load_DeveloperMessage, 'system': _load_SystemMessage, 'assistant': _load_AssistantMessage, 'user': _load_UserMessage, 'tool': _load_ToolMessage, 'activity': _load_ActivityMessage, 'reasoning': _load_ReasoningMessage}
+_RunAgentInput_F2_tags: Final = _p._RunAgentInput_F2_tags
 
 
-_RunAgentInput_F2_each: Final = _L12
+_RunAgentInput_F2_each: Final = _p._RunAgentInput_F2_each
 
 
-_RunAgentInput_F6: Final = _L2
+_RunAgentInput_F6: Final = _p._RunAgentInput_F6
 
 
-_RunAgentInput_F7: Final = _L16
+_RunAgentInput_F7: Final = _p._RunAgentInput_F7
 
 
-_RunAgentInput_F9: Final = _L17
+_RunAgentInput_F9: Final = _p._RunAgentInput_F9
 
 
-_RunAgentInput_KNOWN: Final = frozenset({'context', 'forwardedProps', 'messages', 'parentRunId', 'protocolVersion', 'resume', 'runId', 'state', 'threadId', 'tools'})
+_RunAgentInput_KNOWN: Final = _p._RunAgentInput_KNOWN
 
 
-_TokenUsage_cls: Final = _m.TokenUsage
+_TokenUsage_cls: Final = _p._TokenUsage_cls
 
 
-_TokenUsage_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': 0, 'required': False, 'wire': 'inputTokens'}
+_TokenUsage_F2_meta: Final[dict[str, Any]] = _p._TokenUsage_F2_meta
 
 
-_TokenUsage_F3_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': 0, 'required': False, 'wire': 'outputTokens'}
+_TokenUsage_F3_meta: Final[dict[str, Any]] = _p._TokenUsage_F3_meta
 
 
-_TokenUsage_F4_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': 0, 'required': False, 'wire': 'totalTokens'}
+_TokenUsage_F4_meta: Final[dict[str, Any]] = _p._TokenUsage_F4_meta
 
 
-_TokenUsage_F5_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': 0, 'required': False, 'wire': 'reasoningTokens'}
+_TokenUsage_F5_meta: Final[dict[str, Any]] = _p._TokenUsage_F5_meta
 
 
-_TokenUsage_F6_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': 0, 'required': False, 'wire': 'cachedInputTokens'}
+_TokenUsage_F6_meta: Final[dict[str, Any]] = _p._TokenUsage_F6_meta
 
 
-_TokenUsage_F7_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': 0, 'required': False, 'wire': 'cacheWriteInputTokens'}
+_TokenUsage_F7_meta: Final[dict[str, Any]] = _p._TokenUsage_F7_meta
 
 
-_TokenUsage_KNOWN: Final = frozenset({'cacheWriteInputTokens', 'cachedInputTokens', 'inputTokens', 'model', 'outputTokens', 'provider', 'reasoningTokens', 'totalTokens'})
+_TokenUsage_KNOWN: Final = _p._TokenUsage_KNOWN
 
 
-_RunErrorEvent_cls: Final = _m.RunErrorEvent
+_RunErrorEvent_cls: Final = _p._RunErrorEvent_cls
 
 
-_RunErrorEvent_F3: Final = _L18
+_RunErrorEvent_F3: Final = _p._RunErrorEvent_F3
 
 
-_RunErrorEvent_F4_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_RunErrorEvent_F4_meta: Final[dict[str, Any]] = _p._RunErrorEvent_F4_meta
 
 
-_RunErrorEvent_KNOWN: Final = frozenset({'code', 'message', 'metadata', 'rawEvent', 'timestamp', 'type', 'usage'})
+_RunErrorEvent_KNOWN: Final = _p._RunErrorEvent_KNOWN
 
 
-_RunFinishedCancelledOutcome_cls: Final = _m.RunFinishedCancelledOutcome
+_RunFinishedCancelledOutcome_cls: Final = _p._RunFinishedCancelledOutcome_cls
 
 
-_RunFinishedCancelledOutcome_KNOWN: Final = frozenset({'type'})
+_RunFinishedCancelledOutcome_KNOWN: Final = _p._RunFinishedCancelledOutcome_KNOWN
 
 
-_RunFinishedSuccessOutcome_cls: Final = _m.RunFinishedSuccessOutcome
+_RunFinishedSuccessOutcome_cls: Final = _p._RunFinishedSuccessOutcome_cls
 
 
-_RunFinishedSuccessOutcome_F1: Final = _L4
+_RunFinishedSuccessOutcome_F1: Final = _p._RunFinishedSuccessOutcome_F1
 
 
-_RunFinishedSuccessOutcome_KNOWN: Final = frozenset({'pendingToolCallIds', 'type'})
+_RunFinishedSuccessOutcome_KNOWN: Final = _p._RunFinishedSuccessOutcome_KNOWN
 
 
-_RunFinishedInterruptOutcome_cls: Final = _m.RunFinishedInterruptOutcome
+_RunFinishedInterruptOutcome_cls: Final = _p._RunFinishedInterruptOutcome_cls
 
 
-_RunFinishedInterruptOutcome_F1: Final = _L19
+_RunFinishedInterruptOutcome_F1: Final = _p._RunFinishedInterruptOutcome_F1
 
 
-_RunFinishedInterruptOutcome_F1_meta: Final[dict[str, Any]] = {'minItems': 1, 'required': True, 'wire': 'interrupts'}
+_RunFinishedInterruptOutcome_F1_meta: Final[dict[str, Any]] = _p._RunFinishedInterruptOutcome_F1_meta
 
 
-_RunFinishedInterruptOutcome_KNOWN: Final = frozenset({'interrupts', 'type'})
+_RunFinishedInterruptOutcome_KNOWN: Final = _p._RunFinishedInterruptOutcome_KNOWN
 
 
-_RunFinishedEvent_cls: Final = _m.RunFinishedEvent
+_RunFinishedEvent_cls: Final = _p._RunFinishedEvent_cls
 
 
-_RunFinishedEvent_F4: Final = _L20
+_RunFinishedEvent_F4: Final = _p._RunFinishedEvent_F4
 
 
-_RunFinishedEvent_F4_tags: Final = {'success': _load_RunFinishedSuccessOutcome, 'interrupt': _load_RunFinishedInterruptOutcome, 'cancelled': _load_RunFinishedCancelledOutcome}
+_RunFinishedEvent_F4_tags: Final = _p._RunFinishedEvent_F4_tags
 
 
-_RunFinishedEvent_F5: Final = _L18
+_RunFinishedEvent_F5: Final = _p._RunFinishedEvent_F5
 
 
-_RunFinishedEvent_F6_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_RunFinishedEvent_F6_meta: Final[dict[str, Any]] = _p._RunFinishedEvent_F6_meta
 
 
-_RunFinishedEvent_KNOWN: Final = frozenset({'metadata', 'outcome', 'rawEvent', 'result', 'runId', 'threadId', 'timestamp', 'type', 'usage'})
+_RunFinishedEvent_KNOWN: Final = _p._RunFinishedEvent_KNOWN
 
 
-_RunStartedEvent_cls: Final = _m.RunStartedEvent
+_RunStartedEvent_cls: Final = _p._RunStartedEvent_cls
 
 
-_RunStartedEvent_F5: Final = _load_RunAgentInput
+_RunStartedEvent_F5: Final = _p._RunStartedEvent_F5
 
 
-_RunStartedEvent_F6_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_RunStartedEvent_F6_meta: Final[dict[str, Any]] = _p._RunStartedEvent_F6_meta
 
 
-_RunStartedEvent_KNOWN: Final = frozenset({'input', 'metadata', 'parentRunId', 'protocolVersion', 'rawEvent', 'runId', 'threadId', 'timestamp', 'type'})
+_RunStartedEvent_KNOWN: Final = _p._RunStartedEvent_KNOWN
 
 
-_StateDeltaEvent_cls: Final = _m.StateDeltaEvent
+_StateDeltaEvent_cls: Final = _p._StateDeltaEvent_cls
 
 
-_StateDeltaEvent_F1: Final = _L1
+_StateDeltaEvent_F1: Final = _p._StateDeltaEvent_F1
 
 
-_StateDeltaEvent_F1_tags: Final = {'add': _load_AddOperation, 'remove': _load_RemoveOperation, 'replace': _load_ReplaceOperation, 'move': _load_MoveOperation, 'copy': _load_CopyOperation, 'test': _load_TestOperation}
+_StateDeltaEvent_F1_tags: Final = _p._StateDeltaEvent_F1_tags
 
 
-_StateDeltaEvent_F1_each: Final = _L0
+_StateDeltaEvent_F1_each: Final = _p._StateDeltaEvent_F1_each
 
 
-_StateDeltaEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_StateDeltaEvent_F2_meta: Final[dict[str, Any]] = _p._StateDeltaEvent_F2_meta
 
 
-_StateDeltaEvent_KNOWN: Final = frozenset({'delta', 'metadata', 'rawEvent', 'subagentRunId', 'timestamp', 'type'})
+_StateDeltaEvent_KNOWN: Final = _p._StateDeltaEvent_KNOWN
 
 
-_StateSnapshotEvent_cls: Final = _m.StateSnapshotEvent
+_StateSnapshotEvent_cls: Final = _p._StateSnapshotEvent_cls
 
 
-_StateSnapshotEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_StateSnapshotEvent_F2_meta: Final[dict[str, Any]] = _p._StateSnapshotEvent_F2_meta
 
 
-_StateSnapshotEvent_KNOWN: Final = frozenset({'metadata', 'rawEvent', 'snapshot', 'subagentRunId', 'timestamp', 'type'})
+_StateSnapshotEvent_KNOWN: Final = _p._StateSnapshotEvent_KNOWN
 
 
-_StepFinishedEvent_cls: Final = _m.StepFinishedEvent
+_StepFinishedEvent_cls: Final = _p._StepFinishedEvent_cls
 
 
-_StepFinishedEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_StepFinishedEvent_F2_meta: Final[dict[str, Any]] = _p._StepFinishedEvent_F2_meta
 
 
-_StepFinishedEvent_KNOWN: Final = frozenset({'metadata', 'rawEvent', 'stepName', 'subagentRunId', 'timestamp', 'type'})
+_StepFinishedEvent_KNOWN: Final = _p._StepFinishedEvent_KNOWN
 
 
-_StepStartedEvent_cls: Final = _m.StepStartedEvent
+_StepStartedEvent_cls: Final = _p._StepStartedEvent_cls
 
 
-_StepStartedEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_StepStartedEvent_F2_meta: Final[dict[str, Any]] = _p._StepStartedEvent_F2_meta
 
 
-_StepStartedEvent_KNOWN: Final = frozenset({'metadata', 'rawEvent', 'stepName', 'subagentRunId', 'timestamp', 'type'})
+_StepStartedEvent_KNOWN: Final = _p._StepStartedEvent_KNOWN
 
 
-_SubagentErrorEvent_cls: Final = _m.SubagentErrorEvent
+_SubagentErrorEvent_cls: Final = _p._SubagentErrorEvent_cls
 
 
-_SubagentErrorEvent_F4_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_SubagentErrorEvent_F4_meta: Final[dict[str, Any]] = _p._SubagentErrorEvent_F4_meta
 
 
-_SubagentErrorEvent_KNOWN: Final = frozenset({'code', 'message', 'metadata', 'rawEvent', 'subagentRunId', 'timestamp', 'type'})
+_SubagentErrorEvent_KNOWN: Final = _p._SubagentErrorEvent_KNOWN
 
 
-_SubagentFinishedSuccessOutcome_cls: Final = _m.SubagentFinishedSuccessOutcome
+_SubagentFinishedSuccessOutcome_cls: Final = _p._SubagentFinishedSuccessOutcome_cls
 
 
-_SubagentFinishedSuccessOutcome_KNOWN: Final = frozenset({'type'})
+_SubagentFinishedSuccessOutcome_KNOWN: Final = _p._SubagentFinishedSuccessOutcome_KNOWN
 
 
-_SubagentFinishedSuspendedOutcome_cls: Final = _m.SubagentFinishedSuspendedOutcome
+_SubagentFinishedSuspendedOutcome_cls: Final = _p._SubagentFinishedSuspendedOutcome_cls
 
 
-_SubagentFinishedSuspendedOutcome_F1: Final = _L4
+_SubagentFinishedSuspendedOutcome_F1: Final = _p._SubagentFinishedSuspendedOutcome_F1
 
 
-_SubagentFinishedSuspendedOutcome_KNOWN: Final = frozenset({'interruptIds', 'type'})
+_SubagentFinishedSuspendedOutcome_KNOWN: Final = _p._SubagentFinishedSuspendedOutcome_KNOWN
 
 
-_SubagentFinishedEvent_cls: Final = _m.SubagentFinishedEvent
+_SubagentFinishedEvent_cls: Final = _p._SubagentFinishedEvent_cls
 
 
-_SubagentFinishedEvent_F3: Final = _L21
+_SubagentFinishedEvent_F3: Final = _p._SubagentFinishedEvent_F3
 
 
-_SubagentFinishedEvent_F3_tags: Final = {'success': _load_SubagentFinishedSuccessOutcome, 'suspended': _load_SubagentFinishedSuspendedOutcome}
+_SubagentFinishedEvent_F3_tags: Final = _p._SubagentFinishedEvent_F3_tags
 
 
-_SubagentFinishedEvent_F4_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_SubagentFinishedEvent_F4_meta: Final[dict[str, Any]] = _p._SubagentFinishedEvent_F4_meta
 
 
-_SubagentFinishedEvent_KNOWN: Final = frozenset({'metadata', 'outcome', 'rawEvent', 'result', 'subagentRunId', 'timestamp', 'type'})
+_SubagentFinishedEvent_KNOWN: Final = _p._SubagentFinishedEvent_KNOWN
 
 
-_SubagentStartedEvent_cls: Final = _m.SubagentStartedEvent
+_SubagentStartedEvent_cls: Final = _p._SubagentStartedEvent_cls
 
 
-_SubagentStartedEvent_F7_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_SubagentStartedEvent_F7_meta: Final[dict[str, Any]] = _p._SubagentStartedEvent_F7_meta
 
 
-_SubagentStartedEvent_KNOWN: Final = frozenset({'description', 'metadata', 'name', 'parentMessageId', 'parentSubagentRunId', 'parentToolCallId', 'rawEvent', 'subagentRunId', 'timestamp', 'type'})
+_SubagentStartedEvent_KNOWN: Final = _p._SubagentStartedEvent_KNOWN
 
 
-_TextMessageChunkEvent_cls: Final = _m.TextMessageChunkEvent
+_TextMessageChunkEvent_cls: Final = _p._TextMessageChunkEvent_cls
 
 
-_TextMessageChunkEvent_F2: Final = _L22
+_TextMessageChunkEvent_F2: Final = _p._TextMessageChunkEvent_F2
 
 
-_TextMessageChunkEvent_F5_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_TextMessageChunkEvent_F5_meta: Final[dict[str, Any]] = _p._TextMessageChunkEvent_F5_meta
 
 
-_TextMessageChunkEvent_KNOWN: Final = frozenset({'delta', 'messageId', 'metadata', 'name', 'rawEvent', 'role', 'subagentRunId', 'timestamp', 'type'})
+_TextMessageChunkEvent_KNOWN: Final = _p._TextMessageChunkEvent_KNOWN
 
 
-_TextMessageContentEvent_cls: Final = _m.TextMessageContentEvent
+_TextMessageContentEvent_cls: Final = _p._TextMessageContentEvent_cls
 
 
-_TextMessageContentEvent_F3_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_TextMessageContentEvent_F3_meta: Final[dict[str, Any]] = _p._TextMessageContentEvent_F3_meta
 
 
-_TextMessageContentEvent_KNOWN: Final = frozenset({'delta', 'messageId', 'metadata', 'rawEvent', 'subagentRunId', 'timestamp', 'type'})
+_TextMessageContentEvent_KNOWN: Final = _p._TextMessageContentEvent_KNOWN
 
 
-_TextMessageEndEvent_cls: Final = _m.TextMessageEndEvent
+_TextMessageEndEvent_cls: Final = _p._TextMessageEndEvent_cls
 
 
-_TextMessageEndEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_TextMessageEndEvent_F2_meta: Final[dict[str, Any]] = _p._TextMessageEndEvent_F2_meta
 
 
-_TextMessageEndEvent_KNOWN: Final = frozenset({'messageId', 'metadata', 'rawEvent', 'subagentRunId', 'timestamp', 'type'})
+_TextMessageEndEvent_KNOWN: Final = _p._TextMessageEndEvent_KNOWN
 
 
-_TextMessageStartEvent_cls: Final = _m.TextMessageStartEvent
+_TextMessageStartEvent_cls: Final = _p._TextMessageStartEvent_cls
 
 
-_TextMessageStartEvent_F2: Final = _L22
+_TextMessageStartEvent_F2: Final = _p._TextMessageStartEvent_F2
 
 
-_TextMessageStartEvent_F4_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_TextMessageStartEvent_F4_meta: Final[dict[str, Any]] = _p._TextMessageStartEvent_F4_meta
 
 
-_TextMessageStartEvent_KNOWN: Final = frozenset({'messageId', 'metadata', 'name', 'rawEvent', 'role', 'subagentRunId', 'timestamp', 'type'})
+_TextMessageStartEvent_KNOWN: Final = _p._TextMessageStartEvent_KNOWN
 
 
-_ToolCallArgsEvent_cls: Final = _m.ToolCallArgsEvent
+_ToolCallArgsEvent_cls: Final = _p._ToolCallArgsEvent_cls
 
 
-_ToolCallArgsEvent_F3_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ToolCallArgsEvent_F3_meta: Final[dict[str, Any]] = _p._ToolCallArgsEvent_F3_meta
 
 
-_ToolCallArgsEvent_KNOWN: Final = frozenset({'delta', 'metadata', 'rawEvent', 'subagentRunId', 'timestamp', 'toolCallId', 'type'})
+_ToolCallArgsEvent_KNOWN: Final = _p._ToolCallArgsEvent_KNOWN
 
 
-_ToolCallChunkEvent_cls: Final = _m.ToolCallChunkEvent
+_ToolCallChunkEvent_cls: Final = _p._ToolCallChunkEvent_cls
 
 
-_ToolCallChunkEvent_F5_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ToolCallChunkEvent_F5_meta: Final[dict[str, Any]] = _p._ToolCallChunkEvent_F5_meta
 
 
-_ToolCallChunkEvent_KNOWN: Final = frozenset({'delta', 'metadata', 'parentMessageId', 'rawEvent', 'subagentRunId', 'timestamp', 'toolCallId', 'toolCallName', 'type'})
+_ToolCallChunkEvent_KNOWN: Final = _p._ToolCallChunkEvent_KNOWN
 
 
-_ToolCallEndEvent_cls: Final = _m.ToolCallEndEvent
+_ToolCallEndEvent_cls: Final = _p._ToolCallEndEvent_cls
 
 
-_ToolCallEndEvent_F2_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ToolCallEndEvent_F2_meta: Final[dict[str, Any]] = _p._ToolCallEndEvent_F2_meta
 
 
-_ToolCallEndEvent_KNOWN: Final = frozenset({'metadata', 'rawEvent', 'subagentRunId', 'timestamp', 'toolCallId', 'type'})
+_ToolCallEndEvent_KNOWN: Final = _p._ToolCallEndEvent_KNOWN
 
 
-_ToolCallResultEvent_cls: Final = _m.ToolCallResultEvent
+_ToolCallResultEvent_cls: Final = _p._ToolCallResultEvent_cls
 
 
-_ToolCallResultEvent_F3: Final = _L11
+_ToolCallResultEvent_F3: Final = _p._ToolCallResultEvent_F3
 
 
-_ToolCallResultEvent_F5_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ToolCallResultEvent_F5_meta: Final[dict[str, Any]] = _p._ToolCallResultEvent_F5_meta
 
 
-_ToolCallResultEvent_KNOWN: Final = frozenset({'content', 'messageId', 'metadata', 'rawEvent', 'role', 'subagentRunId', 'timestamp', 'toolCallId', 'type'})
+_ToolCallResultEvent_KNOWN: Final = _p._ToolCallResultEvent_KNOWN
 
 
-_ToolCallResultEvent_F3_plain0: Final = _L3
+_ToolCallResultEvent_F3_plain0: Final = _p._ToolCallResultEvent_F3_plain0
 
 
-_ToolCallStartEvent_cls: Final = _m.ToolCallStartEvent
+_ToolCallStartEvent_cls: Final = _p._ToolCallStartEvent_cls
 
 
-_ToolCallStartEvent_F4_meta: Final[dict[str, Any]] = {'maximum': 9007199254740991, 'minimum': -9007199254740991, 'required': False, 'wire': 'timestamp'}
+_ToolCallStartEvent_F4_meta: Final[dict[str, Any]] = _p._ToolCallStartEvent_F4_meta
 
 
-_ToolCallStartEvent_KNOWN: Final = frozenset({'metadata', 'parentMessageId', 'rawEvent', 'subagentRunId', 'timestamp', 'toolCallId', 'toolCallName', 'type'})
+_ToolCallStartEvent_KNOWN: Final = _p._ToolCallStartEvent_KNOWN
 
 
 _AddOperation_build: Final = _p._build_AddOperation
