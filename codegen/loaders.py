@@ -56,17 +56,19 @@ _LOADER_SIGNATURE = "(d: Any, p: str, c: _Context) -> Any"
 def loaders_path(classes_path: Path) -> Path:
     """Where the loaders module of a classes module goes: ``_generated_v2.py`` →
     ``_generated_loaders_v2.py``, ``_generated.py`` → ``_generated_loaders.py``."""
-    stem = classes_path.stem
-    head, _, tail = stem.partition("_generated")
-    return classes_path.with_name(f"{head}_generated_loaders{tail}.py")
+    return classes_path.with_name(_sibling(classes_path.stem, "loaders") + ".py")
 
 
 def native_path(classes_path: Path) -> Path:
     """Where the native loaders of a classes module go: ``_generated.py`` →
     ``_generated_native.py``."""
-    stem = classes_path.stem
-    head, _, tail = stem.partition("_generated")
-    return classes_path.with_name(f"{head}_generated_native{tail}.py")
+    return classes_path.with_name(_sibling(classes_path.stem, "native") + ".py")
+
+
+def _sibling(classes: str, kind: str) -> str:
+    """The name of the ``kind`` module beside the classes module named ``classes``."""
+    head, _, tail = classes.partition("_generated")
+    return f"{head}_generated_{kind}{tail}"
 
 
 _SLOT = re.compile(r"\bo\.(\w+)")
@@ -269,11 +271,10 @@ class LoaderWriter(WireConverter):
         named ``module``: the class loaders and the factory calls again, the per-class
         names and the builders taken from the loaders module, and ``LOADERS``."""
         package, _, leaf = module.rpartition(".")
-        loaders = f"{package}.{leaf.replace('_generated', '_generated_loaders', 1)}"
+        loaders = f"{package}.{_sibling(leaf, 'loaders')}"
         imports = self._imports(module, stamp)
         imports[1] += f"\nfrom agentproto._core.errors import chained\nimport {loaders} as _p"
         imports[2] = imports[2].replace("\nnew = object.__new__", "")  # builders make objects
-        table = self._table
         return (
             "\n\n\n".join(
                 [
@@ -282,7 +283,7 @@ class LoaderWriter(WireConverter):
                     *self._made,
                     *map(_taken_from_loaders, self._names),
                     *self._build_names,
-                    "LOADERS: Final[dict[Any, Loader]] = {\n" + "\n".join(table) + "\n}",
+                    "LOADERS: Final[dict[Any, Loader]] = {\n" + "\n".join(self._table) + "\n}",
                 ]
             )
             + "\n"

@@ -22,11 +22,14 @@ from agentproto.agui._kinds import EVENT_CLASSES
 __all__ = ["dump_event", "make_converter", "parse_event", "parse_message", "parse_run_input"]
 
 
+_NATIVE = compiled_module("agentproto.agui._generated_native")
+"""The compiled native loaders, in the compiled build (looked for once)."""
+
+
 def make_converter() -> WireConverter:
     """A new converter for the AG-UI classes (cattrs ``structure``/``unstructure`` work too);
     in the compiled build it loads through the compiled native loaders."""
-    native = compiled_module("agentproto.agui._generated_native")
-    return WireConverter(_generated, _generated_loaders, native)
+    return WireConverter(_generated, _generated_loaders, _NATIVE)
 
 
 _converter = make_converter()
