@@ -1,10 +1,7 @@
-"""Integers beyond 64 bits stay exact through ``EventDecoder.feed_bytes``, whichever way
-the build keeps them: the interpreted build scans each chunk's bytes for a run of 19
-digits, the compiled one walks the parsed values for the floats orjson makes of such
-integers (``_decoder._WALK_VALUES``).
-
-Both ways are run here by switching that flag; compiled, the decoder reads its own
-constant, so both parameters run the compiled way there.
+"""Integers beyond 64 bits stay exact through ``EventDecoder.feed_bytes``: the decoder
+looks for the floats orjson makes of them, only where an event its type's loader
+accepted can hold a number, and in the whole of any event that takes the general way,
+and parses a document holding one again, exactly.
 """
 
 from __future__ import annotations
@@ -15,16 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentproto import AgentProtoError
+from agentproto import AgentProtoError, DecodeError
 from agentproto._core.jsonutil import dumps
 from agentproto.agui import EventDecoder
 from agentproto.agui import _decoder as decoder_module
-
-
-@pytest.fixture(params=["scan", "walk"])
-def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(decoder_module, "_WALK_VALUES", request.param == "walk")
-    return str(request.param)
+from agentproto.agui._generated import AddOperation
+from agentproto.agui._wire import EVENT_NUMBER_MEMBERS, _converter
 
 
 def _content(metadata: Any) -> dict[str, Any]:
@@ -46,7 +39,7 @@ EDGES = [2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1, 10**25, -(1
 
 
 @pytest.mark.parametrize("step", [None, 1, 7])
-def test_integers_at_and_past_64_bits_stay_exact(way: str, step: int | None) -> None:
+def test_integers_at_and_past_64_bits_stay_exact(step: int | None) -> None:
     """Each edge value, nested in a list and in an object, in whole and split chunks."""
     metadata = {"list": EDGES, "nested": {"n": EDGES[-1]}, "plain": 5}
     events = _decode(_sse([_content({"x": 1}), _content(metadata), _content({"y": 2})]), step)
@@ -54,7 +47,7 @@ def test_integers_at_and_past_64_bits_stay_exact(way: str, step: int | None) -> 
     assert all(type(n) is int for n in events[1].metadata["list"])
 
 
-def test_large_floats_stay_floats(way: str) -> None:
+def test_large_floats_stay_floats() -> None:
     """A float of 2**63 or more is parsed again, and is still the same float."""
     metadata = {"f": 1e19, "g": -1.5e300, "h": 9.3e18}
     (event,) = _decode(_sse([_content(metadata)]))
@@ -62,7 +55,7 @@ def test_large_floats_stay_floats(way: str) -> None:
     assert all(type(v) is float for v in event.metadata.values())
 
 
-def test_an_integer_past_the_digit_limit_fails_the_same_way(way: str) -> None:
+def test_an_integer_past_the_digit_limit_fails_the_same_way() -> None:
     """Too many digits for Python's int(): the error names the event and its offset."""
     data = _sse([_content({"x": 1})]) + b'data: {"type":"RAW","event":' + b"9" * 5000 + b"}\n\n"
     decoder = EventDecoder()
@@ -86,15 +79,82 @@ def test_an_integer_past_the_digit_limit_fails_the_same_way(way: str) -> None:
     ),
     st.integers(1, 64),
 )
-def test_both_ways_decode_alike(metadatas: list[dict[str, Any]], step: int) -> None:
-    """Random numbers in random chunking: both ways give the exact values."""
-    data = _sse([_content(m) for m in metadatas])
-    results = []
-    for walk in (False, True):
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(decoder_module, "_WALK_VALUES", walk)
-            results.append([e.metadata for e in _decode(data, step)])
-    assert results[0] == results[1] == metadatas
-    assert [type(v) for m in results[1] for v in m.values()] == [
+def test_random_numbers_decode_exactly(metadatas: list[dict[str, Any]], step: int) -> None:
+    """Random numbers in random chunking: the exact values, of the same types."""
+    decoded = [e.metadata for e in _decode(_sse([_content(m) for m in metadatas]), step)]
+    assert decoded == metadatas
+    assert [type(v) for m in decoded for v in m.values()] == [
         type(v) for m in metadatas for v in m.values()
     ]
+
+
+BIG = 123456789012345678901234  # orjson makes 1.2345678901234568e+23 of it
+
+
+def _failure(event: bytes) -> str:
+    decoder = EventDecoder()
+    with pytest.raises(AgentProtoError) as info:
+        decoder.feed_bytes(_sse([_content({"x": 1})]) + b"data: " + event + b"\n\n")
+        decoder.feed_bytes(b"")
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        # refused by its type's loader, so never delivered: the error shows the exact value
+        b'{"type":"REASONING_MESSAGE_START","messageId":"m","role":%d}' % BIG,
+        b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"d","timestamp":%d}' % BIG,
+        b'{"type":%d}' % BIG,
+    ],
+    ids=["string-constant", "bounded-integer", "event-type"],
+)
+def test_a_refused_event_is_reported_with_its_exact_integer(event: bytes) -> None:
+    assert str(BIG) in _failure(event)
+
+
+def test_an_unknown_member_stripped_keeps_the_other_numbers_exact() -> None:
+    """An event its loader reports something of takes the general way: parsed again."""
+    metadata = {"n": BIG}
+    event = {**_content(metadata), "unknownMember": BIG}
+    decoder = EventDecoder()
+    (decoded,) = decoder.feed_bytes(_sse([event]))
+    assert decoded.metadata == metadata
+    assert [d.code for d in decoder.diagnostics] == ["unknown-field"]
+
+
+def test_required_members_only_and_numbers_in_the_members_that_can_hold_them() -> None:
+    """An event with only its (string) required members is delivered as it came; one
+    with a number where its type allows one (a patch value) keeps it exact."""
+    delta = {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": BIG}]}
+    content = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "d"}
+    first, second = _decode(_sse([content, delta]))
+    assert (first.message_id, first.delta, first.metadata) == ("m", "d", None)
+    assert second.delta[0].value == BIG and type(second.delta[0].value) is int
+
+
+def test_where_an_accepted_event_can_hold_a_number() -> None:
+    """Read off the schema: TEXT_MESSAGE_CONTENT's required members are strings and its
+    timestamp is bounded within 2**53, so only its free-form members can; STATE_DELTA's
+    required patch can; a JSON Patch operation keeps members it does not know."""
+    assert EVENT_NUMBER_MEMBERS["TEXT_MESSAGE_CONTENT"] == (3, ("rawEvent", "metadata"))
+    assert EVENT_NUMBER_MEMBERS["STATE_DELTA"] == (-1, ("delta", "rawEvent", "metadata"))
+    assert _converter.number_members(AddOperation) == (-1, None)
+
+
+def test_a_document_its_exact_parse_refuses_is_located(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the exact parse of a document orjson read fail, the error names the event
+    and the offset of its frame, as when the chunk is taken event by event; the events
+    before it are delivered."""
+
+    def refuse(text: str, **options: Any) -> Any:
+        raise DecodeError("refused", offset=0)
+
+    monkeypatch.setattr(decoder_module, "loads", refuse)
+    first = _sse([_content({"x": 1})])
+    decoder = EventDecoder()
+    assert len(decoder.feed_bytes(first + _sse([_content({"n": BIG})]))) == 1
+    with pytest.raises(DecodeError) as info:
+        decoder.feed_bytes(b"")
+    assert str(info.value).startswith("event 1: refused")
+    assert info.value.offset == len(first)

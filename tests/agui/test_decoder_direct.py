@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentproto import DecodeError, SchemaError
-from agentproto._core.jsonutil import dumps
+from agentproto._core.jsonutil import dumps, loads
 from agentproto.agui import EventDecoder
 from agentproto.agui import _decoder as decoder_module
 
@@ -114,8 +114,16 @@ def test_short_way_gives_what_the_general_way_gives(
     assert short[0] == short[1]
 
 
-def _general_only(self: EventDecoder, values: list[Any], delivered: list[Any]) -> None:
-    for value in values:
+def _general_only(
+    self: EventDecoder,
+    values: list[Any],
+    delivered: list[Any],
+    texts: list[str] | None = None,
+    frames: Any = None,
+) -> None:
+    """Each event the general way, from its document parsed exactly."""
+    exact = values if texts is None else [loads(text) for text in texts]
+    for value in exact:
         self._process(value, delivered)
 
 

@@ -68,6 +68,7 @@ from agentproto._core.wirechecks import (
     _NONE_TYPES,
     Unrecognised,
     _is_union,
+    _strip_none,
     _unwrap_annotated,
     escape_pointer,
 )
@@ -120,6 +121,17 @@ def _check_nested(value: Any, path: str) -> None:
         ) from None
     except SchemaError as exc:
         raise SchemaError(exc.keyword, path + exc.location, exc.detail) from None
+
+
+def _can_hold_number(tp: Any, meta: dict[str, Any]) -> bool:
+    """Whether a value its field's loader accepted can hold a number of 2**63 or more."""
+    tp = _strip_none(_unwrap_annotated(tp))
+    if get_origin(tp) is Literal:
+        return not all(isinstance(arg, str) for arg in get_args(tp))
+    if tp is int:  # a float of 2**63 or more is out of bounds within 64 bits: refused
+        low, high = meta.get("minimum"), meta.get("maximum")
+        return low is None or high is None or low <= -(2**63) or high >= 2**63
+    return tp not in (str, bool)
 
 
 def python_context(diagnostics: list[Diagnostic] | None) -> _Context:
@@ -400,6 +412,28 @@ class WireConverter(cattrs.Converter):
     def hints(self, cls: type) -> dict[str, Any]:
         """The resolved annotations of ``cls`` (in the converter's namespace)."""
         return typing.get_type_hints(cls, vars(self._namespace))
+
+    def number_members(self, cls: type) -> tuple[int, tuple[str, ...] | None]:
+        """Where a document that the loader of ``cls`` accepted can hold a number (and so
+        an integer orjson rounded to a float).
+
+        Returns the member count at which it holds none (that of the required members,
+        when none of them can) or -1, and the wire names of the members that can, or
+        None when any can (the class keeps members it does not know). A string, a
+        boolean, a string constant or an integer bounded within 64 bits is no such
+        number once accepted.
+        """
+        hints = self.hints(cls)
+        fields = [f for f in attrs.fields(cls) if not f.metadata.get("extra")]
+        can = [f for f in fields if _can_hold_number(hints[f.name], f.metadata)]
+        size = (
+            -1
+            if any(f.metadata.get("required") for f in can)
+            else sum(1 for f in fields if f.metadata.get("required"))
+        )
+        if not getattr(cls, "__agentproto_closed__", False):
+            return size, None
+        return size, tuple(f.metadata["wire"] for f in can)
 
     def _value_code(
         self, tp: Any, meta: dict[str, Any], slot: str, fpath: str, env: dict[str, Any]

@@ -28,7 +28,8 @@ raised by the next call. After a fatal error every call raises.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, Literal
+from collections.abc import Set as AbstractSet
+from typing import Any, Literal
 
 import attrs
 import orjson
@@ -48,7 +49,6 @@ from agentproto._core.jsonlines import JSONLinesDecoder
 from agentproto._core.jsonutil import (
     DEFAULT_MAX_DEPTH,
     check_value,
-    has_digit_run,
     loads,
     may_hold_rounded_int,
 )
@@ -56,7 +56,7 @@ from agentproto._core.loaderkit import Loader
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder, SSEEvent
 from agentproto.agui._compat import CompatibilityBoundary
 from agentproto.agui._generated import Event
-from agentproto.agui._wire import EVENT_LOADERS, _load_event
+from agentproto.agui._wire import EVENT_LOADERS, EVENT_NUMBER_MEMBERS, _load_event
 
 __all__ = ["EventDecoder", "Middleware", "Transport"]
 
@@ -69,12 +69,9 @@ diagnostic against the event being processed."""
 
 Transport = Literal["sse", "jsonl"]
 
-_DIGIT_TAIL = 18  # a 19-digit run split by a chunk boundary keeps 18 digits before it
-# How a chunk's documents are kept from integers orjson rounds (beyond 64 bits), both
-# exact: the interpreted build looks for a run of 19 digits in the bytes (one C-level
-# pass); the compiled one walks the parsed values for the floats such integers become,
-# which costs it half as much (and the interpreted build twice as much).
-_WALK_VALUES: Final = not __file__.endswith(".py")
+# An event type's loader, the member count at which an event it accepted holds no number
+# (-1: none) and the members of such an event that can hold one (None: any can).
+_Direct = tuple[Loader, int, tuple[str, ...] | None]
 
 # What follows enforcement: (typed event, its diagnostics so far, delivered events).
 NextStage = Callable[[Event, list[Diagnostic], list[Event]], None]
@@ -82,6 +79,31 @@ NextStage = Callable[[Event, list[Diagnostic], list[Event]], None]
 
 def _deliver(event: Event, found: list[Diagnostic], delivered: list[Event]) -> None:
     delivered.append(event)
+
+
+def _direct_table(kinds: AbstractSet[str], key: str | None) -> dict[str, _Direct]:
+    """The event types that need nothing before their loader (those not in ``kinds``;
+    see :meth:`EventDecoder._enforce`), each with where an event it accepted can hold a
+    number. The boundary's every-event field ``key`` is in no event taken this way."""
+    table: dict[str, _Direct] = {}
+    for kind, load in EVENT_LOADERS.items():
+        if kind not in kinds:
+            size, members = EVENT_NUMBER_MEMBERS[kind]
+            if members is not None:
+                members = tuple(name for name in members if name != key)
+            table[kind] = (load, size, members)
+    return table
+
+
+def _may_hold_rounded_int(event: dict[str, Any], members: tuple[str, ...] | None) -> bool:
+    """:func:`may_hold_rounded_int` for an event whose other members hold no number."""
+    if members is None:
+        return may_hold_rounded_int(event)
+    for name in members:
+        value = event.get(name)
+        if value is not None and not isinstance(value, str) and may_hold_rounded_int(value):
+            return True
+    return False
 
 
 class EventDecoder:
@@ -132,11 +154,8 @@ class EventDecoder:
         self._key = self._boundary.key  # a field that sends any event to the boundary
         self._middleware = tuple(middleware)
         kinds = self._boundary.kinds
-        # the event types that need nothing before their loader (see _enforce)
-        self._direct: dict[str, Loader] = (
-            {}
-            if self._middleware or kinds is None
-            else {kind: load for kind, load in EVENT_LOADERS.items() if kind not in kinds}
+        self._direct: dict[str, _Direct] = (
+            {} if self._middleware or kinds is None else _direct_table(kinds, self._key)
         )
         self._sse = SSEDecoder(max_event_bytes=max_event_bytes) if transport == "sse" else None
         self._jsonl = (
@@ -145,8 +164,6 @@ class EventDecoder:
             else None
         )
         self._max_depth = max_depth
-        self._tail = b""  # the stream's last bytes, for big-integer detection
-        self._carry = False  # a digit run may sit in bytes the SSE decoder still holds
         self._found: list[Diagnostic] = []  # the current event's diagnostics
         self._context = _Context(self._found)  # enforcement reports there too
         for hook in self._middleware:  # middleware that reports its repairs reports there
@@ -178,20 +195,14 @@ class EventDecoder:
         delivered: list[Event] = []
         try:
             if self._sse is not None:
-                if _WALK_VALUES:
-                    texts, frames = self._sse.feed_data(data)
-                    exact = True  # for the documents taken one by one
-                    values = self._parse_all(texts, False)
-                    if values is not None and not self._reparse_rounded(values, texts):
-                        values = None
-                else:
-                    texts, frames, exact = self._feed_scanned(self._sse, data)
-                    values = self._parse_all(texts, exact)
+                # orjson's values, made exact by _enforce where an integer was rounded
+                texts, frames = self._sse.feed_data(data)
+                values = self._parse_all(texts)
                 if values is not None:
-                    self._enforce(values, delivered)
+                    self._enforce(values, delivered, texts, frames)
                 else:
                     for frame in frames():
-                        self._document(frame.data, frame.offset, delivered, exact)
+                        self._document(frame.data, frame.offset, delivered)
             else:
                 assert self._jsonl is not None
                 self._enforce([line.value for line in self._jsonl.feed(data)], delivered)
@@ -291,61 +302,19 @@ class EventDecoder:
         if self._on_failure is not None:
             self._on_failure(error)
 
-    def _feed_scanned(
-        self, sse: SSEDecoder, data: bytes
-    ) -> tuple[list[str], Callable[[], list[SSEEvent]], bool]:
-        """``sse.feed_data(data)``, and whether the documents it completed may hold a
-        run of 19 digits.
+    def _parse_all(self, texts: list[str]) -> list[Any] | None:
+        """Every document of a chunk parsed in one go, as :func:`loads` parses each but
+        for integers beyond 64 bits, which orjson rounds to floats (:meth:`_enforce`
+        parses a value that may hold one again).
 
-        One C-level look over the chunk (and the tail of the previous one, where a
-        digit run may have started) spares each event its own look.
-        """
-        seen = self._tail + data
-        exact = self._carry or has_digit_run(seen)
-        self._tail = seen[-_DIGIT_TAIL:]
-        texts, frames = sse.feed_data(data)
-        # the bytes of the event still incomplete (a suffix of the stream) go on to the
-        # next chunk: note whether they hold a digit run
-        held = sse.buffered
-        if held == 0:
-            self._carry = False
-        elif held <= len(seen):
-            self._carry = has_digit_run(seen[-held:])
-        else:
-            self._carry = exact
-        return texts, frames, exact
-
-    def _reparse_rounded(self, values: list[Any], texts: list[str]) -> bool:
-        """Parse again, exactly, each document orjson may have rounded an integer of.
-
-        False if one fails (not expected of a document orjson parsed): the caller then
-        goes event by event, which reports it at its offset, as after :meth:`_parse_all`.
-        """
-        for index, value in enumerate(values):
-            if may_hold_rounded_int(value):
-                try:
-                    values[index] = loads(texts[index], max_depth=self._max_depth)
-                except DecodeError:
-                    return False
-        return True
-
-    def _parse_all(self, texts: list[str], exact: bool) -> list[Any] | None:
-        """Every document of a chunk parsed in one go, as :func:`loads` parses each.
-
-        When the chunk holds no run of 19 digits (``exact`` false; the compiled build
-        passes false and looks at the values afterwards, :meth:`_reparse_rounded`), a
-        document too short to nest deeper than ``max_depth`` is one orjson parses as
-        :func:`loads` would, so only the longer ones go to :func:`loads`. Otherwise
-        every one does: its look at each document's bytes is a C-level pass (a
-        regular expression over the text costs ten times more). None when one fails:
-        the caller then goes event by event, which reports the failing one exactly,
-        at its offset."""
+        A document too short to nest deeper than ``max_depth`` is one orjson parses as
+        :func:`loads` would, so only the longer ones go to :func:`loads`. None when one
+        fails: the caller then goes event by event, which reports the failing one
+        exactly, at its offset."""
         limit = self._max_depth
         try:
-            if not exact and (not texts or max(map(len, texts)) <= limit):
+            if not texts or max(map(len, texts)) <= limit:
                 return list(map(orjson.loads, texts))
-            if exact:
-                return [loads(text, max_depth=limit) for text in texts]
             plain = orjson.loads
             return [
                 plain(text)
@@ -356,52 +325,84 @@ class EventDecoder:
         except (orjson.JSONDecodeError, DecodeError):
             return None
 
-    def _document(
-        self, text: str, offset: int, delivered: list[Event], exact_ints: bool = True
-    ) -> None:
+    def _document(self, text: str, offset: int, delivered: list[Event]) -> None:
         try:
-            value = loads(text, max_depth=self._max_depth, exact_ints=exact_ints)
+            value = loads(text, max_depth=self._max_depth)
         except DecodeError as exc:
-            raise chained(DecodeError(f"event {self._index}: {exc}", offset=offset), exc)
+            raise self._located(exc, offset)
         self._process(value, delivered)
 
-    def _enforce(self, values: list[Any], delivered: list[Event]) -> None:
+    def _located(self, exc: DecodeError, offset: int) -> DecodeError:
+        """``exc``, raised parsing the document of the next event (at byte ``offset``)."""
+        return chained(DecodeError(f"event {self._index}: {exc}", offset=offset), exc)
+
+    def _general(
+        self,
+        value: Any,
+        delivered: list[Event],
+        texts: list[str] | None,
+        frames: Callable[[], list[SSEEvent]] | None,
+        position: int,
+    ) -> None:
+        """:meth:`_process` for ``value``, the ``position``-th of its chunk; with
+        ``texts``, its document parsed again, exactly, when orjson may have rounded an
+        integer in it (``frames`` gives the chunk's events, to locate an error)."""
+        if texts is not None and may_hold_rounded_int(value):
+            try:
+                value = loads(texts[position], max_depth=self._max_depth)
+            except DecodeError as exc:
+                assert frames is not None
+                raise self._located(exc, frames()[position].offset)
+        self._process(value, delivered)
+
+    def _enforce(
+        self,
+        values: list[Any],
+        delivered: list[Event],
+        texts: list[str] | None = None,
+        frames: Callable[[], list[SSEEvent]] | None = None,
+    ) -> None:
         """Stages 2-4 for decoded events, the common ones the short way.
 
-        An object whose type is in :attr:`_direct` and that lacks the boundary's
-        every-event field is loaded by its type's generated loader: the boundary
-        would pass it unchanged and there is no middleware. When that loader
-        refuses it (or reports something), the event takes the general way
-        (:meth:`_process`), which finds the same problem and reports it with the
-        event's index, so nothing differs but the time taken.
+        An object whose type is in :attr:`_direct`, without the boundary's every-event field,
+        is loaded by its type's generated loader (no middleware, and the boundary would pass
+        it unchanged); one that loader refuses or reports on takes the general way
+        (:meth:`_general`), which reports the same problem with the event's index. With
+        ``texts`` the values are orjson's (an integer beyond 64 bits made a float): an
+        accepted event is looked at where it can hold a number, another wholly.
         """
         direct = self._direct
-        if not direct:
-            for value in values:
-                self._process(value, delivered)
-            return
         key = self._key  # None is in no event: JSON keys are strings
         ctx = self._context
         found = self._found
         plain = self._next is _deliver
         index = self._index  # written back before anything that reads it
+        first = index  # each value counts one event: values[index - first] is the current
         for value in values:
             if isinstance(value, dict):  # narrowed: compiled code looks up in the dict directly
                 kind: Any = value.get("type")
                 try:  # an unhashable tag is in no table
-                    load = direct.get(kind)
+                    entry = direct.get(kind)
                 except TypeError:
-                    load = None
+                    entry = None
                 if key in value:
-                    load = None
+                    entry = None
             else:
-                load = None
-            if load is not None:
+                entry = None
+            if entry is not None:
                 try:
-                    event = load(value, "", ctx)
+                    event = entry[0](value, "", ctx)
                 except (SchemaError, Unrecognised):
                     event = None
-                if event is not None and not found:
+                if (
+                    event is not None
+                    and not found
+                    and (
+                        texts is None
+                        or len(value) == entry[1]
+                        or not _may_hold_rounded_int(value, entry[2])
+                    )
+                ):
                     index += 1
                     if plain:
                         delivered.append(event)  # compiled: one C call, no bound method
@@ -411,7 +412,7 @@ class EventDecoder:
                     continue
                 found.clear()  # the general way reports them again, with the index
             self._index = index
-            self._process(value, delivered)
+            self._general(value, delivered, texts, frames, index - first)
             index = self._index
         self._index = index
 
