@@ -41,10 +41,11 @@ EVENT_LOADERS: dict[str, Loader] = {
 }
 """The loader of each event type's class (what :data:`_load_event` dispatches to)."""
 EVENT_NUMBER_MEMBERS: dict[str, tuple[int, tuple[str, ...] | None]] = {
-    kind: _converter.number_members(cls) for kind, cls in EVENT_CLASSES.items()
+    kind: _generated_loaders.NUMBER_MEMBERS[cls] for kind, cls in EVENT_CLASSES.items()
 }
 """For each event type, where an event its loader accepted can hold a number
-(:meth:`~agentproto._core.converter.WireConverter.number_members`)."""
+(:meth:`~agentproto._core.converter.WireConverter.number_members`, written out by the
+code generator)."""
 _PYTHON_CONTEXT = python_context(None)
 _CHECKED_DUMPERS: dict[type, CheckedDumper] = {
     cls: _generated_loaders.CHECKED_DUMPERS[cls] for cls in EVENT_CLASSES.values()
