@@ -12,8 +12,8 @@ the run-time compilation give the same loaders by construction.
 
 The module lists its loaders in ``LOADERS`` (every class and every union,
 literal or list alias of the classes module) and its dumpers in ``DUMPERS``; the
-converter starts from those tables. ``NUMBER_MEMBERS`` says, per class, where a
-document its loader accepted can hold a number
+converter starts from those tables. With the native loaders (below) comes
+``NUMBER_MEMBERS``: per class, where a document its loader accepted can hold a number
 (:meth:`~agentproto._core.converter.WireConverter.number_members`), for the AG-UI
 decoder's look for integers orjson rounded. It refuses to be imported beside a classes
 module generated from another schema (``_SCHEMA_SHA256``).
@@ -260,12 +260,13 @@ class LoaderWriter(WireConverter):
             + "\n".join(f"    _m.{c.__name__}: _dump_{c.__name__}," for c in classes)
             + "\n}",
             "dv: Final = value_dumper(DUMPERS, dump_foreign)",
-            # where a document each class's loader accepted can hold a number (read at
-            # run time by a decoder that looks for integers orjson rounded)
-            "NUMBER_MEMBERS: Final[dict[type, tuple[int, tuple[str, ...] | None]]] = {\n"
-            + "\n".join(f"    _m.{c.__name__}: {self.number_members(c)!r}," for c in classes)
-            + "\n}",
         ]
+        if self._write_native:  # the protocol whose event decoder looks for rounded integers
+            parts.append(
+                "NUMBER_MEMBERS: Final[dict[type, tuple[int, tuple[str, ...] | None]]] = {\n"
+                + "\n".join(f"    _m.{c.__name__}: {self.number_members(c)!r}," for c in classes)
+                + "\n}"
+            )
         if self._write_checked:
             parts.append(
                 "CHECKED_DUMPERS: Final[dict[type, CheckedDumper]] = {\n"
