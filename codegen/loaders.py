@@ -12,11 +12,11 @@ the run-time compilation give the same loaders by construction.
 
 The module lists its loaders in ``LOADERS`` (every class and every union,
 literal or list alias of the classes module) and its dumpers in ``DUMPERS``; the
-converter starts from those tables. With the native loaders (below) comes
-``NUMBER_MEMBERS``: per class, where a document its loader accepted can hold a number
-(:meth:`~agentproto._core.converter.WireConverter.number_members`), for the AG-UI
-decoder's look for integers orjson rounded. It refuses to be imported beside a classes
-module generated from another schema (``_SCHEMA_SHA256``).
+converter starts from those tables. It refuses to be imported beside a classes
+module generated from another schema (``_SCHEMA_SHA256``). With the native loaders
+(below) comes ``NUMBER_MEMBERS``: per class, where a document its loader accepted can
+hold a number (:meth:`~agentproto._core.converter.WireConverter.number_members`), for
+the AG-UI decoder's look for integers orjson rounded.
 
 For the compiled build (``hatch_build.py``) a second module can be written, the
 *native* loaders (:func:`native_path`): the same loaders, each class loader reading

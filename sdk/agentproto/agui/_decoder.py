@@ -95,7 +95,7 @@ def _direct_table(kinds: AbstractSet[str], key: str | None) -> dict[str, _Direct
     return table
 
 
-def _may_hold_rounded_int(event: dict[str, Any], members: tuple[str, ...] | None) -> bool:
+def _members_may_hold_rounded_int(event: dict[str, Any], members: tuple[str, ...] | None) -> bool:
     """:func:`may_hold_rounded_int` for an event whose other members hold no number."""
     if members is None:
         return may_hold_rounded_int(event)
@@ -400,7 +400,7 @@ class EventDecoder:
                     and (
                         texts is None
                         or len(value) == entry[1]
-                        or not _may_hold_rounded_int(value, entry[2])
+                        or not _members_may_hold_rounded_int(value, entry[2])
                     )
                 ):
                     index += 1
