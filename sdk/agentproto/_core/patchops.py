@@ -18,7 +18,7 @@ import attrs
 import orjson
 
 from agentproto._core.describe import describe
-from agentproto._core.errors import PatchError
+from agentproto._core.errors import PatchError, chained
 from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
 from agentproto._core.unset import UNSET
 
@@ -305,7 +305,7 @@ class _Budget:
         except PatchError as exc:
             if total is None:
                 raise
-            raise self.over_total(exc) from None
+            raise chained(self.over_total(exc), None)
 
 
 def _peek(doc: Any, tokens: tuple[str, ...]) -> Any:

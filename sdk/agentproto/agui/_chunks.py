@@ -144,7 +144,8 @@ def _chunk_kind(family: Family) -> _ChunkKind:
         for f in attrs.fields(start)
         if f.metadata.get("required")
         and "const" not in f.metadata
-        and f.metadata["wire"] not in (family.id_wire, *_COMMON)
+        and f.metadata["wire"] != family.id_wire
+        and f.metadata["wire"] not in _COMMON
     )
     missing = {wire for _, wire in required} - set(family.repeated)
     if missing:  # pragma: no cover - a regeneration made an opener field required

@@ -5,6 +5,11 @@ applying would report (:meth:`~agentproto.agui.Conversation.check`) and changes
 nothing; with ``commit`` true it applies. The checks come first in every rule, so that
 both modes report the same diagnostics. The rules themselves are described in
 :mod:`._conversation`.
+
+Events are taken as ``Any``: this module is compiled in the compiled build, where a
+parameter typed with an event class would have mypyc check every field read from it
+against the schema's type, and a hand-built event holding a wrong one must get a
+diagnostic here, not a ``TypeError``.
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.readonly import thaw
-from agentproto.agui import _generated as g
 from agentproto.agui._kinds import (
     ASSISTANT,
     ENCRYPTABLE_ROLES,
@@ -192,11 +196,10 @@ class _ItemRules(_Store):
             return next(iter(found.values()), None)
         return next(e for e in reversed(self._entries) if id(e) in found)
 
-    def _tool_parent(
-        self, event: g.ToolCallStartEvent, diagnostics: list[Diagnostic]
-    ) -> _Entry | str | None:
-        """The parent message of a new tool call: a record, the id of an assistant
-        message to create for it, or ``None`` when no message can hold it."""
+    def _tool_parent(self, event: Any, diagnostics: list[Diagnostic]) -> Any:
+        """The parent message of a new tool call: a record (:class:`_Entry`), the id of
+        an assistant message to create for it, or ``None`` when no message can hold it
+        (``Any``: the id is the event's, whatever a hand-built event holds)."""
         parent_id = event.parent_message_id
         if parent_id is not None:
             entry = self._by_id.get(parent_id)
@@ -224,7 +227,7 @@ class _ItemRules(_Store):
             return event.tool_call_id
         return own if own.role == ASSISTANT else None
 
-    def _tool_start(self, event: g.ToolCallStartEvent, commit: bool) -> Change:
+    def _tool_start(self, event: Any, commit: bool) -> Change:
         call_id = event.tool_call_id
         call = self._calls.get(call_id)
         if call is not None:  # a closed call reopened
@@ -277,7 +280,7 @@ class _ItemRules(_Store):
             subject=event.tool_call_id,
         )
 
-    def _tool_args(self, event: g.ToolCallArgsEvent, commit: bool) -> Change:
+    def _tool_args(self, event: Any, commit: bool) -> Change:
         call = self._calls.get(event.tool_call_id)
         if call is None:
             return self._unknown_call(event)
@@ -297,7 +300,7 @@ class _ItemRules(_Store):
         self._snapshot = None
         return parent.change
 
-    def _tool_end(self, event: g.ToolCallEndEvent, commit: bool) -> Change:
+    def _tool_end(self, event: Any, commit: bool) -> Change:
         call = self._calls.get(event.tool_call_id)
         if call is None:
             return self._unknown_call(event)
@@ -310,7 +313,7 @@ class _ItemRules(_Store):
         self._touch(call.parent)
         return call.parent.change
 
-    def _tool_result(self, event: g.ToolCallResultEvent, commit: bool) -> Change:
+    def _tool_result(self, event: Any, commit: bool) -> Change:
         message_id = event.message_id
         if message_id in self._by_id:
             return _problem(
@@ -352,7 +355,7 @@ class _ItemRules(_Store):
         self._by_id[entry.id] = entry
         self._snapshot = None
 
-    def _encrypted_value(self, event: g.ReasoningEncryptedValueEvent, commit: bool) -> Change:
+    def _encrypted_value(self, event: Any, commit: bool) -> Change:
         entity_id = event.entity_id
         if event.subtype == TOOL_CALL_SUBTYPE:
             call = self._calls.get(entity_id)
