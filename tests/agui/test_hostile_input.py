@@ -11,7 +11,8 @@ import pytest
 from agentproto import AgentProtoError, DecodeError, ProtocolError, SchemaError, UsageError
 from agentproto._core.errors import InternalError
 from agentproto._core.sse import encode_sse
-from agentproto.agui import Consumer, consume, parse_event, parse_run_input
+from agentproto.agui import Consumer, _conversation, _verify, consume, parse_event, parse_run_input
+from agentproto.agui.schema import StateDeltaEvent
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
@@ -178,12 +179,14 @@ def test_a_bug_in_a_later_stage_fails_the_stream_and_changes_nothing(
     consumer.feed_json(START)
     consumer.feed_json({"type": "STATE_SNAPSHOT", "snapshot": {"n": 1}})
     before = consumer.conversation.to_json()
-    target = consumer.verifier if stage == "verifier" else consumer.conversation
 
-    def broken(self: Any, event: Any) -> Any:
+    def broken(*args: Any) -> Any:
         raise ZeroDivisionError("bug")
 
-    monkeypatch.setattr(type(target), "feed" if stage == "verifier" else "apply", broken)
+    # the stage's rule for STATE_DELTA, looked up per event in its dispatch table (a
+    # patched method would not be seen by the compiled build, whose stages call directly)
+    rules = _verify._IN_RUN if stage == "verifier" else _conversation._RULES
+    monkeypatch.setitem(rules, StateDeltaEvent, broken)
     with pytest.raises(InternalError) as info:
         consumer.feed_json(
             {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": 2}]}

@@ -11,6 +11,8 @@ order it fixes, whatever the transport:
 7. **application** (:mod:`._conversation`): the reducer updates messages,
    activities and state.
 
+Stages 5-7 take each event the decoder delivers (:mod:`._later_stages`).
+
 The consumer is sans-I/O: it never reads a socket or a file; the adapters in
 :mod:`._stream` feed it from byte iterators. A fatal problem, whichever stage
 finds it, fails the open run and raises; events delivered before it are never
@@ -32,6 +34,7 @@ from agentproto.agui._compat import upgrade_input
 from agentproto.agui._conversation import Conversation
 from agentproto.agui._decoder import EventDecoder, Middleware, Transport
 from agentproto.agui._generated import Event, RunAgentInput
+from agentproto.agui._later_stages import LaterStages
 from agentproto.agui._records import DEFAULT_MAX_ACTIVITY_NODES, DEFAULT_MAX_STATE_NODES
 from agentproto.agui._subagents import SubagentInvocation
 from agentproto.agui._verify import Verifier
@@ -94,7 +97,7 @@ class Consumer:
         typed_input = _typed_input(run_input, input_diagnostics, max_depth)
         self.run_input = typed_input
         limits = {"max_state_nodes": max_state_nodes, "max_activity_nodes": max_activity_nodes}
-        self.conversation = (
+        conversation = (
             Conversation.from_input(typed_input, **limits)
             if typed_input is not None
             else Conversation(
@@ -106,19 +109,25 @@ class Consumer:
             thread_id=typed_input.thread_id if typed_input else None,
             messages=typed_input.messages if typed_input else (),
         )
+        self._later = LaterStages(self._chunks, self._verifier, conversation)
         self._decoder = EventDecoder(
             **options,
             max_depth=max_depth,
             max_diagnostics=max_diagnostics,
             # each enforced event goes on to the later stages; every fatal error fails
             # the open run, whichever stage found it
-            next_stage=self._expand_verify_apply,
+            next_stage=self._later,
             on_failure=self._verifier.abort,
         )
         self.diagnostics: list[Diagnostic] = self._decoder.diagnostics
         self.diagnostics += input_diagnostics
 
     # ---- state ---------------------------------------------------------------------------
+
+    @property
+    def conversation(self) -> Conversation:
+        """The messages, activities and state the stream built (stage 7)."""
+        return self._later.conversation
 
     @property
     def verifier(self) -> Verifier:
@@ -184,8 +193,12 @@ class Consumer:
         """
         delivered = self._decoder.close()
         try:
-            for event in self._chunks.close():
-                self._expand_verify_apply(event, self.diagnostics, delivered, expand=False)
+            found: list[Diagnostic] = []
+            try:
+                for event in self._chunks.close():
+                    self._later.take(event, found, delivered)
+            finally:
+                self.diagnostics += found  # the log's own +=, within its limit
             self._verifier.close()
         except Exception as exc:  # any failure fails the stream
             error = as_sdk_error(exc, "close")
@@ -193,21 +206,6 @@ class Consumer:
             if not delivered:
                 raise error from error.__cause__
         return delivered
-
-    # ---- stages 5-7 ----------------------------------------------------------------------
-
-    def _expand_verify_apply(
-        self,
-        event: Event,
-        found: list[Diagnostic],
-        delivered: list[Event],
-        *,
-        expand: bool = True,
-    ) -> None:
-        for explicit in self._chunks.feed(event) if expand else (event,):
-            found += self._verifier.feed(explicit)
-            found += self.conversation.apply(explicit).diagnostics
-            delivered.append(explicit)
 
 
 def _typed_input(

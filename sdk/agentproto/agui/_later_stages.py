@@ -1,0 +1,42 @@
+"""Stages 5-7 of the AG-UI processing model for each enforced event: chunk expansion,
+verification and the reducer, in that order.
+
+:class:`~agentproto.agui.Consumer` gives an instance to its decoder as the decoder's
+next stage. It runs once per event, and it is one of the compiled build's modules:
+from the compiled decoder to the compiled stages, no step goes through the interpreter.
+"""
+
+from __future__ import annotations
+
+from agentproto._core.diagnostics import Diagnostic
+from agentproto.agui._chunks import ChunkExpander
+from agentproto.agui._conversation import Conversation
+from agentproto.agui._generated import Event
+from agentproto.agui._verify import Verifier
+
+__all__: list[str] = []
+
+
+class LaterStages:
+    """Expand, verify and apply one event at a time (the decoder's ``next_stage``)."""
+
+    def __init__(
+        self, chunks: ChunkExpander, verifier: Verifier, conversation: Conversation
+    ) -> None:
+        self.chunks = chunks
+        self.verifier = verifier
+        self.conversation = conversation
+
+    def __call__(self, event: Event, found: list[Diagnostic], delivered: list[Event]) -> None:
+        """Each explicit event ``event`` expands to, verified and applied.
+
+        ``found`` is the decoder's list of the current event's diagnostics (a plain list:
+        compiled code extends it as a list, whatever its class)."""
+        for explicit in self.chunks.feed(event):
+            self.take(explicit, found, delivered)
+
+    def take(self, event: Event, found: list[Diagnostic], delivered: list[Event]) -> None:
+        """An explicit ``event`` verified and applied, then delivered."""
+        found.extend(self.verifier.feed(event))
+        found.extend(self.conversation.apply(event).diagnostics)
+        delivered.append(event)
