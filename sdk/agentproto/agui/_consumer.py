@@ -116,7 +116,7 @@ class Consumer:
             max_diagnostics=max_diagnostics,
             # each enforced event goes on to the later stages; every fatal error fails
             # the open run, whichever stage found it
-            next_stage=self._later,
+            next_stage=self._later.feed,
             on_failure=self._verifier.abort,
         )
         self.diagnostics: list[Diagnostic] = self._decoder.diagnostics

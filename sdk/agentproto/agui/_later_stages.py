@@ -18,7 +18,8 @@ __all__: list[str] = []
 
 
 class LaterStages:
-    """Expand, verify and apply one event at a time (the decoder's ``next_stage``)."""
+    """Expand, verify and apply one event at a time (:meth:`feed` is the decoder's
+    ``next_stage``)."""
 
     def __init__(
         self, chunks: ChunkExpander, verifier: Verifier, conversation: Conversation
@@ -27,8 +28,8 @@ class LaterStages:
         self.verifier = verifier
         self.conversation = conversation
 
-    def __call__(self, event: Event, found: list[Diagnostic], delivered: list[Event]) -> None:
-        """Each explicit event ``event`` expands to, verified and applied.
+    def feed(self, event: Event, found: list[Diagnostic], delivered: list[Event]) -> None:
+        """Each explicit event ``event`` expands to, verified, applied and delivered.
 
         ``found`` is the decoder's list of the current event's diagnostics (a plain list:
         compiled code extends it as a list, whatever its class)."""
@@ -36,7 +37,7 @@ class LaterStages:
             self.take(explicit, found, delivered)
 
     def take(self, event: Event, found: list[Diagnostic], delivered: list[Event]) -> None:
-        """An explicit ``event`` verified and applied, then delivered."""
+        """An explicit ``event`` verified, applied and delivered."""
         found.extend(self.verifier.feed(event))
         found.extend(self.conversation.apply(event).diagnostics)
         delivered.append(event)
