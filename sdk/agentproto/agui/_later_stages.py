@@ -1,9 +1,9 @@
 """Stages 5-7 of the AG-UI processing model for each enforced event: chunk expansion,
 verification and the reducer, in that order.
 
-:class:`~agentproto.agui.Consumer` gives an instance to its decoder as the decoder's
-next stage. It runs once per event, and it is one of the compiled build's modules:
-from the compiled decoder to the compiled stages, no step goes through the interpreter.
+:class:`~agentproto.agui.Consumer` gives its decoder :meth:`LaterStages.feed` as the
+decoder's next stage. It runs once per event, and it is one of the compiled build's
+modules, so that the compiled decoder hands each event to the compiled stages directly.
 """
 
 from __future__ import annotations
