@@ -22,8 +22,9 @@ around that call, cheaply on success and carefully on failure:
   passes over one byte in nine), and such documents are re-parsed with the
   standard library so integers stay exact. After the parse the sign is a float
   of magnitude 2**63 or more (orjson keeps every integer below exact), which
-  :func:`may_hold_rounded_int` looks for: compiled, a walk of the parsed values
-  costs less than the pass over the bytes.
+  :func:`may_hold_rounded_int` looks for: the AG-UI event decoder parses with orjson
+  alone and walks only the members where its schema allows a number, which costs
+  less than the pass over the bytes.
 * **Errors.** On failure the input is re-examined to say what went wrong and
   where, as a byte offset: the first invalid UTF-8 byte (or lone surrogate in a
   ``str``), the first bracket over the depth limit, or orjson's own position
@@ -182,7 +183,9 @@ def loads(
             a slice of a larger stream reports positions in that stream.
         exact_ints: look for integers beyond 64 bits and keep them exact. A
             caller that knows the document holds no run of 19 digits (see
-            :func:`has_digit_run`) passes ``False`` to skip the look.
+            :func:`has_digit_run`), or that looks for rounded integers in the parsed
+            values itself (:func:`may_hold_rounded_int`), passes ``False`` to skip
+            the look.
 
     Returns:
         The document as plain Python values (``dict``, ``list``, ``str``,
