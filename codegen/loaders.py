@@ -25,9 +25,10 @@ module, which makes the object (and counting down the members left, so that
 optional fields are not looked up once none is). Compiled code stores into an
 interpreted object's slots through a generic attribute lookup, several times slower
 than the interpreter's own store; a builder keeps the stores interpreted and the
-reads and checks compiled. The pure build has no use for the native module (a builder call
-costs more than the stores it saves there); the converter takes it only when it is
-compiled.
+reads and checks compiled. The native module also holds the checked dumpers again
+(``CHECKED_DUMPERS``), which only read. The pure build has no use for the native module (a
+builder call costs more than the stores it saves there); the runtime takes it only when
+it is compiled.
 """
 
 from __future__ import annotations
@@ -80,13 +81,20 @@ _FROM_NONE = re.compile(r"raise (.+) from None$")
 _CONST_FIRST = re.compile(r"if v != (.+) or type\(v\) is not str:$")
 
 
-def _native_lines(lines: list[str], prefix: str, slots: list[str]) -> list[str]:
-    """A class loader's lines, made for mypyc: the object's slots become local
-    variables handed to the builder ``{prefix}build``; ``x.__class__`` becomes
+def _for_mypyc(line: str) -> str:
+    """A line of a loader or checked dumper, made for mypyc: ``x.__class__`` becomes
     ``type(x)`` (one compiled pointer comparison, where ``__class__`` is an attribute
     lookup), tested before a constant is compared (the comparison is then one of two
     strings); ``raise e from None`` becomes ``raise chained(e, None)`` (mypyc drops
     ``from``)."""
+    line = _CLASS_OF.sub(r"type(\1)", line)
+    line = _CONST_FIRST.sub(r"if type(v) is not str or v != \1:", line)
+    return _FROM_NONE.sub(r"raise chained(\1, None)", line)
+
+
+def _native_lines(lines: list[str], prefix: str, slots: list[str]) -> list[str]:
+    """A class loader's lines, made for mypyc (:func:`_for_mypyc`): the object's
+    slots become local variables handed to the builder ``{prefix}build``."""
     build = f"return {prefix}build({', '.join(f'o_{slot}' for slot in slots)})"
     out: list[str] = []
     for line in lines:
@@ -98,9 +106,7 @@ def _native_lines(lines: list[str], prefix: str, slots: list[str]) -> list[str]:
         if body == "return o":
             out.append(indent + build)
             continue
-        line = _CLASS_OF.sub(r"type(\1)", _SLOT.sub(r"o_\1", line))
-        line = _CONST_FIRST.sub(r"if type(v) is not str or v != \1:", line)
-        out.append(_FROM_NONE.sub(r"raise chained(\1, None)", line))
+        out.append(_for_mypyc(_SLOT.sub(r"o_\1", line)))
     return out
 
 
@@ -167,9 +173,11 @@ class LoaderWriter(WireConverter):
         self._write_checked = checked
         self._write_native = native
         self._native: list[str] = []  # the native class loaders
+        self._native_checked: list[str] = []  # and checked dumpers
         self._builders: list[str] = []  # and the builders they call
         self._build_names: list[str] = []
         self._table: list[str] = []  # the rows of LOADERS, made by write()
+        self._classes: list[type] = []  # every class, in the order of write()
         self._refs: dict[Any, _Ref] = {}
         self._functions: list[str] = []  # class loaders and dumpers
         self._made: list[str] = []  # factory calls, each after what it refers to
@@ -214,6 +222,8 @@ class LoaderWriter(WireConverter):
         if self._write_checked:
             checked = checked_dumper_lines(self, cls, env, prefix, self._checked_tables)
             self._checked.append("\n".join(checked))
+            if self._write_native:
+                self._native_checked.append("\n".join(map(_for_mypyc, checked)))
         for key, value in env.items():
             if key.startswith(prefix):
                 shown = f"_m.{value.__name__}" if key == f"{prefix}cls" else _render(value)
@@ -232,6 +242,7 @@ class LoaderWriter(WireConverter):
                 v for v in vars(self._namespace).values() if _is_class_of(v, self._namespace)
             )
         )
+        self._classes = classes
         aliases = {n: v for n, v in vars(self._namespace).items() if _is_alias(n, v)}
         for value in [*classes, *aliases.values()]:
             self.loader(value)
@@ -268,17 +279,22 @@ class LoaderWriter(WireConverter):
                 + "\n}"
             )
         if self._write_checked:
-            parts.append(
-                "CHECKED_DUMPERS: Final[dict[type, CheckedDumper]] = {\n"
-                + "\n".join(f"    _m.{c.__name__}: {checked_name(c)}," for c in classes)
-                + "\n}"
-            )
+            parts.append(self._checked_table())
         return "\n\n\n".join(parts) + "\n"
+
+    def _checked_table(self) -> str:
+        """``CHECKED_DUMPERS``: the checked dumper of each class (after :meth:`write`)."""
+        return (
+            "CHECKED_DUMPERS: Final[dict[type, CheckedDumper]] = {\n"
+            + "\n".join(f"    _m.{c.__name__}: {checked_name(c)}," for c in self._classes)
+            + "\n}"
+        )
 
     def write_native(self, module: str, stamp: str) -> str:
         """The native loaders module (after :meth:`write`), for the classes module
-        named ``module``: the class loaders and the factory calls again, the per-class
-        names and the builders taken from the loaders module, and ``LOADERS``."""
+        named ``module``: the class loaders, the checked dumpers and the factory calls
+        again, the per-class names and the builders taken from the loaders module, and
+        ``LOADERS`` and ``CHECKED_DUMPERS``."""
         package, _, leaf = module.rpartition(".")
         loaders = f"{package}.{_sibling(leaf, 'loaders')}"
         imports = self._imports(module, stamp)
@@ -289,10 +305,13 @@ class LoaderWriter(WireConverter):
                 [
                     *imports,
                     *self._native,
+                    *self._native_checked,
                     *self._made,
                     *map(_taken_from_loaders, self._names),
                     *self._build_names,
+                    *self._checked_tables,
                     "LOADERS: Final[dict[Any, Loader]] = {\n" + "\n".join(self._table) + "\n}",
+                    *([self._checked_table()] if self._write_checked else []),
                 ]
             )
             + "\n"

@@ -1,4 +1,6 @@
-"""The checked dumpers of the AG-UI loaders module (codegen/checked.py).
+"""The checked dumpers of the AG-UI loaders module (codegen/checked.py), and their copy
+in the native module (compiled in the mypyc build; plain Python, checking the generated
+source, in the pure one).
 
 A checked dumper writes an object's JSON and holds it to the schema on the way. It
 may decline (``SlowPath`` or an error: the caller then dumps and checks the slow
@@ -25,7 +27,8 @@ from agentproto._core.loaderkit import SlowPath
 from agentproto._core.wirechecks import Unrecognised
 from agentproto.agui import _generated as _generated_agui
 from agentproto.agui import _generated_loaders as _loaders_agui
-from agentproto.agui import _wire, encode_event_jsonl, parse_event, schema
+from agentproto.agui import _generated_native as _native_agui
+from agentproto.agui import _kinds, _wire, encode_event_jsonl, parse_event, schema
 from agentproto.agui import make_converter as make_agui_converter
 from tests.benchmarks.run_generator import generate_run
 from tests.strategies import instances
@@ -39,6 +42,12 @@ PROPERTY = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 DECLINED = (SlowPath, Unrecognised, AgentProtoError)
+TABLES = {
+    "plain": _loaders_agui.CHECKED_DUMPERS,
+    "native": _native_agui.CHECKED_DUMPERS,
+}
+"""The checked dumpers of both generated modules, by module."""
+EVENT_CLASSES = list(_kinds.EVENT_CLASSES.values())
 
 
 class _Str(str):
@@ -77,10 +86,10 @@ def _mutated(data: st.DataObject, obj: Any) -> Any:
     return obj
 
 
-def _vouched(cls: type, obj: Any, ctx: Any) -> dict[str, Any] | None:
+def _vouched(table: str, cls: type, obj: Any, ctx: Any) -> dict[str, Any] | None:
     """The checked dumper's JSON of ``obj``, held to what it promises; None if it declined."""
     try:
-        wire = _loaders_agui.CHECKED_DUMPERS[cls](obj, ctx)
+        wire = TABLES[table][cls](obj, ctx)
     except DECLINED:
         return None
     assert wire == CONVERTER.dump(obj)
@@ -88,25 +97,34 @@ def _vouched(cls: type, obj: Any, ctx: Any) -> dict[str, Any] | None:
     return wire  # type: ignore[no-any-return]
 
 
+@pytest.mark.parametrize("table", TABLES)
 @pytest.mark.parametrize("cls", CLASSES)
 @PROPERTY
 @given(data=st.data())
 def test_what_a_checked_dumper_returns_is_the_dump_and_loads_strictly(
-    cls: type, data: st.DataObject
+    table: str, cls: type, data: st.DataObject
 ) -> None:
     obj = data.draw(instances(cls, _generated_agui))
     for ctx in (_STRICT, python_context(None)):
         # the quick way is the way taken: a valid object is never sent the slow way
-        assert _vouched(cls, obj, ctx) is not None
+        assert _vouched(table, cls, obj, ctx) is not None
     obj = _mutated(data, obj)
     for ctx in (_STRICT, python_context(None)):
-        _vouched(cls, obj, ctx)
+        _vouched(table, cls, obj, ctx)
 
 
-def test_every_event_of_a_long_run_is_dumped_the_quick_way() -> None:
+@pytest.mark.parametrize("table", TABLES)
+def test_every_event_of_a_long_run_is_dumped_the_quick_way(table: str) -> None:
     events = [parse_event(w) for w in generate_run(3_000, seed=7)]
     for event in events:
-        assert _vouched(event.__class__, event, _STRICT) is not None
+        assert _vouched(table, event.__class__, event, _STRICT) is not None
+
+
+def test_the_runtime_dumps_with_the_native_dumpers_when_compiled() -> None:
+    """The compiled build's events go through the compiled checked dumpers; the pure
+    build's through the plain ones (the native module is not imported there)."""
+    table = "native" if _wire._NATIVE is not None else "plain"
+    assert _wire._CHECKED._dumpers == {cls: TABLES[table][cls] for cls in EVENT_CLASSES}
 
 
 def _old_way(event: Any, ctx: Any) -> Any:
@@ -126,7 +144,7 @@ def _outcome(fn: Any, *args: Any) -> Any:
         return ("error", type(exc).__name__, str(exc))
 
 
-@pytest.mark.parametrize("cls", list(_wire._CHECKED_DUMPERS))
+@pytest.mark.parametrize("cls", EVENT_CLASSES)
 @PROPERTY
 @given(data=st.data())
 def test_a_checked_event_dump_decides_as_dumping_and_checking_did(
@@ -134,23 +152,24 @@ def test_a_checked_event_dump_decides_as_dumping_and_checking_did(
 ) -> None:
     event = _mutated(data, data.draw(instances(cls, _generated_agui)))
     for ctx in (_STRICT, python_context(None)):
-        assert _outcome(_wire.dump_checked, event, ctx) == _outcome(_old_way, event, ctx)
+        assert _outcome(_wire._CHECKED.dump, event, ctx) == _outcome(_old_way, event, ctx)
 
 
 def test_an_object_that_is_no_event_is_refused_as_before() -> None:
     tool = schema.Tool(name="t", description="d", parameters={})
     with pytest.raises(SchemaError) as caught:
         encode_event_jsonl(tool)  # type: ignore[arg-type]
-    assert _outcome(_wire.dump_checked, tool, _STRICT) == _outcome(_old_way, tool, _STRICT)
+    assert _outcome(_wire._CHECKED.dump, tool, _STRICT) == _outcome(_old_way, tool, _STRICT)
     assert caught.value.keyword == "oneOf"
 
 
-def test_a_subclassed_value_takes_the_slow_way_and_passes() -> None:
+@pytest.mark.parametrize("table", TABLES)
+def test_a_subclassed_value_takes_the_slow_way_and_passes(table: str) -> None:
     event = schema.TextMessageContentEvent(message_id="m", delta=_Str("hi"))
     try:
-        _loaders_agui.CHECKED_DUMPERS[schema.TextMessageContentEvent](event, _STRICT)
+        TABLES[table][schema.TextMessageContentEvent](event, _STRICT)
     except DECLINED:
         pass
     else:
         pytest.fail("a str subclass was vouched for without the slow way")
-    assert _outcome(_wire.dump_checked, event, _STRICT) == _outcome(_old_way, event, _STRICT)
+    assert _outcome(_wire._CHECKED.dump, event, _STRICT) == _outcome(_old_way, event, _STRICT)

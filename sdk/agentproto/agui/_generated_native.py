@@ -8,7 +8,7 @@ from typing import Any, Final
 from agentproto._core.describe import (
     describe,
 )
-from agentproto._core.loaderkit import Loader, check_stamp, exact_loader, list_loader, literal_loader, reject_unknown as unknown, tagged_loader, union_loader
+from agentproto._core.loaderkit import CheckedDumper, Loader, SlowPath, check_stamp, exact_loader, list_loader, literal_loader, reject_unknown as unknown, tagged_loader, union_loader
 from agentproto._core.wirechecks import Unrecognised, _Context, _check_constraints as check, _error as err, _load_int as load_int, _type_error as type_error
 from agentproto.agui import _generated as _m
 from agentproto._core.errors import chained
@@ -5643,6 +5643,3120 @@ def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
     return _ToolCallStartEvent_build(o_type, o_tool_call_id, o_tool_call_name, o_parent_message_id, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
+def _dump_checked_AddOperation(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.op
+    if type(v) is not str or v != 'add':
+        raise err('const', '', describe(v) + " is not 'add'")
+    d['op'] = v
+    v = o.path
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    if _AddOperation_F1_re.search(v) is None:
+        check(v, '', _AddOperation_F1_meta)
+    d['path'] = v
+    v = o.value
+    if c.deep is not None and (type(v) is dict or type(v) is list):
+        c.deep(v, '')
+    d['value'] = v
+    e = o.extra
+    if e:
+        if type(e) is not dict or not _AddOperation_KNOWN.isdisjoint(e):
+            raise SlowPath
+        if c.deep is not None:
+            c.deep(e, '')
+        d.update(e)
+    return d
+
+
+def _dump_checked_RemoveOperation(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.op
+    if type(v) is not str or v != 'remove':
+        raise err('const', '', describe(v) + " is not 'remove'")
+    d['op'] = v
+    v = o.path
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    if _RemoveOperation_F1_re.search(v) is None:
+        check(v, '', _RemoveOperation_F1_meta)
+    d['path'] = v
+    e = o.extra
+    if e:
+        if type(e) is not dict or not _RemoveOperation_KNOWN.isdisjoint(e):
+            raise SlowPath
+        if c.deep is not None:
+            c.deep(e, '')
+        d.update(e)
+    return d
+
+
+def _dump_checked_ReplaceOperation(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.op
+    if type(v) is not str or v != 'replace':
+        raise err('const', '', describe(v) + " is not 'replace'")
+    d['op'] = v
+    v = o.path
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    if _ReplaceOperation_F1_re.search(v) is None:
+        check(v, '', _ReplaceOperation_F1_meta)
+    d['path'] = v
+    v = o.value
+    if c.deep is not None and (type(v) is dict or type(v) is list):
+        c.deep(v, '')
+    d['value'] = v
+    e = o.extra
+    if e:
+        if type(e) is not dict or not _ReplaceOperation_KNOWN.isdisjoint(e):
+            raise SlowPath
+        if c.deep is not None:
+            c.deep(e, '')
+        d.update(e)
+    return d
+
+
+def _dump_checked_MoveOperation(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.op
+    if type(v) is not str or v != 'move':
+        raise err('const', '', describe(v) + " is not 'move'")
+    d['op'] = v
+    v = o.from_
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    if _MoveOperation_F1_re.search(v) is None:
+        check(v, '', _MoveOperation_F1_meta)
+    d['from'] = v
+    v = o.path
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    if _MoveOperation_F2_re.search(v) is None:
+        check(v, '', _MoveOperation_F2_meta)
+    d['path'] = v
+    e = o.extra
+    if e:
+        if type(e) is not dict or not _MoveOperation_KNOWN.isdisjoint(e):
+            raise SlowPath
+        if c.deep is not None:
+            c.deep(e, '')
+        d.update(e)
+    return d
+
+
+def _dump_checked_CopyOperation(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.op
+    if type(v) is not str or v != 'copy':
+        raise err('const', '', describe(v) + " is not 'copy'")
+    d['op'] = v
+    v = o.from_
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    if _CopyOperation_F1_re.search(v) is None:
+        check(v, '', _CopyOperation_F1_meta)
+    d['from'] = v
+    v = o.path
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    if _CopyOperation_F2_re.search(v) is None:
+        check(v, '', _CopyOperation_F2_meta)
+    d['path'] = v
+    e = o.extra
+    if e:
+        if type(e) is not dict or not _CopyOperation_KNOWN.isdisjoint(e):
+            raise SlowPath
+        if c.deep is not None:
+            c.deep(e, '')
+        d.update(e)
+    return d
+
+
+def _dump_checked_TestOperation(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.op
+    if type(v) is not str or v != 'test':
+        raise err('const', '', describe(v) + " is not 'test'")
+    d['op'] = v
+    v = o.path
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    if _TestOperation_F1_re.search(v) is None:
+        check(v, '', _TestOperation_F1_meta)
+    d['path'] = v
+    v = o.value
+    if c.deep is not None and (type(v) is dict or type(v) is list):
+        c.deep(v, '')
+    d['value'] = v
+    e = o.extra
+    if e:
+        if type(e) is not dict or not _TestOperation_KNOWN.isdisjoint(e):
+            raise SlowPath
+        if c.deep is not None:
+            c.deep(e, '')
+        d.update(e)
+    return d
+
+
+def _dump_checked_ActivityDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'ACTIVITY_DELTA':
+        raise err('const', '', describe(v) + " is not 'ACTIVITY_DELTA'")
+    d['type'] = v
+    v = o.message_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['messageId'] = v
+    v = o.activity_type
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['activityType'] = v
+    v = o.patch
+    if type(v) is not list:
+        raise SlowPath
+    l0 = []
+    for i0 in v:
+        f1 = _ActivityDeltaEvent_F3_classes1.get(type(i0))
+        if f1 is not None:
+            y0 = f1(i0, c)
+        else:
+            raise SlowPath
+        l0.append(y0)
+    d['patch'] = l0
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ActivityDeltaEvent_F4_meta)
+        if v > 9007199254740991:
+            check(v, '', _ActivityDeltaEvent_F4_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ActivityMessage(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['id'] = v
+    v = o.role
+    if type(v) is not str or v != 'activity':
+        raise err('const', '', describe(v) + " is not 'activity'")
+    d['role'] = v
+    v = o.activity_type
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['activityType'] = v
+    v = o.content
+    if type(v) is not dict:
+        raise type_error('object', v, '')
+    if c.deep is not None:
+        c.deep(v, '')
+    d['content'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ActivitySnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'ACTIVITY_SNAPSHOT':
+        raise err('const', '', describe(v) + " is not 'ACTIVITY_SNAPSHOT'")
+    d['type'] = v
+    v = o.message_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['messageId'] = v
+    v = o.activity_type
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['activityType'] = v
+    v = o.content
+    if type(v) is not dict:
+        raise type_error('object', v, '')
+    if c.deep is not None:
+        c.deep(v, '')
+    d['content'] = v
+    v = o.replace
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['replace'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ActivitySnapshotEvent_F5_meta)
+        if v > 9007199254740991:
+            check(v, '', _ActivitySnapshotEvent_F5_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_IdentityCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.name
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['name'] = v
+    v = o.type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['type'] = v
+    v = o.description
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['description'] = v
+    v = o.version
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['version'] = v
+    v = o.provider
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['provider'] = v
+    v = o.documentation_url
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['documentationUrl'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_TransportCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.streaming
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['streaming'] = v
+    v = o.websocket
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['websocket'] = v
+    v = o.http_binary
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['httpBinary'] = v
+    v = o.push_notifications
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['pushNotifications'] = v
+    v = o.resumable
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['resumable'] = v
+    return d
+
+
+def _dump_checked_Tool(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.name
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['name'] = v
+    v = o.description
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['description'] = v
+    v = o.parameters
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['parameters'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_ToolsCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.supported
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['supported'] = v
+    v = o.items
+    if v is not None:
+        if type(v) is not list:
+            raise SlowPath
+        l0 = []
+        for i0 in v:
+            if type(i0) is not _Tool_cls:
+                raise SlowPath
+            y0 = _dump_checked_Tool(i0, c)
+            l0.append(y0)
+        d['items'] = l0
+    v = o.parallel_calls
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['parallelCalls'] = v
+    v = o.client_provided
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['clientProvided'] = v
+    return d
+
+
+def _dump_checked_OutputCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.structured_output
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['structuredOutput'] = v
+    v = o.supported_mime_types
+    if v is not None:
+        w = v
+        v = _OutputCapabilities_F1(v, '', c)
+        d['supportedMimeTypes'] = w
+    return d
+
+
+def _dump_checked_StateCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.snapshots
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['snapshots'] = v
+    v = o.deltas
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['deltas'] = v
+    v = o.memory
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['memory'] = v
+    v = o.persistent_state
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['persistentState'] = v
+    return d
+
+
+def _dump_checked_SubagentInfo(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.name
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['name'] = v
+    v = o.description
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['description'] = v
+    return d
+
+
+def _dump_checked_MultiAgentCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.supported
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['supported'] = v
+    v = o.delegation
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['delegation'] = v
+    v = o.handoffs
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['handoffs'] = v
+    v = o.subagents
+    if v is not None:
+        if type(v) is not list:
+            raise SlowPath
+        l0 = []
+        for i0 in v:
+            if type(i0) is not _SubagentInfo_cls:
+                raise SlowPath
+            y0 = _dump_checked_SubagentInfo(i0, c)
+            l0.append(y0)
+        d['subagents'] = l0
+    return d
+
+
+def _dump_checked_ReasoningCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.supported
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['supported'] = v
+    v = o.streaming
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['streaming'] = v
+    v = o.encrypted
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['encrypted'] = v
+    return d
+
+
+def _dump_checked_MultimodalInputCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.image
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['image'] = v
+    v = o.audio
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['audio'] = v
+    v = o.video
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['video'] = v
+    v = o.pdf
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['pdf'] = v
+    v = o.file
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['file'] = v
+    return d
+
+
+def _dump_checked_MultimodalOutputCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.image
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['image'] = v
+    v = o.audio
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['audio'] = v
+    return d
+
+
+def _dump_checked_MultimodalCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.input
+    if v is not None:
+        if type(v) is not _MultimodalInputCapabilities_cls:
+            raise SlowPath
+        d['input'] = _dump_checked_MultimodalInputCapabilities(v, c)
+    v = o.output
+    if v is not None:
+        if type(v) is not _MultimodalOutputCapabilities_cls:
+            raise SlowPath
+        d['output'] = _dump_checked_MultimodalOutputCapabilities(v, c)
+    return d
+
+
+def _dump_checked_ExecutionCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.code_execution
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['codeExecution'] = v
+    v = o.sandboxed
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['sandboxed'] = v
+    v = o.max_iterations
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < 0:
+            check(v, '', _ExecutionCapabilities_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _ExecutionCapabilities_F2_meta)
+        d['maxIterations'] = w
+    v = o.max_execution_time
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < 0:
+            check(v, '', _ExecutionCapabilities_F3_meta)
+        if v > 9007199254740991:
+            check(v, '', _ExecutionCapabilities_F3_meta)
+        d['maxExecutionTime'] = w
+    return d
+
+
+def _dump_checked_HumanInTheLoopCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.supported
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['supported'] = v
+    v = o.approvals
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['approvals'] = v
+    v = o.interventions
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['interventions'] = v
+    v = o.feedback
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['feedback'] = v
+    v = o.interrupts
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['interrupts'] = v
+    v = o.approve_with_edits
+    if v is not None:
+        if type(v) is not bool:
+            raise type_error('boolean', v, '')
+        d['approveWithEdits'] = v
+    return d
+
+
+def _dump_checked_AgentCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.identity
+    if v is not None:
+        if type(v) is not _IdentityCapabilities_cls:
+            raise SlowPath
+        d['identity'] = _dump_checked_IdentityCapabilities(v, c)
+    v = o.transport
+    if v is not None:
+        if type(v) is not _TransportCapabilities_cls:
+            raise SlowPath
+        d['transport'] = _dump_checked_TransportCapabilities(v, c)
+    v = o.tools
+    if v is not None:
+        if type(v) is not _ToolsCapabilities_cls:
+            raise SlowPath
+        d['tools'] = _dump_checked_ToolsCapabilities(v, c)
+    v = o.output
+    if v is not None:
+        if type(v) is not _OutputCapabilities_cls:
+            raise SlowPath
+        d['output'] = _dump_checked_OutputCapabilities(v, c)
+    v = o.state
+    if v is not None:
+        if type(v) is not _StateCapabilities_cls:
+            raise SlowPath
+        d['state'] = _dump_checked_StateCapabilities(v, c)
+    v = o.multi_agent
+    if v is not None:
+        if type(v) is not _MultiAgentCapabilities_cls:
+            raise SlowPath
+        d['multiAgent'] = _dump_checked_MultiAgentCapabilities(v, c)
+    v = o.reasoning
+    if v is not None:
+        if type(v) is not _ReasoningCapabilities_cls:
+            raise SlowPath
+        d['reasoning'] = _dump_checked_ReasoningCapabilities(v, c)
+    v = o.multimodal
+    if v is not None:
+        if type(v) is not _MultimodalCapabilities_cls:
+            raise SlowPath
+        d['multimodal'] = _dump_checked_MultimodalCapabilities(v, c)
+    v = o.execution
+    if v is not None:
+        if type(v) is not _ExecutionCapabilities_cls:
+            raise SlowPath
+        d['execution'] = _dump_checked_ExecutionCapabilities(v, c)
+    v = o.human_in_the_loop
+    if v is not None:
+        if type(v) is not _HumanInTheLoopCapabilities_cls:
+            raise SlowPath
+        d['humanInTheLoop'] = _dump_checked_HumanInTheLoopCapabilities(v, c)
+    v = o.custom
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['custom'] = v
+    return d
+
+
+def _dump_checked_FunctionCall(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.name
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['name'] = v
+    v = o.arguments
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['arguments'] = v
+    return d
+
+
+def _dump_checked_ToolCall(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['id'] = v
+    v = o.type
+    if type(v) is not str or v != 'function':
+        raise err('const', '', describe(v) + " is not 'function'")
+    d['type'] = v
+    v = o.function
+    if type(v) is not _FunctionCall_cls:
+        raise SlowPath
+    d['function'] = _dump_checked_FunctionCall(v, c)
+    v = o.encrypted_value
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValue'] = v
+    v = o.encrypted_value_type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValueType'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_AssistantMessage(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['id'] = v
+    v = o.role
+    if type(v) is not str or v != 'assistant':
+        raise err('const', '', describe(v) + " is not 'assistant'")
+    d['role'] = v
+    v = o.content
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['content'] = v
+    v = o.tool_calls
+    if v is not None:
+        if type(v) is not list:
+            raise SlowPath
+        l0 = []
+        for i0 in v:
+            if type(i0) is not _ToolCall_cls:
+                raise SlowPath
+            y0 = _dump_checked_ToolCall(i0, c)
+            l0.append(y0)
+        d['toolCalls'] = l0
+    v = o.name
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['name'] = v
+    v = o.encrypted_value
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValue'] = v
+    v = o.encrypted_value_type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValueType'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_Attributable(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    e = o.extra
+    if e:
+        if type(e) is not dict or not _Attributable_KNOWN.isdisjoint(e):
+            raise SlowPath
+        if c.deep is not None:
+            c.deep(e, '')
+        d.update(e)
+    return d
+
+
+def _dump_checked_DataSource(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'data':
+        raise err('const', '', describe(v) + " is not 'data'")
+    d['type'] = v
+    v = o.value
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['value'] = v
+    v = o.mime_type
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['mimeType'] = v
+    return d
+
+
+def _dump_checked_UrlSource(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'url':
+        raise err('const', '', describe(v) + " is not 'url'")
+    d['type'] = v
+    v = o.value
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['value'] = v
+    v = o.mime_type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['mimeType'] = v
+    return d
+
+
+def _dump_checked_FileSource(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'file':
+        raise err('const', '', describe(v) + " is not 'file'")
+    d['type'] = v
+    v = o.value
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['value'] = v
+    v = o.provider
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['provider'] = v
+    v = o.mime_type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['mimeType'] = v
+    return d
+
+
+def _dump_checked_AudioPart(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'audio':
+        raise err('const', '', describe(v) + " is not 'audio'")
+    d['type'] = v
+    v = o.source
+    f0 = _AudioPart_F1_classes0.get(type(v))
+    if f0 is not None:
+        d['source'] = f0(v, c)
+    else:
+        raise SlowPath
+    v = o.id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['id'] = v
+    v = o.metadata
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_BaseEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    w = v
+    v = _BaseEvent_F0(v, '', c)
+    d['type'] = w
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _BaseEvent_F1_meta)
+        if v > 9007199254740991:
+            check(v, '', _BaseEvent_F1_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    e = o.extra
+    if e:
+        if type(e) is not dict or not _BaseEvent_KNOWN.isdisjoint(e):
+            raise SlowPath
+        if c.deep is not None:
+            c.deep(e, '')
+        d.update(e)
+    return d
+
+
+def _dump_checked_BaseMessage(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['id'] = v
+    v = o.role
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['role'] = v
+    v = o.name
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['name'] = v
+    v = o.encrypted_value
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValue'] = v
+    v = o.encrypted_value_type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValueType'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    e = o.extra
+    if e:
+        if type(e) is not dict or not _BaseMessage_KNOWN.isdisjoint(e):
+            raise SlowPath
+        if c.deep is not None:
+            c.deep(e, '')
+        d.update(e)
+    return d
+
+
+def _dump_checked_Context(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.description
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['description'] = v
+    v = o.value
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['value'] = v
+    return d
+
+
+def _dump_checked_CustomEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'CUSTOM':
+        raise err('const', '', describe(v) + " is not 'CUSTOM'")
+    d['type'] = v
+    v = o.name
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['name'] = v
+    v = o.value
+    if c.deep is not None and (type(v) is dict or type(v) is list):
+        c.deep(v, '')
+    d['value'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _CustomEvent_F3_meta)
+        if v > 9007199254740991:
+            check(v, '', _CustomEvent_F3_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_DeveloperMessage(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['id'] = v
+    v = o.role
+    if type(v) is not str or v != 'developer':
+        raise err('const', '', describe(v) + " is not 'developer'")
+    d['role'] = v
+    v = o.content
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['content'] = v
+    v = o.name
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['name'] = v
+    v = o.encrypted_value
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValue'] = v
+    v = o.encrypted_value_type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValueType'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_DocumentPart(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'document':
+        raise err('const', '', describe(v) + " is not 'document'")
+    d['type'] = v
+    v = o.source
+    f0 = _DocumentPart_F1_classes0.get(type(v))
+    if f0 is not None:
+        d['source'] = f0(v, c)
+    else:
+        raise SlowPath
+    v = o.id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['id'] = v
+    v = o.metadata
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_ImagePart(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'image':
+        raise err('const', '', describe(v) + " is not 'image'")
+    d['type'] = v
+    v = o.source
+    f0 = _ImagePart_F1_classes0.get(type(v))
+    if f0 is not None:
+        d['source'] = f0(v, c)
+    else:
+        raise SlowPath
+    v = o.id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['id'] = v
+    v = o.metadata
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_Interrupt(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['id'] = v
+    v = o.reason
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['reason'] = v
+    v = o.message
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['message'] = v
+    v = o.tool_call_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['toolCallId'] = v
+    v = o.response_schema
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['responseSchema'] = v
+    v = o.expires_at
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['expiresAt'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_SystemMessage(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['id'] = v
+    v = o.role
+    if type(v) is not str or v != 'system':
+        raise err('const', '', describe(v) + " is not 'system'")
+    d['role'] = v
+    v = o.content
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['content'] = v
+    v = o.name
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['name'] = v
+    v = o.encrypted_value
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValue'] = v
+    v = o.encrypted_value_type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValueType'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_TextPart(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'text':
+        raise err('const', '', describe(v) + " is not 'text'")
+    d['type'] = v
+    v = o.text
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['text'] = v
+    v = o.id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['id'] = v
+    v = o.metadata
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_VideoPart(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'video':
+        raise err('const', '', describe(v) + " is not 'video'")
+    d['type'] = v
+    v = o.source
+    f0 = _VideoPart_F1_classes0.get(type(v))
+    if f0 is not None:
+        d['source'] = f0(v, c)
+    else:
+        raise SlowPath
+    v = o.id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['id'] = v
+    v = o.metadata
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_UserMessage(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['id'] = v
+    v = o.role
+    if type(v) is not str or v != 'user':
+        raise err('const', '', describe(v) + " is not 'user'")
+    d['role'] = v
+    v = o.content
+    if type(v) is list:
+        l1 = []
+        for i1 in v:
+            f2 = _UserMessage_F2_classes2.get(type(i1))
+            if f2 is not None:
+                y1 = f2(i1, c)
+            else:
+                raise SlowPath
+            l1.append(y1)
+        d['content'] = l1
+    else:
+        if type(v) not in (str, int, float, bool):
+            raise SlowPath
+        _UserMessage_F2_plain0(v, '', c)
+        d['content'] = v
+    v = o.name
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['name'] = v
+    v = o.encrypted_value
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValue'] = v
+    v = o.encrypted_value_type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValueType'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ToolMessage(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['id'] = v
+    v = o.role
+    if type(v) is not str or v != 'tool':
+        raise err('const', '', describe(v) + " is not 'tool'")
+    d['role'] = v
+    v = o.content
+    if type(v) is list:
+        l1 = []
+        for i1 in v:
+            f2 = _ToolMessage_F2_classes2.get(type(i1))
+            if f2 is not None:
+                y1 = f2(i1, c)
+            else:
+                raise SlowPath
+            l1.append(y1)
+        d['content'] = l1
+    else:
+        if type(v) not in (str, int, float, bool):
+            raise SlowPath
+        _ToolMessage_F2_plain0(v, '', c)
+        d['content'] = v
+    v = o.tool_call_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['toolCallId'] = v
+    v = o.error
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['error'] = v
+    v = o.encrypted_value
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValue'] = v
+    v = o.encrypted_value_type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValueType'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ReasoningMessage(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['id'] = v
+    v = o.role
+    if type(v) is not str or v != 'reasoning':
+        raise err('const', '', describe(v) + " is not 'reasoning'")
+    d['role'] = v
+    v = o.content
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['content'] = v
+    v = o.encrypted_value
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValue'] = v
+    v = o.encrypted_value_type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValueType'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_MessagesSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'MESSAGES_SNAPSHOT':
+        raise err('const', '', describe(v) + " is not 'MESSAGES_SNAPSHOT'")
+    d['type'] = v
+    v = o.messages
+    if type(v) is not list:
+        raise SlowPath
+    l0 = []
+    for i0 in v:
+        f1 = _MessagesSnapshotEvent_F1_classes1.get(type(i0))
+        if f1 is not None:
+            y0 = f1(i0, c)
+        else:
+            raise SlowPath
+        l0.append(y0)
+    d['messages'] = l0
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _MessagesSnapshotEvent_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _MessagesSnapshotEvent_F2_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_RawEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'RAW':
+        raise err('const', '', describe(v) + " is not 'RAW'")
+    d['type'] = v
+    v = o.event
+    if c.deep is not None and (type(v) is dict or type(v) is list):
+        c.deep(v, '')
+    d['event'] = v
+    v = o.source
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['source'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _RawEvent_F3_meta)
+        if v > 9007199254740991:
+            check(v, '', _RawEvent_F3_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ReasoningEncryptedValueEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'REASONING_ENCRYPTED_VALUE':
+        raise err('const', '', describe(v) + " is not 'REASONING_ENCRYPTED_VALUE'")
+    d['type'] = v
+    v = o.subtype
+    w = v
+    v = _ReasoningEncryptedValueEvent_F1(v, '', c)
+    d['subtype'] = w
+    v = o.entity_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['entityId'] = v
+    v = o.encrypted_value
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['encryptedValue'] = v
+    v = o.encrypted_value_type
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['encryptedValueType'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ReasoningEncryptedValueEvent_F5_meta)
+        if v > 9007199254740991:
+            check(v, '', _ReasoningEncryptedValueEvent_F5_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ReasoningEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'REASONING_END':
+        raise err('const', '', describe(v) + " is not 'REASONING_END'")
+    d['type'] = v
+    v = o.message_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['messageId'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ReasoningEndEvent_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _ReasoningEndEvent_F2_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ReasoningMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'REASONING_MESSAGE_CHUNK':
+        raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_CHUNK'")
+    d['type'] = v
+    v = o.message_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['messageId'] = v
+    v = o.delta
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['delta'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ReasoningMessageChunkEvent_F3_meta)
+        if v > 9007199254740991:
+            check(v, '', _ReasoningMessageChunkEvent_F3_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ReasoningMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'REASONING_MESSAGE_CONTENT':
+        raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_CONTENT'")
+    d['type'] = v
+    v = o.message_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['messageId'] = v
+    v = o.delta
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['delta'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ReasoningMessageContentEvent_F3_meta)
+        if v > 9007199254740991:
+            check(v, '', _ReasoningMessageContentEvent_F3_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ReasoningMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'REASONING_MESSAGE_END':
+        raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_END'")
+    d['type'] = v
+    v = o.message_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['messageId'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ReasoningMessageEndEvent_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _ReasoningMessageEndEvent_F2_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ReasoningMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'REASONING_MESSAGE_START':
+        raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_START'")
+    d['type'] = v
+    v = o.message_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['messageId'] = v
+    v = o.role
+    if type(v) is not str or v != 'reasoning':
+        raise err('const', '', describe(v) + " is not 'reasoning'")
+    d['role'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ReasoningMessageStartEvent_F3_meta)
+        if v > 9007199254740991:
+            check(v, '', _ReasoningMessageStartEvent_F3_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ReasoningStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'REASONING_START':
+        raise err('const', '', describe(v) + " is not 'REASONING_START'")
+    d['type'] = v
+    v = o.message_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['messageId'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ReasoningStartEvent_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _ReasoningStartEvent_F2_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ResumeEntry(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.interrupt_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['interruptId'] = v
+    v = o.status
+    w = v
+    v = _ResumeEntry_F1(v, '', c)
+    d['status'] = w
+    v = o.payload
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['payload'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_RunAgentInput(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.thread_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['threadId'] = v
+    v = o.run_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['runId'] = v
+    v = o.messages
+    if type(v) is not list:
+        raise SlowPath
+    l0 = []
+    for i0 in v:
+        f1 = _RunAgentInput_F2_classes1.get(type(i0))
+        if f1 is not None:
+            y0 = f1(i0, c)
+        else:
+            raise SlowPath
+        l0.append(y0)
+    d['messages'] = l0
+    v = o.protocol_version
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['protocolVersion'] = v
+    v = o.parent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['parentRunId'] = v
+    v = o.state
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['state'] = v
+    v = o.tools
+    if v is not None:
+        if type(v) is not list:
+            raise SlowPath
+        l0 = []
+        for i0 in v:
+            if type(i0) is not _Tool_cls:
+                raise SlowPath
+            y0 = _dump_checked_Tool(i0, c)
+            l0.append(y0)
+        d['tools'] = l0
+    v = o.context
+    if v is not None:
+        if type(v) is not list:
+            raise SlowPath
+        l0 = []
+        for i0 in v:
+            if type(i0) is not _Context_cls:
+                raise SlowPath
+            y0 = _dump_checked_Context(i0, c)
+            l0.append(y0)
+        d['context'] = l0
+    v = o.forwarded_props
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['forwardedProps'] = v
+    v = o.resume
+    if v is not None:
+        if type(v) is not list:
+            raise SlowPath
+        l0 = []
+        for i0 in v:
+            if type(i0) is not _ResumeEntry_cls:
+                raise SlowPath
+            y0 = _dump_checked_ResumeEntry(i0, c)
+            l0.append(y0)
+        d['resume'] = l0
+    return d
+
+
+def _dump_checked_TokenUsage(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.provider
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['provider'] = v
+    v = o.model
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['model'] = v
+    v = o.input_tokens
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < 0:
+            check(v, '', _TokenUsage_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _TokenUsage_F2_meta)
+        d['inputTokens'] = w
+    v = o.output_tokens
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < 0:
+            check(v, '', _TokenUsage_F3_meta)
+        if v > 9007199254740991:
+            check(v, '', _TokenUsage_F3_meta)
+        d['outputTokens'] = w
+    v = o.total_tokens
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < 0:
+            check(v, '', _TokenUsage_F4_meta)
+        if v > 9007199254740991:
+            check(v, '', _TokenUsage_F4_meta)
+        d['totalTokens'] = w
+    v = o.reasoning_tokens
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < 0:
+            check(v, '', _TokenUsage_F5_meta)
+        if v > 9007199254740991:
+            check(v, '', _TokenUsage_F5_meta)
+        d['reasoningTokens'] = w
+    v = o.cached_input_tokens
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < 0:
+            check(v, '', _TokenUsage_F6_meta)
+        if v > 9007199254740991:
+            check(v, '', _TokenUsage_F6_meta)
+        d['cachedInputTokens'] = w
+    v = o.cache_write_input_tokens
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < 0:
+            check(v, '', _TokenUsage_F7_meta)
+        if v > 9007199254740991:
+            check(v, '', _TokenUsage_F7_meta)
+        d['cacheWriteInputTokens'] = w
+    return d
+
+
+def _dump_checked_RunErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'RUN_ERROR':
+        raise err('const', '', describe(v) + " is not 'RUN_ERROR'")
+    d['type'] = v
+    v = o.message
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['message'] = v
+    v = o.code
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['code'] = v
+    v = o.usage
+    if v is not None:
+        if type(v) is not list:
+            raise SlowPath
+        l0 = []
+        for i0 in v:
+            if type(i0) is not _TokenUsage_cls:
+                raise SlowPath
+            y0 = _dump_checked_TokenUsage(i0, c)
+            l0.append(y0)
+        d['usage'] = l0
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _RunErrorEvent_F4_meta)
+        if v > 9007199254740991:
+            check(v, '', _RunErrorEvent_F4_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_RunFinishedCancelledOutcome(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'cancelled':
+        raise err('const', '', describe(v) + " is not 'cancelled'")
+    d['type'] = v
+    return d
+
+
+def _dump_checked_RunFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'success':
+        raise err('const', '', describe(v) + " is not 'success'")
+    d['type'] = v
+    v = o.pending_tool_call_ids
+    if v is not None:
+        w = v
+        v = _RunFinishedSuccessOutcome_F1(v, '', c)
+        d['pendingToolCallIds'] = w
+    return d
+
+
+def _dump_checked_RunFinishedInterruptOutcome(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'interrupt':
+        raise err('const', '', describe(v) + " is not 'interrupt'")
+    d['type'] = v
+    v = o.interrupts
+    if type(v) is not list:
+        raise SlowPath
+    l0 = []
+    for i0 in v:
+        if type(i0) is not _Interrupt_cls:
+            raise SlowPath
+        y0 = _dump_checked_Interrupt(i0, c)
+        l0.append(y0)
+    d['interrupts'] = l0
+    check(v, '', _RunFinishedInterruptOutcome_F1_meta)
+    return d
+
+
+def _dump_checked_RunFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'RUN_FINISHED':
+        raise err('const', '', describe(v) + " is not 'RUN_FINISHED'")
+    d['type'] = v
+    v = o.thread_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['threadId'] = v
+    v = o.run_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['runId'] = v
+    v = o.result
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['result'] = v
+    v = o.outcome
+    if v is not None:
+        f0 = _RunFinishedEvent_F4_classes0.get(type(v))
+        if f0 is not None:
+            d['outcome'] = f0(v, c)
+        else:
+            raise SlowPath
+    v = o.usage
+    if v is not None:
+        if type(v) is not list:
+            raise SlowPath
+        l0 = []
+        for i0 in v:
+            if type(i0) is not _TokenUsage_cls:
+                raise SlowPath
+            y0 = _dump_checked_TokenUsage(i0, c)
+            l0.append(y0)
+        d['usage'] = l0
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _RunFinishedEvent_F6_meta)
+        if v > 9007199254740991:
+            check(v, '', _RunFinishedEvent_F6_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_RunStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'RUN_STARTED':
+        raise err('const', '', describe(v) + " is not 'RUN_STARTED'")
+    d['type'] = v
+    v = o.thread_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['threadId'] = v
+    v = o.run_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['runId'] = v
+    v = o.protocol_version
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['protocolVersion'] = v
+    v = o.parent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['parentRunId'] = v
+    v = o.input
+    if v is not None:
+        if type(v) is not _RunAgentInput_cls:
+            raise SlowPath
+        d['input'] = _dump_checked_RunAgentInput(v, c)
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _RunStartedEvent_F6_meta)
+        if v > 9007199254740991:
+            check(v, '', _RunStartedEvent_F6_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_StateDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'STATE_DELTA':
+        raise err('const', '', describe(v) + " is not 'STATE_DELTA'")
+    d['type'] = v
+    v = o.delta
+    if type(v) is not list:
+        raise SlowPath
+    l0 = []
+    for i0 in v:
+        f1 = _StateDeltaEvent_F1_classes1.get(type(i0))
+        if f1 is not None:
+            y0 = f1(i0, c)
+        else:
+            raise SlowPath
+        l0.append(y0)
+    d['delta'] = l0
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _StateDeltaEvent_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _StateDeltaEvent_F2_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_StateSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'STATE_SNAPSHOT':
+        raise err('const', '', describe(v) + " is not 'STATE_SNAPSHOT'")
+    d['type'] = v
+    v = o.snapshot
+    if c.deep is not None and (type(v) is dict or type(v) is list):
+        c.deep(v, '')
+    d['snapshot'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _StateSnapshotEvent_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _StateSnapshotEvent_F2_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_StepFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'STEP_FINISHED':
+        raise err('const', '', describe(v) + " is not 'STEP_FINISHED'")
+    d['type'] = v
+    v = o.step_name
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['stepName'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _StepFinishedEvent_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _StepFinishedEvent_F2_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_StepStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'STEP_STARTED':
+        raise err('const', '', describe(v) + " is not 'STEP_STARTED'")
+    d['type'] = v
+    v = o.step_name
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['stepName'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _StepStartedEvent_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _StepStartedEvent_F2_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_SubagentErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'SUBAGENT_ERROR':
+        raise err('const', '', describe(v) + " is not 'SUBAGENT_ERROR'")
+    d['type'] = v
+    v = o.subagent_run_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['subagentRunId'] = v
+    v = o.message
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['message'] = v
+    v = o.code
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['code'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _SubagentErrorEvent_F4_meta)
+        if v > 9007199254740991:
+            check(v, '', _SubagentErrorEvent_F4_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_SubagentFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'success':
+        raise err('const', '', describe(v) + " is not 'success'")
+    d['type'] = v
+    return d
+
+
+def _dump_checked_SubagentFinishedSuspendedOutcome(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'suspended':
+        raise err('const', '', describe(v) + " is not 'suspended'")
+    d['type'] = v
+    v = o.interrupt_ids
+    if v is not None:
+        w = v
+        v = _SubagentFinishedSuspendedOutcome_F1(v, '', c)
+        d['interruptIds'] = w
+    return d
+
+
+def _dump_checked_SubagentFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'SUBAGENT_FINISHED':
+        raise err('const', '', describe(v) + " is not 'SUBAGENT_FINISHED'")
+    d['type'] = v
+    v = o.subagent_run_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['subagentRunId'] = v
+    v = o.result
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['result'] = v
+    v = o.outcome
+    if v is not None:
+        f0 = _SubagentFinishedEvent_F3_classes0.get(type(v))
+        if f0 is not None:
+            d['outcome'] = f0(v, c)
+        else:
+            raise SlowPath
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _SubagentFinishedEvent_F4_meta)
+        if v > 9007199254740991:
+            check(v, '', _SubagentFinishedEvent_F4_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_SubagentStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'SUBAGENT_STARTED':
+        raise err('const', '', describe(v) + " is not 'SUBAGENT_STARTED'")
+    d['type'] = v
+    v = o.subagent_run_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['subagentRunId'] = v
+    v = o.name
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['name'] = v
+    v = o.description
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['description'] = v
+    v = o.parent_subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['parentSubagentRunId'] = v
+    v = o.parent_tool_call_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['parentToolCallId'] = v
+    v = o.parent_message_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['parentMessageId'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _SubagentStartedEvent_F7_meta)
+        if v > 9007199254740991:
+            check(v, '', _SubagentStartedEvent_F7_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    return d
+
+
+def _dump_checked_TextMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'TEXT_MESSAGE_CHUNK':
+        raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_CHUNK'")
+    d['type'] = v
+    v = o.message_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['messageId'] = v
+    v = o.role
+    if v is not None:
+        w = v
+        v = _TextMessageChunkEvent_F2(v, '', c)
+        d['role'] = w
+    v = o.delta
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['delta'] = v
+    v = o.name
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['name'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _TextMessageChunkEvent_F5_meta)
+        if v > 9007199254740991:
+            check(v, '', _TextMessageChunkEvent_F5_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_TextMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'TEXT_MESSAGE_CONTENT':
+        raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_CONTENT'")
+    d['type'] = v
+    v = o.message_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['messageId'] = v
+    v = o.delta
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['delta'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _TextMessageContentEvent_F3_meta)
+        if v > 9007199254740991:
+            check(v, '', _TextMessageContentEvent_F3_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_TextMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'TEXT_MESSAGE_END':
+        raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_END'")
+    d['type'] = v
+    v = o.message_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['messageId'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _TextMessageEndEvent_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _TextMessageEndEvent_F2_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_TextMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'TEXT_MESSAGE_START':
+        raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_START'")
+    d['type'] = v
+    v = o.message_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['messageId'] = v
+    v = o.role
+    if v is not None:
+        w = v
+        v = _TextMessageStartEvent_F2(v, '', c)
+        d['role'] = w
+    v = o.name
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['name'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _TextMessageStartEvent_F4_meta)
+        if v > 9007199254740991:
+            check(v, '', _TextMessageStartEvent_F4_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ToolCallArgsEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'TOOL_CALL_ARGS':
+        raise err('const', '', describe(v) + " is not 'TOOL_CALL_ARGS'")
+    d['type'] = v
+    v = o.tool_call_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['toolCallId'] = v
+    v = o.delta
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['delta'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ToolCallArgsEvent_F3_meta)
+        if v > 9007199254740991:
+            check(v, '', _ToolCallArgsEvent_F3_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ToolCallChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'TOOL_CALL_CHUNK':
+        raise err('const', '', describe(v) + " is not 'TOOL_CALL_CHUNK'")
+    d['type'] = v
+    v = o.tool_call_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['toolCallId'] = v
+    v = o.tool_call_name
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['toolCallName'] = v
+    v = o.parent_message_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['parentMessageId'] = v
+    v = o.delta
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['delta'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ToolCallChunkEvent_F5_meta)
+        if v > 9007199254740991:
+            check(v, '', _ToolCallChunkEvent_F5_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ToolCallEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'TOOL_CALL_END':
+        raise err('const', '', describe(v) + " is not 'TOOL_CALL_END'")
+    d['type'] = v
+    v = o.tool_call_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['toolCallId'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ToolCallEndEvent_F2_meta)
+        if v > 9007199254740991:
+            check(v, '', _ToolCallEndEvent_F2_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'TOOL_CALL_RESULT':
+        raise err('const', '', describe(v) + " is not 'TOOL_CALL_RESULT'")
+    d['type'] = v
+    v = o.message_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['messageId'] = v
+    v = o.tool_call_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['toolCallId'] = v
+    v = o.content
+    if type(v) is list:
+        l1 = []
+        for i1 in v:
+            f2 = _ToolCallResultEvent_F3_classes2.get(type(i1))
+            if f2 is not None:
+                y1 = f2(i1, c)
+            else:
+                raise SlowPath
+            l1.append(y1)
+        d['content'] = l1
+    else:
+        if type(v) not in (str, int, float, bool):
+            raise SlowPath
+        _ToolCallResultEvent_F3_plain0(v, '', c)
+        d['content'] = v
+    v = o.role
+    if v is not None:
+        if type(v) is not str or v != 'tool':
+            raise err('const', '', describe(v) + " is not 'tool'")
+        d['role'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ToolCallResultEvent_F5_meta)
+        if v > 9007199254740991:
+            check(v, '', _ToolCallResultEvent_F5_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
+def _dump_checked_ToolCallStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    v = o.type
+    if type(v) is not str or v != 'TOOL_CALL_START':
+        raise err('const', '', describe(v) + " is not 'TOOL_CALL_START'")
+    d['type'] = v
+    v = o.tool_call_id
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['toolCallId'] = v
+    v = o.tool_call_name
+    if type(v) is not str:
+        raise type_error('string', v, '')
+    d['toolCallName'] = v
+    v = o.parent_message_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['parentMessageId'] = v
+    v = o.timestamp
+    if v is not None:
+        w = v
+        if type(v) is not int:
+            v = load_int(v, '')
+        if v < -9007199254740991:
+            check(v, '', _ToolCallStartEvent_F4_meta)
+        if v > 9007199254740991:
+            check(v, '', _ToolCallStartEvent_F4_meta)
+        d['timestamp'] = w
+    v = o.raw_event
+    if v is not None:
+        if v is None:
+            raise err('not', '', 'null is not allowed here')
+        if c.deep is not None and (type(v) is dict or type(v) is list):
+            c.deep(v, '')
+        d['rawEvent'] = v
+    v = o.metadata
+    if v is not None:
+        if type(v) is not dict:
+            raise type_error('object', v, '')
+        if c.deep is not None:
+            c.deep(v, '')
+        d['metadata'] = v
+    v = o.subagent_run_id
+    if v is not None:
+        if type(v) is not str:
+            raise type_error('string', v, '')
+        d['subagentRunId'] = v
+    return d
+
+
 _L0: Final = tagged_loader('op', {'add': _load_AddOperation, 'remove': _load_RemoveOperation, 'replace': _load_ReplaceOperation, 'move': _load_MoveOperation, 'copy': _load_CopyOperation, 'test': _load_TestOperation}, None, False)
 
 
@@ -6810,6 +9924,45 @@ _ToolCallResultEvent_build: Final = _p._build_ToolCallResultEvent
 _ToolCallStartEvent_build: Final = _p._build_ToolCallStartEvent
 
 
+_ActivityDeltaEvent_F3_classes1: Final[dict[type, CheckedDumper]] = {_AddOperation_cls: _dump_checked_AddOperation, _RemoveOperation_cls: _dump_checked_RemoveOperation, _ReplaceOperation_cls: _dump_checked_ReplaceOperation, _MoveOperation_cls: _dump_checked_MoveOperation, _CopyOperation_cls: _dump_checked_CopyOperation, _TestOperation_cls: _dump_checked_TestOperation}
+
+
+_AudioPart_F1_classes0: Final[dict[type, CheckedDumper]] = {_DataSource_cls: _dump_checked_DataSource, _UrlSource_cls: _dump_checked_UrlSource, _FileSource_cls: _dump_checked_FileSource}
+
+
+_DocumentPart_F1_classes0: Final[dict[type, CheckedDumper]] = {_DataSource_cls: _dump_checked_DataSource, _UrlSource_cls: _dump_checked_UrlSource, _FileSource_cls: _dump_checked_FileSource}
+
+
+_ImagePart_F1_classes0: Final[dict[type, CheckedDumper]] = {_DataSource_cls: _dump_checked_DataSource, _UrlSource_cls: _dump_checked_UrlSource, _FileSource_cls: _dump_checked_FileSource}
+
+
+_VideoPart_F1_classes0: Final[dict[type, CheckedDumper]] = {_DataSource_cls: _dump_checked_DataSource, _UrlSource_cls: _dump_checked_UrlSource, _FileSource_cls: _dump_checked_FileSource}
+
+
+_UserMessage_F2_classes2: Final[dict[type, CheckedDumper]] = {_TextPart_cls: _dump_checked_TextPart, _ImagePart_cls: _dump_checked_ImagePart, _AudioPart_cls: _dump_checked_AudioPart, _VideoPart_cls: _dump_checked_VideoPart, _DocumentPart_cls: _dump_checked_DocumentPart}
+
+
+_ToolMessage_F2_classes2: Final[dict[type, CheckedDumper]] = {_TextPart_cls: _dump_checked_TextPart, _ImagePart_cls: _dump_checked_ImagePart, _AudioPart_cls: _dump_checked_AudioPart, _VideoPart_cls: _dump_checked_VideoPart, _DocumentPart_cls: _dump_checked_DocumentPart}
+
+
+_MessagesSnapshotEvent_F1_classes1: Final[dict[type, CheckedDumper]] = {_DeveloperMessage_cls: _dump_checked_DeveloperMessage, _SystemMessage_cls: _dump_checked_SystemMessage, _AssistantMessage_cls: _dump_checked_AssistantMessage, _UserMessage_cls: _dump_checked_UserMessage, _ToolMessage_cls: _dump_checked_ToolMessage, _ActivityMessage_cls: _dump_checked_ActivityMessage, _ReasoningMessage_cls: _dump_checked_ReasoningMessage}
+
+
+_RunAgentInput_F2_classes1: Final[dict[type, CheckedDumper]] = {_DeveloperMessage_cls: _dump_checked_DeveloperMessage, _SystemMessage_cls: _dump_checked_SystemMessage, _AssistantMessage_cls: _dump_checked_AssistantMessage, _UserMessage_cls: _dump_checked_UserMessage, _ToolMessage_cls: _dump_checked_ToolMessage, _ActivityMessage_cls: _dump_checked_ActivityMessage, _ReasoningMessage_cls: _dump_checked_ReasoningMessage}
+
+
+_RunFinishedEvent_F4_classes0: Final[dict[type, CheckedDumper]] = {_RunFinishedSuccessOutcome_cls: _dump_checked_RunFinishedSuccessOutcome, _RunFinishedInterruptOutcome_cls: _dump_checked_RunFinishedInterruptOutcome, _RunFinishedCancelledOutcome_cls: _dump_checked_RunFinishedCancelledOutcome}
+
+
+_StateDeltaEvent_F1_classes1: Final[dict[type, CheckedDumper]] = {_AddOperation_cls: _dump_checked_AddOperation, _RemoveOperation_cls: _dump_checked_RemoveOperation, _ReplaceOperation_cls: _dump_checked_ReplaceOperation, _MoveOperation_cls: _dump_checked_MoveOperation, _CopyOperation_cls: _dump_checked_CopyOperation, _TestOperation_cls: _dump_checked_TestOperation}
+
+
+_SubagentFinishedEvent_F3_classes0: Final[dict[type, CheckedDumper]] = {_SubagentFinishedSuccessOutcome_cls: _dump_checked_SubagentFinishedSuccessOutcome, _SubagentFinishedSuspendedOutcome_cls: _dump_checked_SubagentFinishedSuspendedOutcome}
+
+
+_ToolCallResultEvent_F3_classes2: Final[dict[type, CheckedDumper]] = {_TextPart_cls: _dump_checked_TextPart, _ImagePart_cls: _dump_checked_ImagePart, _AudioPart_cls: _dump_checked_AudioPart, _VideoPart_cls: _dump_checked_VideoPart, _DocumentPart_cls: _dump_checked_DocumentPart}
+
+
 LOADERS: Final[dict[Any, Loader]] = {
     _m.ActivityDeltaEvent: _load_ActivityDeltaEvent,
     _m.ActivityMessage: _load_ActivityMessage,
@@ -6905,4 +10058,90 @@ LOADERS: Final[dict[Any, Loader]] = {
     _m.PartSource: _L7,
     _m.Message: _L12,
     _m.ContentPart: _L9,
+}
+
+
+CHECKED_DUMPERS: Final[dict[type, CheckedDumper]] = {
+    _m.ActivityDeltaEvent: _dump_checked_ActivityDeltaEvent,
+    _m.ActivityMessage: _dump_checked_ActivityMessage,
+    _m.ActivitySnapshotEvent: _dump_checked_ActivitySnapshotEvent,
+    _m.AddOperation: _dump_checked_AddOperation,
+    _m.AgentCapabilities: _dump_checked_AgentCapabilities,
+    _m.AssistantMessage: _dump_checked_AssistantMessage,
+    _m.Attributable: _dump_checked_Attributable,
+    _m.AudioPart: _dump_checked_AudioPart,
+    _m.BaseEvent: _dump_checked_BaseEvent,
+    _m.BaseMessage: _dump_checked_BaseMessage,
+    _m.Context: _dump_checked_Context,
+    _m.CopyOperation: _dump_checked_CopyOperation,
+    _m.CustomEvent: _dump_checked_CustomEvent,
+    _m.DataSource: _dump_checked_DataSource,
+    _m.DeveloperMessage: _dump_checked_DeveloperMessage,
+    _m.DocumentPart: _dump_checked_DocumentPart,
+    _m.ExecutionCapabilities: _dump_checked_ExecutionCapabilities,
+    _m.FileSource: _dump_checked_FileSource,
+    _m.FunctionCall: _dump_checked_FunctionCall,
+    _m.HumanInTheLoopCapabilities: _dump_checked_HumanInTheLoopCapabilities,
+    _m.IdentityCapabilities: _dump_checked_IdentityCapabilities,
+    _m.ImagePart: _dump_checked_ImagePart,
+    _m.Interrupt: _dump_checked_Interrupt,
+    _m.MessagesSnapshotEvent: _dump_checked_MessagesSnapshotEvent,
+    _m.MoveOperation: _dump_checked_MoveOperation,
+    _m.MultiAgentCapabilities: _dump_checked_MultiAgentCapabilities,
+    _m.MultimodalCapabilities: _dump_checked_MultimodalCapabilities,
+    _m.MultimodalInputCapabilities: _dump_checked_MultimodalInputCapabilities,
+    _m.MultimodalOutputCapabilities: _dump_checked_MultimodalOutputCapabilities,
+    _m.OutputCapabilities: _dump_checked_OutputCapabilities,
+    _m.RawEvent: _dump_checked_RawEvent,
+    _m.ReasoningCapabilities: _dump_checked_ReasoningCapabilities,
+    _m.ReasoningEncryptedValueEvent: _dump_checked_ReasoningEncryptedValueEvent,
+    _m.ReasoningEndEvent: _dump_checked_ReasoningEndEvent,
+    _m.ReasoningMessage: _dump_checked_ReasoningMessage,
+    _m.ReasoningMessageChunkEvent: _dump_checked_ReasoningMessageChunkEvent,
+    _m.ReasoningMessageContentEvent: _dump_checked_ReasoningMessageContentEvent,
+    _m.ReasoningMessageEndEvent: _dump_checked_ReasoningMessageEndEvent,
+    _m.ReasoningMessageStartEvent: _dump_checked_ReasoningMessageStartEvent,
+    _m.ReasoningStartEvent: _dump_checked_ReasoningStartEvent,
+    _m.RemoveOperation: _dump_checked_RemoveOperation,
+    _m.ReplaceOperation: _dump_checked_ReplaceOperation,
+    _m.ResumeEntry: _dump_checked_ResumeEntry,
+    _m.RunAgentInput: _dump_checked_RunAgentInput,
+    _m.RunErrorEvent: _dump_checked_RunErrorEvent,
+    _m.RunFinishedCancelledOutcome: _dump_checked_RunFinishedCancelledOutcome,
+    _m.RunFinishedEvent: _dump_checked_RunFinishedEvent,
+    _m.RunFinishedInterruptOutcome: _dump_checked_RunFinishedInterruptOutcome,
+    _m.RunFinishedSuccessOutcome: _dump_checked_RunFinishedSuccessOutcome,
+    _m.RunStartedEvent: _dump_checked_RunStartedEvent,
+    _m.StateCapabilities: _dump_checked_StateCapabilities,
+    _m.StateDeltaEvent: _dump_checked_StateDeltaEvent,
+    _m.StateSnapshotEvent: _dump_checked_StateSnapshotEvent,
+    _m.StepFinishedEvent: _dump_checked_StepFinishedEvent,
+    _m.StepStartedEvent: _dump_checked_StepStartedEvent,
+    _m.SubagentErrorEvent: _dump_checked_SubagentErrorEvent,
+    _m.SubagentFinishedEvent: _dump_checked_SubagentFinishedEvent,
+    _m.SubagentFinishedSuccessOutcome: _dump_checked_SubagentFinishedSuccessOutcome,
+    _m.SubagentFinishedSuspendedOutcome: _dump_checked_SubagentFinishedSuspendedOutcome,
+    _m.SubagentInfo: _dump_checked_SubagentInfo,
+    _m.SubagentStartedEvent: _dump_checked_SubagentStartedEvent,
+    _m.SystemMessage: _dump_checked_SystemMessage,
+    _m.TestOperation: _dump_checked_TestOperation,
+    _m.TextMessageChunkEvent: _dump_checked_TextMessageChunkEvent,
+    _m.TextMessageContentEvent: _dump_checked_TextMessageContentEvent,
+    _m.TextMessageEndEvent: _dump_checked_TextMessageEndEvent,
+    _m.TextMessageStartEvent: _dump_checked_TextMessageStartEvent,
+    _m.TextPart: _dump_checked_TextPart,
+    _m.TokenUsage: _dump_checked_TokenUsage,
+    _m.Tool: _dump_checked_Tool,
+    _m.ToolCall: _dump_checked_ToolCall,
+    _m.ToolCallArgsEvent: _dump_checked_ToolCallArgsEvent,
+    _m.ToolCallChunkEvent: _dump_checked_ToolCallChunkEvent,
+    _m.ToolCallEndEvent: _dump_checked_ToolCallEndEvent,
+    _m.ToolCallResultEvent: _dump_checked_ToolCallResultEvent,
+    _m.ToolCallStartEvent: _dump_checked_ToolCallStartEvent,
+    _m.ToolMessage: _dump_checked_ToolMessage,
+    _m.ToolsCapabilities: _dump_checked_ToolsCapabilities,
+    _m.TransportCapabilities: _dump_checked_TransportCapabilities,
+    _m.UrlSource: _dump_checked_UrlSource,
+    _m.UserMessage: _dump_checked_UserMessage,
+    _m.VideoPart: _dump_checked_VideoPart,
 }

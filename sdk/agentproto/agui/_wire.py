@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentproto._core.checkeddump import CheckedDump
 from agentproto._core.converter import (
     _STRICT,
     Unrecognised,
@@ -12,8 +13,8 @@ from agentproto._core.converter import (
     python_context,
 )
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import AgentProtoError, SchemaError
-from agentproto._core.loaderkit import CheckedDumper, Loader, SlowPath, compiled_module
+from agentproto._core.errors import SchemaError
+from agentproto._core.loaderkit import Loader, compiled_module
 from agentproto._core.problems import with_all_problems
 from agentproto.agui import _generated, _generated_loaders
 from agentproto.agui._generated import Event, Message, RunAgentInput
@@ -23,7 +24,8 @@ __all__ = ["dump_event", "make_converter", "parse_event", "parse_message", "pars
 
 
 _NATIVE = compiled_module("agentproto.agui._generated_native")
-"""The compiled native loaders, in the compiled build (looked for once)."""
+"""The compiled native loaders and checked dumpers, in the compiled build (looked for
+once)."""
 
 
 def make_converter() -> WireConverter:
@@ -47,11 +49,6 @@ EVENT_NUMBER_MEMBERS: dict[str, tuple[int, tuple[str, ...] | None]] = {
 (:meth:`~agentproto._core.converter.WireConverter.number_members`, written out by the
 code generator)."""
 _PYTHON_CONTEXT = python_context(None)
-_CHECKED_DUMPERS: dict[type, CheckedDumper] = {
-    cls: _generated_loaders.CHECKED_DUMPERS[cls] for cls in EVENT_CLASSES.values()
-}
-"""The checked dumper of each event class (the members of ``Event`` only: an object of
-another class is no event, which the slow way reports)."""
 
 
 def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Event:
@@ -112,28 +109,26 @@ def dump_event(event: Event, *, check: bool = True) -> dict[str, Any]:
             ``problems`` list every problem, each at its wire location.
     """
     if check:
-        return dump_checked(event, _PYTHON_CONTEXT)
+        return _CHECKED.dump(event, _PYTHON_CONTEXT)
     wire: dict[str, Any] = _converter.dump(event)
     return wire
 
 
-def dump_checked(event: Event, ctx: _Context = _STRICT) -> dict[str, Any]:
-    """The wire JSON of ``event``, held to the schema: what :func:`check_wire` of its
-    dump would accept, else the error it raises (``ctx`` as there).
-
-    The event's checked dumper checks each value as it writes it; at anything it cannot
-    vouch for (or any problem) the event is dumped and checked the slow way, which
-    decides and lists every problem.
-    """
-    fast = _CHECKED_DUMPERS.get(event.__class__)
-    if fast is not None:
-        try:
-            return fast(event, ctx)  # type: ignore[no-any-return]
-        except (SlowPath, Unrecognised, AgentProtoError):
-            pass
+def _dump_slow(event: Event, ctx: _Context) -> dict[str, Any]:
+    """The wire JSON of ``event`` dumped, then held to the schema by :func:`check_wire`."""
     wire: dict[str, Any] = _converter.dump(event)
     check_wire(wire, ctx)
     return wire
+
+
+_CHECKED = CheckedDump(
+    {cls: (_NATIVE or _generated_loaders).CHECKED_DUMPERS[cls] for cls in EVENT_CLASSES.values()},
+    _dump_slow,
+)
+"""The wire JSON of an event held to the schema, ``_CHECKED.dump(event, ctx)``: what
+:func:`check_wire` of its dump would accept, else the error it raises. The quick way
+(the compiled checked dumpers in the compiled build) is taken for the members of
+``Event`` only: an object of another class is no event, which the slow way reports."""
 
 
 def check_wire(wire: dict[str, Any], ctx: _Context = _STRICT) -> None:
