@@ -77,17 +77,18 @@ def _sibling(classes: str, kind: str) -> str:
 
 _SLOT = re.compile(r"\bo\.(\w+)")
 _CLASS_OF = re.compile(r"\b(\w+)\.__class__")
+_CLASS_OF_GOT = re.compile(r"\((\w+ := \w+\.get\([^()]*\))\)\.__class__")
 _FROM_NONE = re.compile(r"raise (.+) from None$")
 _CONST_FIRST = re.compile(r"if v != (.+) or type\(v\) is not str:$")
 
 
 def _for_mypyc(line: str) -> str:
-    """A line of a loader or checked dumper, made for mypyc: ``x.__class__`` becomes
-    ``type(x)`` (one compiled pointer comparison, where ``__class__`` is an attribute
-    lookup), tested before a constant is compared (the comparison is then one of two
-    strings); ``raise e from None`` becomes ``raise chained(e, None)`` (mypyc drops
-    ``from``)."""
-    line = _CLASS_OF.sub(r"type(\1)", line)
+    """A line of a loader or checked dumper, made for mypyc: ``x.__class__`` (and
+    ``(t := x.get(k)).__class__``) becomes ``type(x)`` (one compiled pointer comparison,
+    where ``__class__`` is an attribute lookup), tested before a constant is compared (the
+    comparison is then one of two strings); ``raise e from None`` becomes
+    ``raise chained(e, None)`` (mypyc drops ``from``)."""
+    line = _CLASS_OF.sub(r"type(\1)", _CLASS_OF_GOT.sub(r"type(\1)", line))
     line = _CONST_FIRST.sub(r"if type(v) is not str or v != \1:", line)
     return _FROM_NONE.sub(r"raise chained(\1, None)", line)
 
@@ -110,12 +111,15 @@ def _native_lines(lines: list[str], prefix: str, slots: list[str]) -> list[str]:
     return out
 
 
-def _taken_from_loaders(line: str) -> str:
-    """A per-class name's line of the loaders module (``name: annotation = value``),
-    for the native module: the same object, taken from there."""
-    name, rest = line.split(": ", 1)
-    annotation = rest.split(" = ", 1)[0]
-    return f"{name}: {annotation} = _p.{name}"
+def _holds_loader(value: Any) -> bool:
+    """Whether a per-class name's value is (or holds) a loader of the module being written."""
+    if isinstance(value, _Ref):
+        return True
+    if isinstance(value, dict | types.MappingProxyType):
+        return any(map(_holds_loader, value.values()))
+    if isinstance(value, tuple | list | frozenset):
+        return any(map(_holds_loader, value))
+    return False
 
 
 def _builder_lines(cls: type, prefix: str, slots: list[str]) -> list[str]:
@@ -182,6 +186,7 @@ class LoaderWriter(WireConverter):
         self._functions: list[str] = []  # class loaders and dumpers
         self._made: list[str] = []  # factory calls, each after what it refers to
         self._names: list[str] = []  # per-class names, after the factory calls
+        self._native_names: list[str] = []  # and as the native module has them
         self._shared: dict[str, Any] = {}
         self._checked: list[str] = []  # checked dumpers (codegen/checked.py)
         self._checked_tables: list[str] = []
@@ -231,6 +236,13 @@ class LoaderWriter(WireConverter):
                     "Final[dict[str, Any]]" if key.endswith(("_meta", "_item")) else "Final"
                 )
                 self._names.append(f"{key}: {annotation} = {shown}")
+                # the native module's own loaders where the name holds one, else the object
+                # of the loaders module (a pattern compiled once, the same tables)
+                self._native_names.append(
+                    f"{key}: {annotation} = {shown}"
+                    if _holds_loader(value)
+                    else f"{key}: {annotation} = _p.{key}"
+                )
             else:
                 self._shared[key] = value
 
@@ -307,7 +319,7 @@ class LoaderWriter(WireConverter):
                     *self._native,
                     *self._native_checked,
                     *self._made,
-                    *map(_taken_from_loaders, self._names),
+                    *self._native_names,
                     *self._build_names,
                     *self._checked_tables,
                     "LOADERS: Final[dict[Any, Loader]] = {\n" + "\n".join(self._table) + "\n}",

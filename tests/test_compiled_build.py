@@ -55,6 +55,21 @@ def test_compiled_modules_chain_errors_without_raise_from() -> None:
     assert found == [], "use raise chained(error, cause) at " + ", ".join(found)
 
 
+def test_compiled_modules_read_the_class_with_type() -> None:
+    """mypyc compiles ``type(x)`` to a pointer read and ``x.__class__`` (on a value not
+    of a compiled class) to a generic attribute lookup: the compiled modules write the
+    first."""
+    found = []
+    for module in compiled_modules():
+        tree = ast.parse(_source(module).read_text(encoding="utf-8"))
+        found += [
+            f"{module}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr == "__class__"
+        ]
+    assert found == [], "use type(x) at " + ", ".join(found)
+
+
 def test_a_wrapped_error_keeps_its_cause() -> None:
     """The decoder's error for a broken event chains the parser's (the CLI reads it)."""
     with pytest.raises(DecodeError) as info:

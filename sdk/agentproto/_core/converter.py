@@ -457,6 +457,8 @@ class WireConverter(cattrs.Converter):
             lines = [
                 f"if v != {const!r} or v.__class__ is not str:",
                 f"    raise err('const', {fpath}, describe(v) + {suffix!r})",
+                # the module's own (interned) copy: later lookups by it compare pointers
+                f"v = {const!r}",
             ]
         else:
             if get_origin(tp) is list and meta.get("skip_invalid_items"):

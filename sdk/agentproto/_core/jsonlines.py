@@ -65,7 +65,7 @@ DEFAULT_MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 
 _BLANK: Final = b" \t\r"  # JSON whitespace (LF ends the line)
 _TOO_LONG: Final = "line longer than max_line_bytes"
-_loads_fast = orjson.loads
+_loads_fast: Final = orjson.loads
 _ORJSON_FAILURES: Final = (orjson.JSONDecodeError, RecursionError)
 
 
@@ -315,7 +315,7 @@ class JSONLinesDecoder:
             raw = queue[index]
             index += 1
             start = offset
-            if raw.__class__ is mark:
+            if type(raw) is mark:
                 offset += raw.size
                 if raw.kind != "gap":  # a gap ends a line already counted
                     line += 1

@@ -9,7 +9,7 @@ it. :func:`~agentproto._core.patch.apply_patch` leaves its input untouched inste
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from agentproto._core.errors import PatchError
 from agentproto._core.patchops import (
@@ -30,8 +30,8 @@ from agentproto._core.patchops import (
 __all__ = ["apply_patch_in_place"]
 
 # Undo-log markers: an array element was inserted / removed.
-_INSERTED: Any = object()
-_REMOVED: Any = object()
+_INSERTED: Final[Any] = object()
+_REMOVED: Final[Any] = object()
 
 _Undo = list[tuple[Any, ...]]
 

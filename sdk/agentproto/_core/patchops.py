@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import orjson
@@ -93,19 +93,19 @@ class NodeCount:
 
 
 # An array index too long to be any list's index (and to convert cheaply).
-_HUGE_INDEX = sys.maxsize
-_MAX_INDEX_DIGITS = len(str(sys.maxsize)) - 1
+_HUGE_INDEX: Final = sys.maxsize
+_MAX_INDEX_DIGITS: Final = len(str(sys.maxsize)) - 1
 
 # Marks a member absent from an operation or a location absent from a document.
-_MISSING: Any = object()
+_MISSING: Final[Any] = object()
 
-_OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})
-_NEEDS_VALUE = frozenset({"add", "replace", "test"})
-_NEEDS_FROM = frozenset({"move", "copy"})
+_OPS: Final = frozenset({"add", "remove", "replace", "move", "copy", "test"})
+_NEEDS_VALUE: Final = frozenset({"add", "replace", "test"})
+_NEEDS_FROM: Final = frozenset({"move", "copy"})
 
 # Parsed pointers, by pointer string; a stream uses few distinct pointers.
-_POINTER_CACHE: dict[str, tuple[str, ...] | None] = {}
-_POINTER_CACHE_MAX = 4096
+_POINTER_CACHE: Final[dict[str, tuple[str, ...] | None]] = {}
+_POINTER_CACHE_MAX: Final = 4096
 
 
 def _normalise(operation: Any, index: int) -> tuple[str, str, Any, Any]:

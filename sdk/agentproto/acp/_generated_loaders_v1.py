@@ -39,6 +39,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'action'") from None
     if v != 'accept' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'accept'")
+    v = 'accept'
     o.action = v
     if len(d) == 1:  # the required members, nothing else
         o.content = None
@@ -97,6 +98,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'acp' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'acp'")
+    v = 'acp'
     o.type = v
     try:
         v = d['name']
@@ -1461,6 +1463,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'text' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'text'")
+    v = 'text'
     o.type = v
     try:
         v = d['text']
@@ -1532,6 +1535,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'image' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'image'")
+    v = 'image'
     o.type = v
     try:
         v = d['data']
@@ -1628,6 +1632,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'audio' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'audio'")
+    v = 'audio'
     o.type = v
     try:
         v = d['data']
@@ -1706,6 +1711,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'resource_link' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'resource_link'")
+    v = 'resource_link'
     o.type = v
     try:
         v = d['name']
@@ -1994,6 +2000,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'resource' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'resource'")
+    v = 'resource'
     o.type = v
     try:
         v = d['resource']
@@ -2064,6 +2071,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'agent_message_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'agent_message_chunk'")
+    v = 'agent_message_chunk'
     o.session_update = v
     try:
         v = d['content']
@@ -2135,6 +2143,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'user_message_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'user_message_chunk'")
+    v = 'user_message_chunk'
     o.session_update = v
     try:
         v = d['content']
@@ -2206,6 +2215,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'agent_thought_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'agent_thought_chunk'")
+    v = 'agent_thought_chunk'
     o.session_update = v
     try:
         v = d['content']
@@ -2277,6 +2287,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'content' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'content'")
+    v = 'content'
     o.type = v
     try:
         v = d['content']
@@ -2330,6 +2341,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'diff' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'diff'")
+    v = 'diff'
     o.type = v
     try:
         v = d['path']
@@ -2406,6 +2418,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'terminal' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'terminal'")
+    v = 'terminal'
     o.type = v
     try:
         v = d['terminalId']
@@ -2521,6 +2534,7 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'tool_call' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'tool_call'")
+    v = 'tool_call'
     o.session_update = v
     try:
         v = d['toolCallId']
@@ -2705,6 +2719,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'tool_call_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'tool_call_update'")
+    v = 'tool_call_update'
     o.session_update = v
     try:
         v = d['toolCallId']
@@ -2968,6 +2983,7 @@ def _load_PlanSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'plan' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'plan'")
+    v = 'plan'
     o.session_update = v
     try:
         v = d['entries']
@@ -3024,6 +3040,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'items' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'items'")
+    v = 'items'
     o.type = v
     try:
         v = d['planId']
@@ -3087,6 +3104,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'file' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'file'")
+    v = 'file'
     o.type = v
     try:
         v = d['planId']
@@ -3145,6 +3163,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'markdown' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'markdown'")
+    v = 'markdown'
     o.type = v
     try:
         v = d['planId']
@@ -3203,6 +3222,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'plan_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'plan_update'")
+    v = 'plan_update'
     o.session_update = v
     try:
         v = d['plan']
@@ -3256,6 +3276,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'plan_removed' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'plan_removed'")
+    v = 'plan_removed'
     o.session_update = v
     try:
         v = d['planId']
@@ -3422,6 +3443,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'available_commands_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'available_commands_update'")
+    v = 'available_commands_update'
     o.session_update = v
     try:
         v = d['availableCommands']
@@ -3478,6 +3500,7 @@ def _load_CurrentModeUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'current_mode_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'current_mode_update'")
+    v = 'current_mode_update'
     o.session_update = v
     try:
         v = d['currentModeId']
@@ -3661,6 +3684,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'select' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'select'")
+    v = 'select'
     o.type = v
     try:
         v = d['currentValue']
@@ -3768,6 +3792,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'boolean' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'boolean'")
+    v = 'boolean'
     o.type = v
     try:
         v = d['currentValue']
@@ -3869,6 +3894,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'config_option_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'config_option_update'")
+    v = 'config_option_update'
     o.session_update = v
     try:
         v = d['configOptions']
@@ -3935,6 +3961,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'session_info_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'session_info_update'")
+    v = 'session_info_update'
     o.session_update = v
     if len(d) == 1:  # the required members, nothing else
         o.title = None
@@ -4066,6 +4093,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'usage_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'usage_update'")
+    v = 'usage_update'
     o.session_update = v
     try:
         v = d['used']
@@ -4148,6 +4176,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'notice' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'notice'")
+    v = 'notice'
     o.session_update = v
     try:
         v = d['severity']
@@ -4225,6 +4254,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'compaction_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'compaction_update'")
+    v = 'compaction_update'
     o.session_update = v
     try:
         v = d['compactionId']
@@ -4331,6 +4361,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'compaction_summary_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'compaction_summary_chunk'")
+    v = 'compaction_summary_chunk'
     o.session_update = v
     try:
         v = d['compactionId']
@@ -4485,6 +4516,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'state'") from None
     if v != 'running' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'running'")
+    v = 'running'
     o.state = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -4653,6 +4685,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'state'") from None
     if v != 'idle' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'idle'")
+    v = 'idle'
     o.state = v
     if len(d) == 1:  # the required members, nothing else
         o.usage = None
@@ -4735,6 +4768,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'state'") from None
     if v != 'requires_action' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'requires_action'")
+    v = 'requires_action'
     o.state = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -4779,6 +4813,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'state'") from None
     if v != 'unknown' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'unknown'")
+    v = 'unknown'
     o.state = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -4844,6 +4879,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'subagent_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'subagent_update'")
+    v = 'subagent_update'
     o.session_update = v
     try:
         v = d['sessionId']
@@ -5001,6 +5037,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'session_message' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'session_message'")
+    v = 'session_message'
     o.session_update = v
     try:
         v = d['messageId']
@@ -5154,6 +5191,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'session_message_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'session_message_chunk'")
+    v = 'session_message_chunk'
     o.session_update = v
     try:
         v = d['messageId']
@@ -6416,6 +6454,7 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
         try:
             if v != 'object' or v.__class__ is not str:
                 raise err('const', p + '/type', describe(v) + " is not 'object'")
+            v = 'object'
         except SchemaError as exc:
             if c.diagnostics is None:
                 raise
@@ -6519,6 +6558,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'mode'") from None
     if v != 'form' or v.__class__ is not str:
         raise err('const', p + '/mode', describe(v) + " is not 'form'")
+    v = 'form'
     o.mode = v
     try:
         v = d['requestedSchema']
@@ -6576,6 +6616,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'mode'") from None
     if v != 'url' or v.__class__ is not str:
         raise err('const', p + '/mode', describe(v) + " is not 'url'")
+    v = 'url'
     o.mode = v
     try:
         v = d['elicitationId']
@@ -6818,6 +6859,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'string' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'string'")
+    v = 'string'
     o.type = v
     try:
         v = d['enum']
@@ -7001,6 +7043,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'array' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'array'")
+    v = 'array'
     o.type = v
     try:
         v = d['items']
@@ -7684,6 +7727,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'boolean' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'boolean'")
+    v = 'boolean'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.title = None
@@ -7873,6 +7917,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
         raise err('required', p, "missing required property 'type'") from None
     if v != 'boolean' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'boolean'")
+    v = 'boolean'
     o.type = v
     try:
         v = d['value']
@@ -7938,6 +7983,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'action'") from None
     if v != 'cancel' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'cancel'")
+    v = 'cancel'
     o.action = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -8069,6 +8115,7 @@ def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'outcome'") from None
     if v != 'cancelled' or v.__class__ is not str:
         raise err('const', p + '/outcome', describe(v) + " is not 'cancelled'")
+    v = 'cancelled'
     o.outcome = v
     if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _CancelledRequestPermissionOutcome_KNOWN}
@@ -9205,6 +9252,7 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'http' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'http'")
+    v = 'http'
     o.type = v
     try:
         v = d['name']
@@ -9269,6 +9317,7 @@ def _load_SseMcpServer(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'sse' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'sse'")
+    v = 'sse'
     o.type = v
     try:
         v = d['name']
@@ -10757,6 +10806,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'action'") from None
     if v != 'decline' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'decline'")
+    v = 'decline'
     o.action = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -11652,6 +11702,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'terminal' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'terminal'")
+    v = 'terminal'
     o.type = v
     try:
         v = d['id']
@@ -11853,6 +11904,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'integer' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'integer'")
+    v = 'integer'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.title = None
@@ -13068,6 +13120,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'number' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'number'")
+    v = 'number'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.title = None
@@ -14049,6 +14102,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'outcome'") from None
     if v != 'selected' or v.__class__ is not str:
         raise err('const', p + '/outcome', describe(v) + " is not 'selected'")
+    v = 'selected'
     o.outcome = v
     try:
         v = d['optionId']
@@ -15426,6 +15480,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'string' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'string'")
+    v = 'string'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.title = None

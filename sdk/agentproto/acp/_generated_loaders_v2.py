@@ -42,6 +42,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'action'") from None
     if v != 'accept' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'accept'")
+    v = 'accept'
     o.action = v
     if len(d) == 1:  # the required members, nothing else
         o.content = None
@@ -100,6 +101,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'acp' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'acp'")
+    v = 'acp'
     o.type = v
     try:
         v = d['name']
@@ -158,6 +160,7 @@ def _load_AddDiffChange(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'operation'") from None
     if v != 'add' or v.__class__ is not str:
         raise err('const', p + '/operation', describe(v) + " is not 'add'")
+    v = 'add'
     o.operation = v
     try:
         v = d['path']
@@ -339,6 +342,7 @@ def _load_AgentAuthMethod(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'agent' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'agent'")
+    v = 'agent'
     o.type = v
     try:
         v = d['methodId']
@@ -1652,6 +1656,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'text' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'text'")
+    v = 'text'
     o.type = v
     try:
         v = d['text']
@@ -1723,6 +1728,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'image' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'image'")
+    v = 'image'
     o.type = v
     try:
         v = d['data']
@@ -1819,6 +1825,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'audio' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'audio'")
+    v = 'audio'
     o.type = v
     try:
         v = d['data']
@@ -1997,6 +2004,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'resource_link' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'resource_link'")
+    v = 'resource_link'
     o.type = v
     try:
         v = d['name']
@@ -2307,6 +2315,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'resource' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'resource'")
+    v = 'resource'
     o.type = v
     try:
         v = d['resource']
@@ -2472,6 +2481,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'agent_message_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'agent_message_chunk'")
+    v = 'agent_message_chunk'
     o.session_update = v
     try:
         v = d['messageId']
@@ -2532,6 +2542,7 @@ def _load_AgentMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'agent_message' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'agent_message'")
+    v = 'agent_message'
     o.session_update = v
     try:
         v = d['messageId']
@@ -2613,6 +2624,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'user_message_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'user_message_chunk'")
+    v = 'user_message_chunk'
     o.session_update = v
     try:
         v = d['messageId']
@@ -2673,6 +2685,7 @@ def _load_UserMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'user_message' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'user_message'")
+    v = 'user_message'
     o.session_update = v
     try:
         v = d['messageId']
@@ -2754,6 +2767,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'agent_thought_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'agent_thought_chunk'")
+    v = 'agent_thought_chunk'
     o.session_update = v
     try:
         v = d['messageId']
@@ -2814,6 +2828,7 @@ def _load_AgentThoughtSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'agent_thought' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'agent_thought'")
+    v = 'agent_thought'
     o.session_update = v
     try:
         v = d['messageId']
@@ -2895,6 +2910,7 @@ def _load_StateUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'state_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'state_update'")
+    v = 'state_update'
     o.session_update = v
     if n != len(d):
         o.extra = {k: x for k, x in d.items() if k not in _StateUpdateSessionUpdate_KNOWN}
@@ -2916,6 +2932,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'content' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'content'")
+    v = 'content'
     o.type = v
     try:
         v = d['content']
@@ -2969,6 +2986,7 @@ def _load_DeleteDiffChange(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'operation'") from None
     if v != 'delete' or v.__class__ is not str:
         raise err('const', p + '/operation', describe(v) + " is not 'delete'")
+    v = 'delete'
     o.operation = v
     try:
         v = d['path']
@@ -3056,6 +3074,7 @@ def _load_ModifyDiffChange(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'operation'") from None
     if v != 'modify' or v.__class__ is not str:
         raise err('const', p + '/operation', describe(v) + " is not 'modify'")
+    v = 'modify'
     o.operation = v
     try:
         v = d['path']
@@ -3143,6 +3162,7 @@ def _load_MoveDiffChange(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'operation'") from None
     if v != 'move' or v.__class__ is not str:
         raise err('const', p + '/operation', describe(v) + " is not 'move'")
+    v = 'move'
     o.operation = v
     try:
         v = d['oldPath']
@@ -3237,6 +3257,7 @@ def _load_CopyDiffChange(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'operation'") from None
     if v != 'copy' or v.__class__ is not str:
         raise err('const', p + '/operation', describe(v) + " is not 'copy'")
+    v = 'copy'
     o.operation = v
     try:
         v = d['oldPath']
@@ -3462,6 +3483,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'diff' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'diff'")
+    v = 'diff'
     o.type = v
     try:
         v = d['changes']
@@ -3542,6 +3564,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'terminal' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'terminal'")
+    v = 'terminal'
     o.type = v
     try:
         v = d['terminalId']
@@ -3614,6 +3637,7 @@ def _load_ToolCallContentChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'tool_call_content_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'tool_call_content_chunk'")
+    v = 'tool_call_content_chunk'
     o.session_update = v
     try:
         v = d['toolCallId']
@@ -3832,6 +3856,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'tool_call_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'tool_call_update'")
+    v = 'tool_call_update'
     o.session_update = v
     try:
         v = d['toolCallId']
@@ -4331,6 +4356,7 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'terminal_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'terminal_update'")
+    v = 'terminal_update'
     o.session_update = v
     try:
         v = d['terminalId']
@@ -4498,6 +4524,7 @@ def _load_TerminalOutputChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'terminal_output_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'terminal_output_chunk'")
+    v = 'terminal_output_chunk'
     o.session_update = v
     try:
         v = d['terminalId']
@@ -4614,6 +4641,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'items' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'items'")
+    v = 'items'
     o.type = v
     try:
         v = d['planId']
@@ -4671,6 +4699,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'file' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'file'")
+    v = 'file'
     o.type = v
     try:
         v = d['planId']
@@ -4729,6 +4758,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'markdown' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'markdown'")
+    v = 'markdown'
     o.type = v
     try:
         v = d['planId']
@@ -4815,6 +4845,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'plan_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'plan_update'")
+    v = 'plan_update'
     o.session_update = v
     try:
         v = d['plan']
@@ -4868,6 +4899,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'plan_removed' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'plan_removed'")
+    v = 'plan_removed'
     o.session_update = v
     try:
         v = d['planId']
@@ -4919,6 +4951,7 @@ def _load_TextAvailableCommandInput(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'text' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'text'")
+    v = 'text'
     o.type = v
     try:
         v = d['hint']
@@ -4991,6 +5024,7 @@ def _load_CommandAvailableCommand(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'command' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'command'")
+    v = 'command'
     o.type = v
     try:
         v = d['name']
@@ -5107,6 +5141,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'available_commands_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'available_commands_update'")
+    v = 'available_commands_update'
     o.session_update = v
     try:
         v = d['availableCommands']
@@ -5300,6 +5335,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'select' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'select'")
+    v = 'select'
     o.type = v
     try:
         v = d['currentValue']
@@ -5407,6 +5443,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'boolean' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'boolean'")
+    v = 'boolean'
     o.type = v
     try:
         v = d['currentValue']
@@ -5602,6 +5639,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'config_option_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'config_option_update'")
+    v = 'config_option_update'
     o.session_update = v
     try:
         v = d['configOptions']
@@ -5662,6 +5700,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'session_info_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'session_info_update'")
+    v = 'session_info_update'
     o.session_update = v
     if len(d) == 1:  # the required members, nothing else
         o.title = UNSET
@@ -5793,6 +5832,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'usage_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'usage_update'")
+    v = 'usage_update'
     o.session_update = v
     try:
         v = d['used']
@@ -5875,6 +5915,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'notice' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'notice'")
+    v = 'notice'
     o.session_update = v
     try:
         v = d['severity']
@@ -5952,6 +5993,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'compaction_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'compaction_update'")
+    v = 'compaction_update'
     o.session_update = v
     try:
         v = d['compactionId']
@@ -6058,6 +6100,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'compaction_summary_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'compaction_summary_chunk'")
+    v = 'compaction_summary_chunk'
     o.session_update = v
     try:
         v = d['compactionId']
@@ -6212,6 +6255,7 @@ def _load_TerminalBackgroundWork(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'terminal' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'terminal'")
+    v = 'terminal'
     o.type = v
     try:
         v = d['terminalId']
@@ -6263,6 +6307,7 @@ def _load_ToolCallBackgroundWork(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'tool_call' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'tool_call'")
+    v = 'tool_call'
     o.type = v
     try:
         v = d['toolCallId']
@@ -6314,6 +6359,7 @@ def _load_SubagentBackgroundWork(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'subagent' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'subagent'")
+    v = 'subagent'
     o.type = v
     try:
         v = d['sessionId']
@@ -6386,6 +6432,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'state'") from None
     if v != 'running' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'running'")
+    v = 'running'
     o.state = v
     if len(d) == 1:  # the required members, nothing else
         o.background = None
@@ -6584,6 +6631,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'state'") from None
     if v != 'idle' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'idle'")
+    v = 'idle'
     o.state = v
     if len(d) == 1:  # the required members, nothing else
         o.usage = None
@@ -6696,6 +6744,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'state'") from None
     if v != 'requires_action' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'requires_action'")
+    v = 'requires_action'
     o.state = v
     if len(d) == 1:  # the required members, nothing else
         o.background = None
@@ -6770,6 +6819,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'state'") from None
     if v != 'unknown' or v.__class__ is not str:
         raise err('const', p + '/state', describe(v) + " is not 'unknown'")
+    v = 'unknown'
     o.state = v
     if len(d) == 1:  # the required members, nothing else
         o.background = None
@@ -6865,6 +6915,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'subagent_update' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'subagent_update'")
+    v = 'subagent_update'
     o.session_update = v
     try:
         v = d['sessionId']
@@ -7022,6 +7073,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'session_message' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'session_message'")
+    v = 'session_message'
     o.session_update = v
     try:
         v = d['messageId']
@@ -7175,6 +7227,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'sessionUpdate'") from None
     if v != 'session_message_chunk' or v.__class__ is not str:
         raise err('const', p + '/sessionUpdate', describe(v) + " is not 'session_message_chunk'")
+    v = 'session_message_chunk'
     o.session_update = v
     try:
         v = d['messageId']
@@ -7849,6 +7902,7 @@ def _load_ToolCallRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'tool_call' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'tool_call'")
+    v = 'tool_call'
     o.type = v
     try:
         v = d['toolCall']
@@ -7899,6 +7953,7 @@ def _load_CommandRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'command' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'command'")
+    v = 'command'
     o.type = v
     try:
         v = d['command']
@@ -8180,6 +8235,7 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'object' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'object'")
+    v = 'object'
     o.type = v
     try:
         v = d['properties']
@@ -8284,6 +8340,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'mode'") from None
     if v != 'form' or v.__class__ is not str:
         raise err('const', p + '/mode', describe(v) + " is not 'form'")
+    v = 'form'
     o.mode = v
     try:
         v = d['requestedSchema']
@@ -8341,6 +8398,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'mode'") from None
     if v != 'url' or v.__class__ is not str:
         raise err('const', p + '/mode', describe(v) + " is not 'url'")
+    v = 'url'
     o.mode = v
     try:
         v = d['elicitationId']
@@ -8657,6 +8715,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'string' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'string'")
+    v = 'string'
     o.type = v
     try:
         v = d['enum']
@@ -8842,6 +8901,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'array' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'array'")
+    v = 'array'
     o.type = v
     try:
         v = d['items']
@@ -9543,6 +9603,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'boolean' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'boolean'")
+    v = 'boolean'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.title = None
@@ -9732,6 +9793,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
         raise err('required', p, "missing required property 'type'") from None
     if v != 'boolean' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'boolean'")
+    v = 'boolean'
     o.type = v
     try:
         v = d['value']
@@ -9797,6 +9859,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'action'") from None
     if v != 'cancel' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'cancel'")
+    v = 'cancel'
     o.action = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -10141,6 +10204,7 @@ def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'outcome'") from None
     if v != 'cancelled' or v.__class__ is not str:
         raise err('const', p + '/outcome', describe(v) + " is not 'cancelled'")
+    v = 'cancelled'
     o.outcome = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -11040,6 +11104,7 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'http' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'http'")
+    v = 'http'
     o.type = v
     try:
         v = d['name']
@@ -11110,6 +11175,7 @@ def _load_StdioMcpServer(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'stdio' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'stdio'")
+    v = 'stdio'
     o.type = v
     try:
         v = d['name']
@@ -11722,6 +11788,7 @@ def _load_StartReplayFrom(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'start' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'start'")
+    v = 'start'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -12010,6 +12077,7 @@ def _load_IdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'id' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'id'")
+    v = 'id'
     o.type = v
     try:
         v = d['value']
@@ -12687,6 +12755,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'action'") from None
     if v != 'decline' or v.__class__ is not str:
         raise err('const', p + '/action', describe(v) + " is not 'decline'")
+    v = 'decline'
     o.action = v
     if len(d) == 1:  # the required members, nothing else
         o.meta = None
@@ -13628,6 +13697,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'terminal' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'terminal'")
+    v = 'terminal'
     o.type = v
     try:
         v = d['methodId']
@@ -13861,6 +13931,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'integer' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'integer'")
+    v = 'integer'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.title = None
@@ -15006,6 +15077,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'number' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'number'")
+    v = 'number'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.title = None
@@ -15890,6 +15962,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'outcome'") from None
     if v != 'selected' or v.__class__ is not str:
         raise err('const', p + '/outcome', describe(v) + " is not 'selected'")
+    v = 'selected'
     o.outcome = v
     try:
         v = d['optionId']
@@ -17015,6 +17088,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'string' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'string'")
+    v = 'string'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.title = None

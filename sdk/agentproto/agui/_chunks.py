@@ -199,13 +199,13 @@ def _describe(owner: Owner) -> str:
 
 
 # How each non-chunk event type interacts with the lanes (the table in the docstring).
-_ASIDE = "aside"  # closes nothing
-_ALL = "all"  # closes every lane
-_TERMINAL = "terminal"  # closes the lane of the subagent it ends
-_LANE = "lane"  # closes the lane of its owner
-_CHUNK = "chunk"  # expanded
+_ASIDE: Final = "aside"  # closes nothing
+_ALL: Final = "all"  # closes every lane
+_TERMINAL: Final = "terminal"  # closes the lane of the subagent it ends
+_LANE: Final = "lane"  # closes the lane of its owner
+_CHUNK: Final = "chunk"  # expanded
 
-_CATEGORY: dict[str, str] = {
+_CATEGORY: Final[dict[str, str]] = {
     **dict.fromkeys(CLOSES_NO_LANE, _ASIDE),
     **dict.fromkeys(CLOSES_OWN_LANE, _LANE),
     **dict.fromkeys(CLOSES_EVERY_LANE, _ALL),
@@ -215,11 +215,13 @@ _CATEGORY: dict[str, str] = {
 
 # Explicit openers and continuations: event type -> (item family, id attribute).
 # Untagged continuations belong to the lane of the owner their opener established.
-_OPENER: dict[str, tuple[str, str]] = {f.start: (f.name, f.id_attr) for f in FAMILIES.values()}
-_CONTINUATION: dict[str, tuple[str, str]] = {
+_OPENER: Final[dict[str, tuple[str, str]]] = {
+    f.start: (f.name, f.id_attr) for f in FAMILIES.values()
+}
+_CONTINUATION: Final[dict[str, tuple[str, str]]] = {
     kind: (f.name, f.id_attr) for f in FAMILIES.values() for kind in f.continuations
 }
-_TOOL_START = FAMILIES["tool"].start
+_TOOL_START: Final = FAMILIES["tool"].start
 
 
 class ChunkExpander:

@@ -187,7 +187,7 @@ def _strip_value(
 ) -> Any:
     """``value`` (of type ``tp``) with its retired nulls removed; the same object when
     it holds none (copy on write: the caller's JSON is never changed)."""
-    if value.__class__ is dict:
+    if type(value) is dict:
         fitting = [
             cls
             for cls in _classes(tp)
@@ -196,7 +196,7 @@ def _strip_value(
         if len(fitting) != 1 or not _reaches(fitting[0]):
             return value  # nothing to strip, or no single member fits (enforcement judges)
         return _strip_object(fitting[0], value, path, found, today)
-    if value.__class__ is list:
+    if type(value) is list:
         items = [
             member
             for member in ((tp,) if get_origin(tp) is list else get_args(tp))
@@ -366,7 +366,7 @@ class CompatibilityBoundary:
     ) -> dict[str, Any] | None:
         """The event in its current shape, or None when it is dropped."""
         kind = event.get("type")
-        if kind.__class__ is not str:
+        if type(kind) is not str:
             return event  # not an event type at all: enforcement rejects it
         if kind == "RUN_STARTED" and "protocolVersion" in event:
             self._check_version(event["protocolVersion"], diagnostics)

@@ -125,7 +125,7 @@ activities); the records in :mod:`._records`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import UsageError
@@ -155,7 +155,7 @@ from agentproto.agui._reduce_snapshots import _SnapshotRules
 
 __all__ = ["Change", "Conversation"]
 
-_TAKER = "Conversation.apply()"
+_TAKER: Final = "Conversation.apply()"
 # The events that change nothing in the conversation (the last rule of the docstring;
 # RUN_* only close what is open).
 _NO_EFFECT = SUBAGENT_LIFECYCLE | kinds(
@@ -329,7 +329,7 @@ class Conversation(_ItemRules, _SnapshotRules):
         Raises:
             UsageError: ``event`` is not an AG-UI event object.
         """
-        rule = _RULES.get(event.__class__)
+        rule = _RULES.get(type(event))
         if rule is None:
             rule = unlisted(event, _no_rule, code="conversation.not-an-event", taker=_TAKER)
         change = rule(self, event, True)
@@ -347,7 +347,7 @@ class Conversation(_ItemRules, _SnapshotRules):
         Raises:
             UsageError: ``event`` is not an AG-UI event object.
         """
-        rule = _RULES.get(event.__class__)
+        rule = _RULES.get(type(event))
         if rule is None:
             rule = unlisted(event, _no_rule, code="conversation.not-an-event", taker=_TAKER)
         return rule(self, event, False).diagnostics
@@ -395,7 +395,7 @@ _chunk = _ignored(
     " reached the conversation unexpanded; chunk events must go through chunk"
     " expansion first; ignored",
 )
-_no_rule = _ignored(
+_no_rule: Final = _ignored(
     "event.no-rule",
     ": the conversation has no rule for this event type (a newer schema's?); it changes nothing",
 )
@@ -403,7 +403,7 @@ _no_rule = _ignored(
 
 _Rule = Callable[[Conversation, Any, bool], Change]
 
-_RULES: dict[type, _Rule] = dispatch_table(
+_RULES: Final[dict[type, _Rule]] = dispatch_table(
     {
         "TEXT_MESSAGE_START": Conversation._start,
         "TEXT_MESSAGE_CONTENT": Conversation._content,

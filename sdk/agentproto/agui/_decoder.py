@@ -423,14 +423,14 @@ class EventDecoder:
         found = self._found  # reused: most events add nothing to it
         event: Event | None = None
         try:
-            if raw.__class__ is not dict:
+            if type(raw) is not dict:
                 raise SchemaError(
                     "type", "", f"an event must be a JSON object, not {describe(raw)}"
                 )
             kinds = self._boundary.kinds
             translated: dict[str, Any] | None = raw
             kind = raw.get("type")
-            if kinds is None or (kind.__class__ is str and kind in kinds) or self._key in raw:
+            if kinds is None or (type(kind) is str and kind in kinds) or self._key in raw:
                 translated = self._boundary.translate(raw, found)
             for hook in self._middleware:
                 if translated is None:

@@ -23,7 +23,7 @@ from agentproto.agui._wire import _CHECKED, _converter
 
 __all__ = ["encode_event_jsonl", "encode_event_sse"]
 
-_dump = _converter.dump
+_dump: Final = _converter.dump
 _checked: Final = _CHECKED
 """The checked dumping, under a name not bound by an import: CPython 3.11 looks a method
 of an imported name up as a module's attribute, making a bound method on every call."""

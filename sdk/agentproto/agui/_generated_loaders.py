@@ -29,6 +29,7 @@ def _load_AddOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'op'") from None
     if v != 'add' or v.__class__ is not str:
         raise err('const', p + '/op', describe(v) + " is not 'add'")
+    v = 'add'
     o.op = v
     try:
         v = d['path']
@@ -66,6 +67,7 @@ def _load_RemoveOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'op'") from None
     if v != 'remove' or v.__class__ is not str:
         raise err('const', p + '/op', describe(v) + " is not 'remove'")
+    v = 'remove'
     o.op = v
     try:
         v = d['path']
@@ -96,6 +98,7 @@ def _load_ReplaceOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'op'") from None
     if v != 'replace' or v.__class__ is not str:
         raise err('const', p + '/op', describe(v) + " is not 'replace'")
+    v = 'replace'
     o.op = v
     try:
         v = d['path']
@@ -133,6 +136,7 @@ def _load_MoveOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'op'") from None
     if v != 'move' or v.__class__ is not str:
         raise err('const', p + '/op', describe(v) + " is not 'move'")
+    v = 'move'
     o.op = v
     try:
         v = d['from']
@@ -172,6 +176,7 @@ def _load_CopyOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'op'") from None
     if v != 'copy' or v.__class__ is not str:
         raise err('const', p + '/op', describe(v) + " is not 'copy'")
+    v = 'copy'
     o.op = v
     try:
         v = d['from']
@@ -211,6 +216,7 @@ def _load_TestOperation(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'op'") from None
     if v != 'test' or v.__class__ is not str:
         raise err('const', p + '/op', describe(v) + " is not 'test'")
+    v = 'test'
     o.op = v
     try:
         v = d['path']
@@ -248,6 +254,7 @@ def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'ACTIVITY_DELTA' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'ACTIVITY_DELTA'")
+    v = 'ACTIVITY_DELTA'
     o.type = v
     try:
         v = d['messageId']
@@ -348,6 +355,7 @@ def _load_ActivityMessage(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'role'") from None
     if v != 'activity' or v.__class__ is not str:
         raise err('const', p + '/role', describe(v) + " is not 'activity'")
+    v = 'activity'
     o.role = v
     try:
         v = d['activityType']
@@ -403,6 +411,7 @@ def _load_ActivitySnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'ACTIVITY_SNAPSHOT' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'ACTIVITY_SNAPSHOT'")
+    v = 'ACTIVITY_SNAPSHOT'
     o.type = v
     try:
         v = d['messageId']
@@ -1349,6 +1358,7 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'function' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'function'")
+    v = 'function'
     o.type = v
     try:
         v = d['function']
@@ -1410,6 +1420,7 @@ def _load_AssistantMessage(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'role'") from None
     if v != 'assistant' or v.__class__ is not str:
         raise err('const', p + '/role', describe(v) + " is not 'assistant'")
+    v = 'assistant'
     o.role = v
     if len(d) == 2:  # the required members, nothing else
         o.content = None
@@ -1523,6 +1534,7 @@ def _load_DataSource(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'data' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'data'")
+    v = 'data'
     o.type = v
     try:
         v = d['value']
@@ -1554,6 +1566,7 @@ def _load_UrlSource(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'url' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'url'")
+    v = 'url'
     o.type = v
     try:
         v = d['value']
@@ -1589,6 +1602,7 @@ def _load_FileSource(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'file' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'file'")
+    v = 'file'
     o.type = v
     try:
         v = d['value']
@@ -1633,6 +1647,7 @@ def _load_AudioPart(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'audio' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'audio'")
+    v = 'audio'
     o.type = v
     try:
         v = d['source']
@@ -1841,6 +1856,7 @@ def _load_CustomEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'CUSTOM' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'CUSTOM'")
+    v = 'CUSTOM'
     o.type = v
     try:
         v = d['name']
@@ -1925,6 +1941,7 @@ def _load_DeveloperMessage(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'role'") from None
     if v != 'developer' or v.__class__ is not str:
         raise err('const', p + '/role', describe(v) + " is not 'developer'")
+    v = 'developer'
     o.role = v
     try:
         v = d['content']
@@ -1998,6 +2015,7 @@ def _load_DocumentPart(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'document' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'document'")
+    v = 'document'
     o.type = v
     try:
         v = d['source']
@@ -2046,6 +2064,7 @@ def _load_ImagePart(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'image' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'image'")
+    v = 'image'
     o.type = v
     try:
         v = d['source']
@@ -2185,6 +2204,7 @@ def _load_SystemMessage(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'role'") from None
     if v != 'system' or v.__class__ is not str:
         raise err('const', p + '/role', describe(v) + " is not 'system'")
+    v = 'system'
     o.role = v
     try:
         v = d['content']
@@ -2258,6 +2278,7 @@ def _load_TextPart(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'text' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'text'")
+    v = 'text'
     o.type = v
     try:
         v = d['text']
@@ -2304,6 +2325,7 @@ def _load_VideoPart(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'video' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'video'")
+    v = 'video'
     o.type = v
     try:
         v = d['source']
@@ -2359,6 +2381,7 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'role'") from None
     if v != 'user' or v.__class__ is not str:
         raise err('const', p + '/role', describe(v) + " is not 'user'")
+    v = 'user'
     o.role = v
     try:
         v = d['content']
@@ -2438,6 +2461,7 @@ def _load_ToolMessage(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'role'") from None
     if v != 'tool' or v.__class__ is not str:
         raise err('const', p + '/role', describe(v) + " is not 'tool'")
+    v = 'tool'
     o.role = v
     try:
         v = d['content']
@@ -2524,6 +2548,7 @@ def _load_ReasoningMessage(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'role'") from None
     if v != 'reasoning' or v.__class__ is not str:
         raise err('const', p + '/role', describe(v) + " is not 'reasoning'")
+    v = 'reasoning'
     o.role = v
     try:
         v = d['content']
@@ -2588,6 +2613,7 @@ def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'MESSAGES_SNAPSHOT' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'MESSAGES_SNAPSHOT'")
+    v = 'MESSAGES_SNAPSHOT'
     o.type = v
     try:
         v = d['messages']
@@ -2658,6 +2684,7 @@ def _load_RawEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'RAW' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'RAW'")
+    v = 'RAW'
     o.type = v
     try:
         v = d['event']
@@ -2737,6 +2764,7 @@ def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'REASONING_ENCRYPTED_VALUE' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_ENCRYPTED_VALUE'")
+    v = 'REASONING_ENCRYPTED_VALUE'
     o.type = v
     try:
         v = d['subtype']
@@ -2829,6 +2857,7 @@ def _load_ReasoningEndEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'REASONING_END' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_END'")
+    v = 'REASONING_END'
     o.type = v
     try:
         v = d['messageId']
@@ -2899,6 +2928,7 @@ def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'REASONING_MESSAGE_CHUNK' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_MESSAGE_CHUNK'")
+    v = 'REASONING_MESSAGE_CHUNK'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.message_id = None
@@ -2980,6 +3010,7 @@ def _load_ReasoningMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'REASONING_MESSAGE_CONTENT' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_MESSAGE_CONTENT'")
+    v = 'REASONING_MESSAGE_CONTENT'
     o.type = v
     try:
         v = d['messageId']
@@ -3057,6 +3088,7 @@ def _load_ReasoningMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'REASONING_MESSAGE_END' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_MESSAGE_END'")
+    v = 'REASONING_MESSAGE_END'
     o.type = v
     try:
         v = d['messageId']
@@ -3127,6 +3159,7 @@ def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'REASONING_MESSAGE_START' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_MESSAGE_START'")
+    v = 'REASONING_MESSAGE_START'
     o.type = v
     try:
         v = d['messageId']
@@ -3141,6 +3174,7 @@ def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'role'") from None
     if v != 'reasoning' or v.__class__ is not str:
         raise err('const', p + '/role', describe(v) + " is not 'reasoning'")
+    v = 'reasoning'
     o.role = v
     if len(d) == 3:  # the required members, nothing else
         o.timestamp = None
@@ -3204,6 +3238,7 @@ def _load_ReasoningStartEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'REASONING_START' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_START'")
+    v = 'REASONING_START'
     o.type = v
     try:
         v = d['messageId']
@@ -3547,6 +3582,7 @@ def _load_RunErrorEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'RUN_ERROR' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'RUN_ERROR'")
+    v = 'RUN_ERROR'
     o.type = v
     try:
         v = d['message']
@@ -3629,6 +3665,7 @@ def _load_RunFinishedCancelledOutcome(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'cancelled' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'cancelled'")
+    v = 'cancelled'
     o.type = v
     if n != len(d):
         unknown(d, p, c, _RunFinishedCancelledOutcome_KNOWN)
@@ -3646,6 +3683,7 @@ def _load_RunFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'success' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'success'")
+    v = 'success'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.pending_tool_call_ids = None
@@ -3677,6 +3715,7 @@ def _load_RunFinishedInterruptOutcome(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'interrupt' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'interrupt'")
+    v = 'interrupt'
     o.type = v
     try:
         v = d['interrupts']
@@ -3701,6 +3740,7 @@ def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'RUN_FINISHED' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'RUN_FINISHED'")
+    v = 'RUN_FINISHED'
     o.type = v
     try:
         v = d['threadId']
@@ -3807,6 +3847,7 @@ def _load_RunStartedEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'RUN_STARTED' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'RUN_STARTED'")
+    v = 'RUN_STARTED'
     o.type = v
     try:
         v = d['threadId']
@@ -3905,6 +3946,7 @@ def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'STATE_DELTA' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'STATE_DELTA'")
+    v = 'STATE_DELTA'
     o.type = v
     try:
         v = d['delta']
@@ -3984,6 +4026,7 @@ def _load_StateSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'STATE_SNAPSHOT' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'STATE_SNAPSHOT'")
+    v = 'STATE_SNAPSHOT'
     o.type = v
     try:
         v = d['snapshot']
@@ -4054,6 +4097,7 @@ def _load_StepFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'STEP_FINISHED' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'STEP_FINISHED'")
+    v = 'STEP_FINISHED'
     o.type = v
     try:
         v = d['stepName']
@@ -4124,6 +4168,7 @@ def _load_StepStartedEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'STEP_STARTED' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'STEP_STARTED'")
+    v = 'STEP_STARTED'
     o.type = v
     try:
         v = d['stepName']
@@ -4194,6 +4239,7 @@ def _load_SubagentErrorEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'SUBAGENT_ERROR' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'SUBAGENT_ERROR'")
+    v = 'SUBAGENT_ERROR'
     o.type = v
     try:
         v = d['subagentRunId']
@@ -4271,6 +4317,7 @@ def _load_SubagentFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'success' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'success'")
+    v = 'success'
     o.type = v
     if n != len(d):
         unknown(d, p, c, _SubagentFinishedSuccessOutcome_KNOWN)
@@ -4288,6 +4335,7 @@ def _load_SubagentFinishedSuspendedOutcome(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'suspended' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'suspended'")
+    v = 'suspended'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.interrupt_ids = None
@@ -4319,6 +4367,7 @@ def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'SUBAGENT_FINISHED' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'SUBAGENT_FINISHED'")
+    v = 'SUBAGENT_FINISHED'
     o.type = v
     try:
         v = d['subagentRunId']
@@ -4406,6 +4455,7 @@ def _load_SubagentStartedEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'SUBAGENT_STARTED' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'SUBAGENT_STARTED'")
+    v = 'SUBAGENT_STARTED'
     o.type = v
     try:
         v = d['subagentRunId']
@@ -4510,6 +4560,7 @@ def _load_TextMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'TEXT_MESSAGE_CHUNK' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'TEXT_MESSAGE_CHUNK'")
+    v = 'TEXT_MESSAGE_CHUNK'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.message_id = None
@@ -4612,6 +4663,7 @@ def _load_TextMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'TEXT_MESSAGE_CONTENT' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'TEXT_MESSAGE_CONTENT'")
+    v = 'TEXT_MESSAGE_CONTENT'
     o.type = v
     try:
         v = d['messageId']
@@ -4689,6 +4741,7 @@ def _load_TextMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'TEXT_MESSAGE_END' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'TEXT_MESSAGE_END'")
+    v = 'TEXT_MESSAGE_END'
     o.type = v
     try:
         v = d['messageId']
@@ -4759,6 +4812,7 @@ def _load_TextMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'TEXT_MESSAGE_START' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'TEXT_MESSAGE_START'")
+    v = 'TEXT_MESSAGE_START'
     o.type = v
     try:
         v = d['messageId']
@@ -4850,6 +4904,7 @@ def _load_ToolCallArgsEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'TOOL_CALL_ARGS' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'TOOL_CALL_ARGS'")
+    v = 'TOOL_CALL_ARGS'
     o.type = v
     try:
         v = d['toolCallId']
@@ -4927,6 +4982,7 @@ def _load_ToolCallChunkEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'TOOL_CALL_CHUNK' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'TOOL_CALL_CHUNK'")
+    v = 'TOOL_CALL_CHUNK'
     o.type = v
     if len(d) == 1:  # the required members, nothing else
         o.tool_call_id = None
@@ -5026,6 +5082,7 @@ def _load_ToolCallEndEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'TOOL_CALL_END' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'TOOL_CALL_END'")
+    v = 'TOOL_CALL_END'
     o.type = v
     try:
         v = d['toolCallId']
@@ -5096,6 +5153,7 @@ def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'TOOL_CALL_RESULT' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'TOOL_CALL_RESULT'")
+    v = 'TOOL_CALL_RESULT'
     o.type = v
     try:
         v = d['messageId']
@@ -5131,6 +5189,7 @@ def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
         n += 1
         if v != 'tool' or v.__class__ is not str:
             raise err('const', p + '/role', describe(v) + " is not 'tool'")
+        v = 'tool'
         o.role = v
     if 'timestamp' not in d:
         o.timestamp = None
@@ -5188,6 +5247,7 @@ def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
         raise err('required', p, "missing required property 'type'") from None
     if v != 'TOOL_CALL_START' or v.__class__ is not str:
         raise err('const', p + '/type', describe(v) + " is not 'TOOL_CALL_START'")
+    v = 'TOOL_CALL_START'
     o.type = v
     try:
         v = d['toolCallId']
@@ -7448,9 +7508,11 @@ def _dump_VideoPart(o: Any) -> dict[str, Any]:
 def _dump_checked_AddOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if v != 'add' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'add'")
-    d['op'] = v
+    v = 'add'
+    d['op'] = w
     v = o.path
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -7474,9 +7536,11 @@ def _dump_checked_AddOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_RemoveOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if v != 'remove' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'remove'")
-    d['op'] = v
+    v = 'remove'
+    d['op'] = w
     v = o.path
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -7496,9 +7560,11 @@ def _dump_checked_RemoveOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ReplaceOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if v != 'replace' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'replace'")
-    d['op'] = v
+    v = 'replace'
+    d['op'] = w
     v = o.path
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -7522,9 +7588,11 @@ def _dump_checked_ReplaceOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_MoveOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if v != 'move' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'move'")
-    d['op'] = v
+    v = 'move'
+    d['op'] = w
     v = o.from_
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -7550,9 +7618,11 @@ def _dump_checked_MoveOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_CopyOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if v != 'copy' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'copy'")
-    d['op'] = v
+    v = 'copy'
+    d['op'] = w
     v = o.from_
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -7578,9 +7648,11 @@ def _dump_checked_CopyOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_TestOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if v != 'test' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'test'")
-    d['op'] = v
+    v = 'test'
+    d['op'] = w
     v = o.path
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -7604,9 +7676,11 @@ def _dump_checked_TestOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ActivityDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'ACTIVITY_DELTA' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'ACTIVITY_DELTA'")
-    d['type'] = v
+    v = 'ACTIVITY_DELTA'
+    d['type'] = w
     v = o.message_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -7666,9 +7740,11 @@ def _dump_checked_ActivityMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if v != 'activity' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'activity'")
-    d['role'] = v
+    v = 'activity'
+    d['role'] = w
     v = o.activity_type
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -7697,9 +7773,11 @@ def _dump_checked_ActivityMessage(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ActivitySnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'ACTIVITY_SNAPSHOT' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'ACTIVITY_SNAPSHOT'")
-    d['type'] = v
+    v = 'ACTIVITY_SNAPSHOT'
+    d['type'] = w
     v = o.message_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -8198,9 +8276,11 @@ def _dump_checked_ToolCall(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.type
+    w = v
     if v != 'function' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'function'")
-    d['type'] = v
+    v = 'function'
+    d['type'] = w
     v = o.function
     if v.__class__ is not _FunctionCall_cls:
         raise SlowPath
@@ -8232,9 +8312,11 @@ def _dump_checked_AssistantMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if v != 'assistant' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'assistant'")
-    d['role'] = v
+    v = 'assistant'
+    d['role'] = w
     v = o.content
     if v is not None:
         if v.__class__ is not str:
@@ -8301,9 +8383,11 @@ def _dump_checked_Attributable(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_DataSource(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'data' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'data'")
-    d['type'] = v
+    v = 'data'
+    d['type'] = w
     v = o.value
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -8318,9 +8402,11 @@ def _dump_checked_DataSource(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_UrlSource(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'url' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'url'")
-    d['type'] = v
+    v = 'url'
+    d['type'] = w
     v = o.value
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -8336,9 +8422,11 @@ def _dump_checked_UrlSource(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_FileSource(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'file' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'file'")
-    d['type'] = v
+    v = 'file'
+    d['type'] = w
     v = o.value
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -8359,9 +8447,11 @@ def _dump_checked_FileSource(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_AudioPart(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'audio' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'audio'")
-    d['type'] = v
+    v = 'audio'
+    d['type'] = w
     v = o.source
     f0 = _AudioPart_F1_classes0.get(v.__class__)
     if f0 is not None:
@@ -8486,9 +8576,11 @@ def _dump_checked_Context(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_CustomEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'CUSTOM' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'CUSTOM'")
-    d['type'] = v
+    v = 'CUSTOM'
+    d['type'] = w
     v = o.name
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -8536,9 +8628,11 @@ def _dump_checked_DeveloperMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if v != 'developer' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'developer'")
-    d['role'] = v
+    v = 'developer'
+    d['role'] = w
     v = o.content
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -8576,9 +8670,11 @@ def _dump_checked_DeveloperMessage(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_DocumentPart(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'document' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'document'")
-    d['type'] = v
+    v = 'document'
+    d['type'] = w
     v = o.source
     f0 = _DocumentPart_F1_classes0.get(v.__class__)
     if f0 is not None:
@@ -8603,9 +8699,11 @@ def _dump_checked_DocumentPart(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ImagePart(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'image' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'image'")
-    d['type'] = v
+    v = 'image'
+    d['type'] = w
     v = o.source
     f0 = _ImagePart_F1_classes0.get(v.__class__)
     if f0 is not None:
@@ -8681,9 +8779,11 @@ def _dump_checked_SystemMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if v != 'system' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'system'")
-    d['role'] = v
+    v = 'system'
+    d['role'] = w
     v = o.content
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -8721,9 +8821,11 @@ def _dump_checked_SystemMessage(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_TextPart(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'text' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'text'")
-    d['type'] = v
+    v = 'text'
+    d['type'] = w
     v = o.text
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -8746,9 +8848,11 @@ def _dump_checked_TextPart(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_VideoPart(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'video' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'video'")
-    d['type'] = v
+    v = 'video'
+    d['type'] = w
     v = o.source
     f0 = _VideoPart_F1_classes0.get(v.__class__)
     if f0 is not None:
@@ -8777,9 +8881,11 @@ def _dump_checked_UserMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if v != 'user' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'user'")
-    d['role'] = v
+    v = 'user'
+    d['role'] = w
     v = o.content
     if v.__class__ is list:
         l1 = []
@@ -8833,9 +8939,11 @@ def _dump_checked_ToolMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if v != 'tool' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'tool'")
-    d['role'] = v
+    v = 'tool'
+    d['role'] = w
     v = o.content
     if v.__class__ is list:
         l1 = []
@@ -8893,9 +9001,11 @@ def _dump_checked_ReasoningMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if v != 'reasoning' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'reasoning'")
-    d['role'] = v
+    v = 'reasoning'
+    d['role'] = w
     v = o.content
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -8928,9 +9038,11 @@ def _dump_checked_ReasoningMessage(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_MessagesSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'MESSAGES_SNAPSHOT' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'MESSAGES_SNAPSHOT'")
-    d['type'] = v
+    v = 'MESSAGES_SNAPSHOT'
+    d['type'] = w
     v = o.messages
     if v.__class__ is not list:
         raise SlowPath
@@ -8973,9 +9085,11 @@ def _dump_checked_MessagesSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_RawEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'RAW' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'RAW'")
-    d['type'] = v
+    v = 'RAW'
+    d['type'] = w
     v = o.event
     if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
         c.deep(v, '')
@@ -9020,9 +9134,11 @@ def _dump_checked_RawEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ReasoningEncryptedValueEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'REASONING_ENCRYPTED_VALUE' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'REASONING_ENCRYPTED_VALUE'")
-    d['type'] = v
+    v = 'REASONING_ENCRYPTED_VALUE'
+    d['type'] = w
     v = o.subtype
     w = v
     v = _ReasoningEncryptedValueEvent_F1(v, '', c)
@@ -9075,9 +9191,11 @@ def _dump_checked_ReasoningEncryptedValueEvent(o: Any, c: _Context) -> dict[str,
 def _dump_checked_ReasoningEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'REASONING_END' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'REASONING_END'")
-    d['type'] = v
+    v = 'REASONING_END'
+    d['type'] = w
     v = o.message_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -9117,9 +9235,11 @@ def _dump_checked_ReasoningEndEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ReasoningMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'REASONING_MESSAGE_CHUNK' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_CHUNK'")
-    d['type'] = v
+    v = 'REASONING_MESSAGE_CHUNK'
+    d['type'] = w
     v = o.message_id
     if v is not None:
         if v.__class__ is not str:
@@ -9165,9 +9285,11 @@ def _dump_checked_ReasoningMessageChunkEvent(o: Any, c: _Context) -> dict[str, A
 def _dump_checked_ReasoningMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'REASONING_MESSAGE_CONTENT' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_CONTENT'")
-    d['type'] = v
+    v = 'REASONING_MESSAGE_CONTENT'
+    d['type'] = w
     v = o.message_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -9211,9 +9333,11 @@ def _dump_checked_ReasoningMessageContentEvent(o: Any, c: _Context) -> dict[str,
 def _dump_checked_ReasoningMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'REASONING_MESSAGE_END' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_END'")
-    d['type'] = v
+    v = 'REASONING_MESSAGE_END'
+    d['type'] = w
     v = o.message_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -9253,17 +9377,21 @@ def _dump_checked_ReasoningMessageEndEvent(o: Any, c: _Context) -> dict[str, Any
 def _dump_checked_ReasoningMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'REASONING_MESSAGE_START' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_START'")
-    d['type'] = v
+    v = 'REASONING_MESSAGE_START'
+    d['type'] = w
     v = o.message_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
     d['messageId'] = v
     v = o.role
+    w = v
     if v != 'reasoning' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'reasoning'")
-    d['role'] = v
+    v = 'reasoning'
+    d['role'] = w
     v = o.timestamp
     if v is not None:
         w = v
@@ -9299,9 +9427,11 @@ def _dump_checked_ReasoningMessageStartEvent(o: Any, c: _Context) -> dict[str, A
 def _dump_checked_ReasoningStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'REASONING_START' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'REASONING_START'")
-    d['type'] = v
+    v = 'REASONING_START'
+    d['type'] = w
     v = o.message_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -9525,9 +9655,11 @@ def _dump_checked_TokenUsage(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_RunErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'RUN_ERROR' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'RUN_ERROR'")
-    d['type'] = v
+    v = 'RUN_ERROR'
+    d['type'] = w
     v = o.message
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -9578,18 +9710,22 @@ def _dump_checked_RunErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_RunFinishedCancelledOutcome(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'cancelled' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'cancelled'")
-    d['type'] = v
+    v = 'cancelled'
+    d['type'] = w
     return d
 
 
 def _dump_checked_RunFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'success' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'success'")
-    d['type'] = v
+    v = 'success'
+    d['type'] = w
     v = o.pending_tool_call_ids
     if v is not None:
         w = v
@@ -9601,9 +9737,11 @@ def _dump_checked_RunFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, An
 def _dump_checked_RunFinishedInterruptOutcome(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'interrupt' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'interrupt'")
-    d['type'] = v
+    v = 'interrupt'
+    d['type'] = w
     v = o.interrupts
     if v.__class__ is not list:
         raise SlowPath
@@ -9621,9 +9759,11 @@ def _dump_checked_RunFinishedInterruptOutcome(o: Any, c: _Context) -> dict[str, 
 def _dump_checked_RunFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'RUN_FINISHED' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'RUN_FINISHED'")
-    d['type'] = v
+    v = 'RUN_FINISHED'
+    d['type'] = w
     v = o.thread_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -9687,9 +9827,11 @@ def _dump_checked_RunFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_RunStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'RUN_STARTED' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'RUN_STARTED'")
-    d['type'] = v
+    v = 'RUN_STARTED'
+    d['type'] = w
     v = o.thread_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -9743,9 +9885,11 @@ def _dump_checked_RunStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_StateDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'STATE_DELTA' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'STATE_DELTA'")
-    d['type'] = v
+    v = 'STATE_DELTA'
+    d['type'] = w
     v = o.delta
     if v.__class__ is not list:
         raise SlowPath
@@ -9793,9 +9937,11 @@ def _dump_checked_StateDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_StateSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'STATE_SNAPSHOT' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'STATE_SNAPSHOT'")
-    d['type'] = v
+    v = 'STATE_SNAPSHOT'
+    d['type'] = w
     v = o.snapshot
     if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
         c.deep(v, '')
@@ -9835,9 +9981,11 @@ def _dump_checked_StateSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_StepFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'STEP_FINISHED' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'STEP_FINISHED'")
-    d['type'] = v
+    v = 'STEP_FINISHED'
+    d['type'] = w
     v = o.step_name
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -9877,9 +10025,11 @@ def _dump_checked_StepFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_StepStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'STEP_STARTED' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'STEP_STARTED'")
-    d['type'] = v
+    v = 'STEP_STARTED'
+    d['type'] = w
     v = o.step_name
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -9919,9 +10069,11 @@ def _dump_checked_StepStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_SubagentErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'SUBAGENT_ERROR' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'SUBAGENT_ERROR'")
-    d['type'] = v
+    v = 'SUBAGENT_ERROR'
+    d['type'] = w
     v = o.subagent_run_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -9965,18 +10117,22 @@ def _dump_checked_SubagentErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_SubagentFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'success' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'success'")
-    d['type'] = v
+    v = 'success'
+    d['type'] = w
     return d
 
 
 def _dump_checked_SubagentFinishedSuspendedOutcome(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'suspended' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'suspended'")
-    d['type'] = v
+    v = 'suspended'
+    d['type'] = w
     v = o.interrupt_ids
     if v is not None:
         w = v
@@ -9988,9 +10144,11 @@ def _dump_checked_SubagentFinishedSuspendedOutcome(o: Any, c: _Context) -> dict[
 def _dump_checked_SubagentFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'SUBAGENT_FINISHED' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'SUBAGENT_FINISHED'")
-    d['type'] = v
+    v = 'SUBAGENT_FINISHED'
+    d['type'] = w
     v = o.subagent_run_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -10039,9 +10197,11 @@ def _dump_checked_SubagentFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_SubagentStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'SUBAGENT_STARTED' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'SUBAGENT_STARTED'")
-    d['type'] = v
+    v = 'SUBAGENT_STARTED'
+    d['type'] = w
     v = o.subagent_run_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -10100,9 +10260,11 @@ def _dump_checked_SubagentStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_TextMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'TEXT_MESSAGE_CHUNK' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_CHUNK'")
-    d['type'] = v
+    v = 'TEXT_MESSAGE_CHUNK'
+    d['type'] = w
     v = o.message_id
     if v is not None:
         if v.__class__ is not str:
@@ -10158,9 +10320,11 @@ def _dump_checked_TextMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_TextMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'TEXT_MESSAGE_CONTENT' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_CONTENT'")
-    d['type'] = v
+    v = 'TEXT_MESSAGE_CONTENT'
+    d['type'] = w
     v = o.message_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -10204,9 +10368,11 @@ def _dump_checked_TextMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]
 def _dump_checked_TextMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'TEXT_MESSAGE_END' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_END'")
-    d['type'] = v
+    v = 'TEXT_MESSAGE_END'
+    d['type'] = w
     v = o.message_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -10246,9 +10412,11 @@ def _dump_checked_TextMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_TextMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'TEXT_MESSAGE_START' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_START'")
-    d['type'] = v
+    v = 'TEXT_MESSAGE_START'
+    d['type'] = w
     v = o.message_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -10298,9 +10466,11 @@ def _dump_checked_TextMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ToolCallArgsEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'TOOL_CALL_ARGS' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'TOOL_CALL_ARGS'")
-    d['type'] = v
+    v = 'TOOL_CALL_ARGS'
+    d['type'] = w
     v = o.tool_call_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -10344,9 +10514,11 @@ def _dump_checked_ToolCallArgsEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ToolCallChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'TOOL_CALL_CHUNK' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'TOOL_CALL_CHUNK'")
-    d['type'] = v
+    v = 'TOOL_CALL_CHUNK'
+    d['type'] = w
     v = o.tool_call_id
     if v is not None:
         if v.__class__ is not str:
@@ -10402,9 +10574,11 @@ def _dump_checked_ToolCallChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ToolCallEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'TOOL_CALL_END' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'TOOL_CALL_END'")
-    d['type'] = v
+    v = 'TOOL_CALL_END'
+    d['type'] = w
     v = o.tool_call_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -10444,9 +10618,11 @@ def _dump_checked_ToolCallEndEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'TOOL_CALL_RESULT' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'TOOL_CALL_RESULT'")
-    d['type'] = v
+    v = 'TOOL_CALL_RESULT'
+    d['type'] = w
     v = o.message_id
     if v.__class__ is not str:
         raise type_error('string', v, '')
@@ -10473,9 +10649,11 @@ def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
         d['content'] = v
     v = o.role
     if v is not None:
+        w = v
         if v != 'tool' or v.__class__ is not str:
             raise err('const', '', describe(v) + " is not 'tool'")
-        d['role'] = v
+        v = 'tool'
+        d['role'] = w
     v = o.timestamp
     if v is not None:
         w = v
@@ -10511,9 +10689,11 @@ def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ToolCallStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if v != 'TOOL_CALL_START' or v.__class__ is not str:
         raise err('const', '', describe(v) + " is not 'TOOL_CALL_START'")
-    d['type'] = v
+    v = 'TOOL_CALL_START'
+    d['type'] = w
     v = o.tool_call_id
     if v.__class__ is not str:
         raise type_error('string', v, '')

@@ -32,6 +32,7 @@ def _load_AddOperation(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'op'"), None)
     if type(v) is not str or v != 'add':
         raise err('const', p + '/op', describe(v) + " is not 'add'")
+    v = 'add'
     o_op = v
     try:
         v = d['path']
@@ -71,6 +72,7 @@ def _load_RemoveOperation(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'op'"), None)
     if type(v) is not str or v != 'remove':
         raise err('const', p + '/op', describe(v) + " is not 'remove'")
+    v = 'remove'
     o_op = v
     try:
         v = d['path']
@@ -104,6 +106,7 @@ def _load_ReplaceOperation(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'op'"), None)
     if type(v) is not str or v != 'replace':
         raise err('const', p + '/op', describe(v) + " is not 'replace'")
+    v = 'replace'
     o_op = v
     try:
         v = d['path']
@@ -144,6 +147,7 @@ def _load_MoveOperation(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'op'"), None)
     if type(v) is not str or v != 'move':
         raise err('const', p + '/op', describe(v) + " is not 'move'")
+    v = 'move'
     o_op = v
     try:
         v = d['from']
@@ -186,6 +190,7 @@ def _load_CopyOperation(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'op'"), None)
     if type(v) is not str or v != 'copy':
         raise err('const', p + '/op', describe(v) + " is not 'copy'")
+    v = 'copy'
     o_op = v
     try:
         v = d['from']
@@ -228,6 +233,7 @@ def _load_TestOperation(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'op'"), None)
     if type(v) is not str or v != 'test':
         raise err('const', p + '/op', describe(v) + " is not 'test'")
+    v = 'test'
     o_op = v
     try:
         v = d['path']
@@ -272,6 +278,7 @@ def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'ACTIVITY_DELTA':
         raise err('const', p + '/type', describe(v) + " is not 'ACTIVITY_DELTA'")
+    v = 'ACTIVITY_DELTA'
     o_type = v
     try:
         v = d['messageId']
@@ -295,7 +302,7 @@ def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         q = p + '/patch'
         w = []
         for i, x in enumerate(v):
-            if type(x) is dict and (t := x.get('op')).__class__ is str and (fn := _ActivityDeltaEvent_F3_tags.get(t)) is not None:
+            if type(x) is dict and type(t := x.get('op')) is str and (fn := _ActivityDeltaEvent_F3_tags.get(t)) is not None:
                 w.append(fn(x, f'{q}/{i}', c))
             else:
                 w.append(_ActivityDeltaEvent_F3_each(x, f'{q}/{i}', c))
@@ -377,6 +384,7 @@ def _load_ActivityMessage(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'role'"), None)
     if type(v) is not str or v != 'activity':
         raise err('const', p + '/role', describe(v) + " is not 'activity'")
+    v = 'activity'
     o_role = v
     try:
         v = d['activityType']
@@ -440,6 +448,7 @@ def _load_ActivitySnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'ACTIVITY_SNAPSHOT':
         raise err('const', p + '/type', describe(v) + " is not 'ACTIVITY_SNAPSHOT'")
+    v = 'ACTIVITY_SNAPSHOT'
     o_type = v
     try:
         v = d['messageId']
@@ -1442,6 +1451,7 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'function':
         raise err('const', p + '/type', describe(v) + " is not 'function'")
+    v = 'function'
     o_type = v
     try:
         v = d['function']
@@ -1511,6 +1521,7 @@ def _load_AssistantMessage(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'role'"), None)
     if type(v) is not str or v != 'assistant':
         raise err('const', p + '/role', describe(v) + " is not 'assistant'")
+    v = 'assistant'
     o_role = v
     if not n:  # the required members, nothing else
         o_content = None
@@ -1627,6 +1638,7 @@ def _load_DataSource(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'data':
         raise err('const', p + '/type', describe(v) + " is not 'data'")
+    v = 'data'
     o_type = v
     try:
         v = d['value']
@@ -1660,6 +1672,7 @@ def _load_UrlSource(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'url':
         raise err('const', p + '/type', describe(v) + " is not 'url'")
+    v = 'url'
     o_type = v
     try:
         v = d['value']
@@ -1698,6 +1711,7 @@ def _load_FileSource(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'file':
         raise err('const', p + '/type', describe(v) + " is not 'file'")
+    v = 'file'
     o_type = v
     try:
         v = d['value']
@@ -1745,12 +1759,13 @@ def _load_AudioPart(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'audio':
         raise err('const', p + '/type', describe(v) + " is not 'audio'")
+    v = 'audio'
     o_type = v
     try:
         v = d['source']
     except KeyError:
         raise chained(err('required', p, "missing required property 'source'"), None)
-    if type(v) is dict and (t := v.get('type')).__class__ is str and (fn := _AudioPart_F1_tags.get(t)) is not None:
+    if type(v) is dict and type(t := v.get('type')) is str and (fn := _AudioPart_F1_tags.get(t)) is not None:
         v = fn(v, p + '/source', c)
     else:
         v = _AudioPart_F1(v, p + '/source', c)
@@ -1971,6 +1986,7 @@ def _load_CustomEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'CUSTOM':
         raise err('const', p + '/type', describe(v) + " is not 'CUSTOM'")
+    v = 'CUSTOM'
     o_type = v
     try:
         v = d['name']
@@ -2062,6 +2078,7 @@ def _load_DeveloperMessage(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'role'"), None)
     if type(v) is not str or v != 'developer':
         raise err('const', p + '/role', describe(v) + " is not 'developer'")
+    v = 'developer'
     o_role = v
     try:
         v = d['content']
@@ -2138,12 +2155,13 @@ def _load_DocumentPart(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'document':
         raise err('const', p + '/type', describe(v) + " is not 'document'")
+    v = 'document'
     o_type = v
     try:
         v = d['source']
     except KeyError:
         raise chained(err('required', p, "missing required property 'source'"), None)
-    if type(v) is dict and (t := v.get('type')).__class__ is str and (fn := _DocumentPart_F1_tags.get(t)) is not None:
+    if type(v) is dict and type(t := v.get('type')) is str and (fn := _DocumentPart_F1_tags.get(t)) is not None:
         v = fn(v, p + '/source', c)
     else:
         v = _DocumentPart_F1(v, p + '/source', c)
@@ -2189,12 +2207,13 @@ def _load_ImagePart(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'image':
         raise err('const', p + '/type', describe(v) + " is not 'image'")
+    v = 'image'
     o_type = v
     try:
         v = d['source']
     except KeyError:
         raise chained(err('required', p, "missing required property 'source'"), None)
-    if type(v) is dict and (t := v.get('type')).__class__ is str and (fn := _ImagePart_F1_tags.get(t)) is not None:
+    if type(v) is dict and type(t := v.get('type')) is str and (fn := _ImagePart_F1_tags.get(t)) is not None:
         v = fn(v, p + '/source', c)
     else:
         v = _ImagePart_F1(v, p + '/source', c)
@@ -2342,6 +2361,7 @@ def _load_SystemMessage(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'role'"), None)
     if type(v) is not str or v != 'system':
         raise err('const', p + '/role', describe(v) + " is not 'system'")
+    v = 'system'
     o_role = v
     try:
         v = d['content']
@@ -2418,6 +2438,7 @@ def _load_TextPart(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'text':
         raise err('const', p + '/type', describe(v) + " is not 'text'")
+    v = 'text'
     o_type = v
     try:
         v = d['text']
@@ -2467,12 +2488,13 @@ def _load_VideoPart(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'video':
         raise err('const', p + '/type', describe(v) + " is not 'video'")
+    v = 'video'
     o_type = v
     try:
         v = d['source']
     except KeyError:
         raise chained(err('required', p, "missing required property 'source'"), None)
-    if type(v) is dict and (t := v.get('type')).__class__ is str and (fn := _VideoPart_F1_tags.get(t)) is not None:
+    if type(v) is dict and type(t := v.get('type')) is str and (fn := _VideoPart_F1_tags.get(t)) is not None:
         v = fn(v, p + '/source', c)
     else:
         v = _VideoPart_F1(v, p + '/source', c)
@@ -2529,6 +2551,7 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'role'"), None)
     if type(v) is not str or v != 'user':
         raise err('const', p + '/role', describe(v) + " is not 'user'")
+    v = 'user'
     o_role = v
     try:
         v = d['content']
@@ -2616,6 +2639,7 @@ def _load_ToolMessage(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'role'"), None)
     if type(v) is not str or v != 'tool':
         raise err('const', p + '/role', describe(v) + " is not 'tool'")
+    v = 'tool'
     o_role = v
     try:
         v = d['content']
@@ -2708,6 +2732,7 @@ def _load_ReasoningMessage(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'role'"), None)
     if type(v) is not str or v != 'reasoning':
         raise err('const', p + '/role', describe(v) + " is not 'reasoning'")
+    v = 'reasoning'
     o_role = v
     try:
         v = d['content']
@@ -2776,6 +2801,7 @@ def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'MESSAGES_SNAPSHOT':
         raise err('const', p + '/type', describe(v) + " is not 'MESSAGES_SNAPSHOT'")
+    v = 'MESSAGES_SNAPSHOT'
     o_type = v
     try:
         v = d['messages']
@@ -2785,7 +2811,7 @@ def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         q = p + '/messages'
         w = []
         for i, x in enumerate(v):
-            if type(x) is dict and (t := x.get('role')).__class__ is str and (fn := _MessagesSnapshotEvent_F1_tags.get(t)) is not None:
+            if type(x) is dict and type(t := x.get('role')) is str and (fn := _MessagesSnapshotEvent_F1_tags.get(t)) is not None:
                 w.append(fn(x, f'{q}/{i}', c))
             else:
                 w.append(_MessagesSnapshotEvent_F1_each(x, f'{q}/{i}', c))
@@ -2852,6 +2878,7 @@ def _load_RawEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'RAW':
         raise err('const', p + '/type', describe(v) + " is not 'RAW'")
+    v = 'RAW'
     o_type = v
     try:
         v = d['event']
@@ -2939,6 +2966,7 @@ def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'REASONING_ENCRYPTED_VALUE':
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_ENCRYPTED_VALUE'")
+    v = 'REASONING_ENCRYPTED_VALUE'
     o_type = v
     try:
         v = d['subtype']
@@ -3036,6 +3064,7 @@ def _load_ReasoningEndEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'REASONING_END':
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_END'")
+    v = 'REASONING_END'
     o_type = v
     try:
         v = d['messageId']
@@ -3112,6 +3141,7 @@ def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'REASONING_MESSAGE_CHUNK':
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_MESSAGE_CHUNK'")
+    v = 'REASONING_MESSAGE_CHUNK'
     o_type = v
     if not n:  # the required members, nothing else
         o_message_id = None
@@ -3199,6 +3229,7 @@ def _load_ReasoningMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'REASONING_MESSAGE_CONTENT':
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_MESSAGE_CONTENT'")
+    v = 'REASONING_MESSAGE_CONTENT'
     o_type = v
     try:
         v = d['messageId']
@@ -3281,6 +3312,7 @@ def _load_ReasoningMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'REASONING_MESSAGE_END':
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_MESSAGE_END'")
+    v = 'REASONING_MESSAGE_END'
     o_type = v
     try:
         v = d['messageId']
@@ -3357,6 +3389,7 @@ def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'REASONING_MESSAGE_START':
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_MESSAGE_START'")
+    v = 'REASONING_MESSAGE_START'
     o_type = v
     try:
         v = d['messageId']
@@ -3371,6 +3404,7 @@ def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'role'"), None)
     if type(v) is not str or v != 'reasoning':
         raise err('const', p + '/role', describe(v) + " is not 'reasoning'")
+    v = 'reasoning'
     o_role = v
     if not n:  # the required members, nothing else
         o_timestamp = None
@@ -3439,6 +3473,7 @@ def _load_ReasoningStartEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'REASONING_START':
         raise err('const', p + '/type', describe(v) + " is not 'REASONING_START'")
+    v = 'REASONING_START'
     o_type = v
     try:
         v = d['messageId']
@@ -3584,7 +3619,7 @@ def _load_RunAgentInput(d: Any, p: str, c: _Context) -> Any:
         q = p + '/messages'
         w = []
         for i, x in enumerate(v):
-            if type(x) is dict and (t := x.get('role')).__class__ is str and (fn := _RunAgentInput_F2_tags.get(t)) is not None:
+            if type(x) is dict and type(t := x.get('role')) is str and (fn := _RunAgentInput_F2_tags.get(t)) is not None:
                 w.append(fn(x, f'{q}/{i}', c))
             else:
                 w.append(_RunAgentInput_F2_each(x, f'{q}/{i}', c))
@@ -3807,6 +3842,7 @@ def _load_RunErrorEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'RUN_ERROR':
         raise err('const', p + '/type', describe(v) + " is not 'RUN_ERROR'")
+    v = 'RUN_ERROR'
     o_type = v
     try:
         v = d['message']
@@ -3889,6 +3925,7 @@ def _load_RunFinishedCancelledOutcome(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'cancelled':
         raise err('const', p + '/type', describe(v) + " is not 'cancelled'")
+    v = 'cancelled'
     o_type = v
     if n:
         unknown(d, p, c, _RunFinishedCancelledOutcome_KNOWN)
@@ -3907,6 +3944,7 @@ def _load_RunFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'success':
         raise err('const', p + '/type', describe(v) + " is not 'success'")
+    v = 'success'
     o_type = v
     if not n:  # the required members, nothing else
         o_pending_tool_call_ids = None
@@ -3939,6 +3977,7 @@ def _load_RunFinishedInterruptOutcome(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'interrupt':
         raise err('const', p + '/type', describe(v) + " is not 'interrupt'")
+    v = 'interrupt'
     o_type = v
     try:
         v = d['interrupts']
@@ -3971,6 +4010,7 @@ def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'RUN_FINISHED':
         raise err('const', p + '/type', describe(v) + " is not 'RUN_FINISHED'")
+    v = 'RUN_FINISHED'
     o_type = v
     try:
         v = d['threadId']
@@ -4010,7 +4050,7 @@ def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         v = d['outcome']
         n -= 1
         try:
-            if type(v) is dict and (t := v.get('type')).__class__ is str and (fn := _RunFinishedEvent_F4_tags.get(t)) is not None:
+            if type(v) is dict and type(t := v.get('type')) is str and (fn := _RunFinishedEvent_F4_tags.get(t)) is not None:
                 v = fn(v, p + '/outcome', c)
             else:
                 v = _RunFinishedEvent_F4(v, p + '/outcome', c)
@@ -4085,6 +4125,7 @@ def _load_RunStartedEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'RUN_STARTED':
         raise err('const', p + '/type', describe(v) + " is not 'RUN_STARTED'")
+    v = 'RUN_STARTED'
     o_type = v
     try:
         v = d['threadId']
@@ -4188,6 +4229,7 @@ def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'STATE_DELTA':
         raise err('const', p + '/type', describe(v) + " is not 'STATE_DELTA'")
+    v = 'STATE_DELTA'
     o_type = v
     try:
         v = d['delta']
@@ -4197,7 +4239,7 @@ def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
         q = p + '/delta'
         w = []
         for i, x in enumerate(v):
-            if type(x) is dict and (t := x.get('op')).__class__ is str and (fn := _StateDeltaEvent_F1_tags.get(t)) is not None:
+            if type(x) is dict and type(t := x.get('op')) is str and (fn := _StateDeltaEvent_F1_tags.get(t)) is not None:
                 w.append(fn(x, f'{q}/{i}', c))
             else:
                 w.append(_StateDeltaEvent_F1_each(x, f'{q}/{i}', c))
@@ -4272,6 +4314,7 @@ def _load_StateSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'STATE_SNAPSHOT':
         raise err('const', p + '/type', describe(v) + " is not 'STATE_SNAPSHOT'")
+    v = 'STATE_SNAPSHOT'
     o_type = v
     try:
         v = d['snapshot']
@@ -4347,6 +4390,7 @@ def _load_StepFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'STEP_FINISHED':
         raise err('const', p + '/type', describe(v) + " is not 'STEP_FINISHED'")
+    v = 'STEP_FINISHED'
     o_type = v
     try:
         v = d['stepName']
@@ -4422,6 +4466,7 @@ def _load_StepStartedEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'STEP_STARTED':
         raise err('const', p + '/type', describe(v) + " is not 'STEP_STARTED'")
+    v = 'STEP_STARTED'
     o_type = v
     try:
         v = d['stepName']
@@ -4498,6 +4543,7 @@ def _load_SubagentErrorEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'SUBAGENT_ERROR':
         raise err('const', p + '/type', describe(v) + " is not 'SUBAGENT_ERROR'")
+    v = 'SUBAGENT_ERROR'
     o_type = v
     try:
         v = d['subagentRunId']
@@ -4575,6 +4621,7 @@ def _load_SubagentFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'success':
         raise err('const', p + '/type', describe(v) + " is not 'success'")
+    v = 'success'
     o_type = v
     if n:
         unknown(d, p, c, _SubagentFinishedSuccessOutcome_KNOWN)
@@ -4593,6 +4640,7 @@ def _load_SubagentFinishedSuspendedOutcome(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'suspended':
         raise err('const', p + '/type', describe(v) + " is not 'suspended'")
+    v = 'suspended'
     o_type = v
     if not n:  # the required members, nothing else
         o_interrupt_ids = None
@@ -4630,6 +4678,7 @@ def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'SUBAGENT_FINISHED':
         raise err('const', p + '/type', describe(v) + " is not 'SUBAGENT_FINISHED'")
+    v = 'SUBAGENT_FINISHED'
     o_type = v
     try:
         v = d['subagentRunId']
@@ -4661,7 +4710,7 @@ def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
         v = d['outcome']
         n -= 1
         try:
-            if type(v) is dict and (t := v.get('type')).__class__ is str and (fn := _SubagentFinishedEvent_F3_tags.get(t)) is not None:
+            if type(v) is dict and type(t := v.get('type')) is str and (fn := _SubagentFinishedEvent_F3_tags.get(t)) is not None:
                 v = fn(v, p + '/outcome', c)
             else:
                 v = _SubagentFinishedEvent_F3(v, p + '/outcome', c)
@@ -4726,6 +4775,7 @@ def _load_SubagentStartedEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'SUBAGENT_STARTED':
         raise err('const', p + '/type', describe(v) + " is not 'SUBAGENT_STARTED'")
+    v = 'SUBAGENT_STARTED'
     o_type = v
     try:
         v = d['subagentRunId']
@@ -4838,6 +4888,7 @@ def _load_TextMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'TEXT_MESSAGE_CHUNK':
         raise err('const', p + '/type', describe(v) + " is not 'TEXT_MESSAGE_CHUNK'")
+    v = 'TEXT_MESSAGE_CHUNK'
     o_type = v
     if not n:  # the required members, nothing else
         o_message_id = None
@@ -4946,6 +4997,7 @@ def _load_TextMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'TEXT_MESSAGE_CONTENT':
         raise err('const', p + '/type', describe(v) + " is not 'TEXT_MESSAGE_CONTENT'")
+    v = 'TEXT_MESSAGE_CONTENT'
     o_type = v
     try:
         v = d['messageId']
@@ -5028,6 +5080,7 @@ def _load_TextMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'TEXT_MESSAGE_END':
         raise err('const', p + '/type', describe(v) + " is not 'TEXT_MESSAGE_END'")
+    v = 'TEXT_MESSAGE_END'
     o_type = v
     try:
         v = d['messageId']
@@ -5105,6 +5158,7 @@ def _load_TextMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'TEXT_MESSAGE_START':
         raise err('const', p + '/type', describe(v) + " is not 'TEXT_MESSAGE_START'")
+    v = 'TEXT_MESSAGE_START'
     o_type = v
     try:
         v = d['messageId']
@@ -5202,6 +5256,7 @@ def _load_ToolCallArgsEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'TOOL_CALL_ARGS':
         raise err('const', p + '/type', describe(v) + " is not 'TOOL_CALL_ARGS'")
+    v = 'TOOL_CALL_ARGS'
     o_type = v
     try:
         v = d['toolCallId']
@@ -5287,6 +5342,7 @@ def _load_ToolCallChunkEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'TOOL_CALL_CHUNK':
         raise err('const', p + '/type', describe(v) + " is not 'TOOL_CALL_CHUNK'")
+    v = 'TOOL_CALL_CHUNK'
     o_type = v
     if not n:  # the required members, nothing else
         o_tool_call_id = None
@@ -5391,6 +5447,7 @@ def _load_ToolCallEndEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'TOOL_CALL_END':
         raise err('const', p + '/type', describe(v) + " is not 'TOOL_CALL_END'")
+    v = 'TOOL_CALL_END'
     o_type = v
     try:
         v = d['toolCallId']
@@ -5469,6 +5526,7 @@ def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'TOOL_CALL_RESULT':
         raise err('const', p + '/type', describe(v) + " is not 'TOOL_CALL_RESULT'")
+    v = 'TOOL_CALL_RESULT'
     o_type = v
     try:
         v = d['messageId']
@@ -5504,6 +5562,7 @@ def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
         n -= 1
         if type(v) is not str or v != 'tool':
             raise err('const', p + '/role', describe(v) + " is not 'tool'")
+        v = 'tool'
         o_role = v
     if not n or 'timestamp' not in d:
         o_timestamp = None
@@ -5568,6 +5627,7 @@ def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
         raise chained(err('required', p, "missing required property 'type'"), None)
     if type(v) is not str or v != 'TOOL_CALL_START':
         raise err('const', p + '/type', describe(v) + " is not 'TOOL_CALL_START'")
+    v = 'TOOL_CALL_START'
     o_type = v
     try:
         v = d['toolCallId']
@@ -5646,9 +5706,11 @@ def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
 def _dump_checked_AddOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if type(v) is not str or v != 'add':
         raise err('const', '', describe(v) + " is not 'add'")
-    d['op'] = v
+    v = 'add'
+    d['op'] = w
     v = o.path
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -5672,9 +5734,11 @@ def _dump_checked_AddOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_RemoveOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if type(v) is not str or v != 'remove':
         raise err('const', '', describe(v) + " is not 'remove'")
-    d['op'] = v
+    v = 'remove'
+    d['op'] = w
     v = o.path
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -5694,9 +5758,11 @@ def _dump_checked_RemoveOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ReplaceOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if type(v) is not str or v != 'replace':
         raise err('const', '', describe(v) + " is not 'replace'")
-    d['op'] = v
+    v = 'replace'
+    d['op'] = w
     v = o.path
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -5720,9 +5786,11 @@ def _dump_checked_ReplaceOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_MoveOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if type(v) is not str or v != 'move':
         raise err('const', '', describe(v) + " is not 'move'")
-    d['op'] = v
+    v = 'move'
+    d['op'] = w
     v = o.from_
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -5748,9 +5816,11 @@ def _dump_checked_MoveOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_CopyOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if type(v) is not str or v != 'copy':
         raise err('const', '', describe(v) + " is not 'copy'")
-    d['op'] = v
+    v = 'copy'
+    d['op'] = w
     v = o.from_
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -5776,9 +5846,11 @@ def _dump_checked_CopyOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_TestOperation(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
+    w = v
     if type(v) is not str or v != 'test':
         raise err('const', '', describe(v) + " is not 'test'")
-    d['op'] = v
+    v = 'test'
+    d['op'] = w
     v = o.path
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -5802,9 +5874,11 @@ def _dump_checked_TestOperation(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ActivityDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'ACTIVITY_DELTA':
         raise err('const', '', describe(v) + " is not 'ACTIVITY_DELTA'")
-    d['type'] = v
+    v = 'ACTIVITY_DELTA'
+    d['type'] = w
     v = o.message_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -5864,9 +5938,11 @@ def _dump_checked_ActivityMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if type(v) is not str or v != 'activity':
         raise err('const', '', describe(v) + " is not 'activity'")
-    d['role'] = v
+    v = 'activity'
+    d['role'] = w
     v = o.activity_type
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -5895,9 +5971,11 @@ def _dump_checked_ActivityMessage(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ActivitySnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'ACTIVITY_SNAPSHOT':
         raise err('const', '', describe(v) + " is not 'ACTIVITY_SNAPSHOT'")
-    d['type'] = v
+    v = 'ACTIVITY_SNAPSHOT'
+    d['type'] = w
     v = o.message_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -6396,9 +6474,11 @@ def _dump_checked_ToolCall(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.type
+    w = v
     if type(v) is not str or v != 'function':
         raise err('const', '', describe(v) + " is not 'function'")
-    d['type'] = v
+    v = 'function'
+    d['type'] = w
     v = o.function
     if type(v) is not _FunctionCall_cls:
         raise SlowPath
@@ -6430,9 +6510,11 @@ def _dump_checked_AssistantMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if type(v) is not str or v != 'assistant':
         raise err('const', '', describe(v) + " is not 'assistant'")
-    d['role'] = v
+    v = 'assistant'
+    d['role'] = w
     v = o.content
     if v is not None:
         if type(v) is not str:
@@ -6499,9 +6581,11 @@ def _dump_checked_Attributable(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_DataSource(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'data':
         raise err('const', '', describe(v) + " is not 'data'")
-    d['type'] = v
+    v = 'data'
+    d['type'] = w
     v = o.value
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -6516,9 +6600,11 @@ def _dump_checked_DataSource(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_UrlSource(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'url':
         raise err('const', '', describe(v) + " is not 'url'")
-    d['type'] = v
+    v = 'url'
+    d['type'] = w
     v = o.value
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -6534,9 +6620,11 @@ def _dump_checked_UrlSource(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_FileSource(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'file':
         raise err('const', '', describe(v) + " is not 'file'")
-    d['type'] = v
+    v = 'file'
+    d['type'] = w
     v = o.value
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -6557,9 +6645,11 @@ def _dump_checked_FileSource(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_AudioPart(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'audio':
         raise err('const', '', describe(v) + " is not 'audio'")
-    d['type'] = v
+    v = 'audio'
+    d['type'] = w
     v = o.source
     f0 = _AudioPart_F1_classes0.get(type(v))
     if f0 is not None:
@@ -6684,9 +6774,11 @@ def _dump_checked_Context(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_CustomEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'CUSTOM':
         raise err('const', '', describe(v) + " is not 'CUSTOM'")
-    d['type'] = v
+    v = 'CUSTOM'
+    d['type'] = w
     v = o.name
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -6734,9 +6826,11 @@ def _dump_checked_DeveloperMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if type(v) is not str or v != 'developer':
         raise err('const', '', describe(v) + " is not 'developer'")
-    d['role'] = v
+    v = 'developer'
+    d['role'] = w
     v = o.content
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -6774,9 +6868,11 @@ def _dump_checked_DeveloperMessage(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_DocumentPart(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'document':
         raise err('const', '', describe(v) + " is not 'document'")
-    d['type'] = v
+    v = 'document'
+    d['type'] = w
     v = o.source
     f0 = _DocumentPart_F1_classes0.get(type(v))
     if f0 is not None:
@@ -6801,9 +6897,11 @@ def _dump_checked_DocumentPart(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ImagePart(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'image':
         raise err('const', '', describe(v) + " is not 'image'")
-    d['type'] = v
+    v = 'image'
+    d['type'] = w
     v = o.source
     f0 = _ImagePart_F1_classes0.get(type(v))
     if f0 is not None:
@@ -6879,9 +6977,11 @@ def _dump_checked_SystemMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if type(v) is not str or v != 'system':
         raise err('const', '', describe(v) + " is not 'system'")
-    d['role'] = v
+    v = 'system'
+    d['role'] = w
     v = o.content
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -6919,9 +7019,11 @@ def _dump_checked_SystemMessage(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_TextPart(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'text':
         raise err('const', '', describe(v) + " is not 'text'")
-    d['type'] = v
+    v = 'text'
+    d['type'] = w
     v = o.text
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -6944,9 +7046,11 @@ def _dump_checked_TextPart(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_VideoPart(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'video':
         raise err('const', '', describe(v) + " is not 'video'")
-    d['type'] = v
+    v = 'video'
+    d['type'] = w
     v = o.source
     f0 = _VideoPart_F1_classes0.get(type(v))
     if f0 is not None:
@@ -6975,9 +7079,11 @@ def _dump_checked_UserMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if type(v) is not str or v != 'user':
         raise err('const', '', describe(v) + " is not 'user'")
-    d['role'] = v
+    v = 'user'
+    d['role'] = w
     v = o.content
     if type(v) is list:
         l1 = []
@@ -7031,9 +7137,11 @@ def _dump_checked_ToolMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if type(v) is not str or v != 'tool':
         raise err('const', '', describe(v) + " is not 'tool'")
-    d['role'] = v
+    v = 'tool'
+    d['role'] = w
     v = o.content
     if type(v) is list:
         l1 = []
@@ -7091,9 +7199,11 @@ def _dump_checked_ReasoningMessage(o: Any, c: _Context) -> dict[str, Any]:
         raise type_error('string', v, '')
     d['id'] = v
     v = o.role
+    w = v
     if type(v) is not str or v != 'reasoning':
         raise err('const', '', describe(v) + " is not 'reasoning'")
-    d['role'] = v
+    v = 'reasoning'
+    d['role'] = w
     v = o.content
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -7126,9 +7236,11 @@ def _dump_checked_ReasoningMessage(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_MessagesSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'MESSAGES_SNAPSHOT':
         raise err('const', '', describe(v) + " is not 'MESSAGES_SNAPSHOT'")
-    d['type'] = v
+    v = 'MESSAGES_SNAPSHOT'
+    d['type'] = w
     v = o.messages
     if type(v) is not list:
         raise SlowPath
@@ -7171,9 +7283,11 @@ def _dump_checked_MessagesSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_RawEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'RAW':
         raise err('const', '', describe(v) + " is not 'RAW'")
-    d['type'] = v
+    v = 'RAW'
+    d['type'] = w
     v = o.event
     if c.deep is not None and (type(v) is dict or type(v) is list):
         c.deep(v, '')
@@ -7218,9 +7332,11 @@ def _dump_checked_RawEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ReasoningEncryptedValueEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'REASONING_ENCRYPTED_VALUE':
         raise err('const', '', describe(v) + " is not 'REASONING_ENCRYPTED_VALUE'")
-    d['type'] = v
+    v = 'REASONING_ENCRYPTED_VALUE'
+    d['type'] = w
     v = o.subtype
     w = v
     v = _ReasoningEncryptedValueEvent_F1(v, '', c)
@@ -7273,9 +7389,11 @@ def _dump_checked_ReasoningEncryptedValueEvent(o: Any, c: _Context) -> dict[str,
 def _dump_checked_ReasoningEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'REASONING_END':
         raise err('const', '', describe(v) + " is not 'REASONING_END'")
-    d['type'] = v
+    v = 'REASONING_END'
+    d['type'] = w
     v = o.message_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -7315,9 +7433,11 @@ def _dump_checked_ReasoningEndEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ReasoningMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'REASONING_MESSAGE_CHUNK':
         raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_CHUNK'")
-    d['type'] = v
+    v = 'REASONING_MESSAGE_CHUNK'
+    d['type'] = w
     v = o.message_id
     if v is not None:
         if type(v) is not str:
@@ -7363,9 +7483,11 @@ def _dump_checked_ReasoningMessageChunkEvent(o: Any, c: _Context) -> dict[str, A
 def _dump_checked_ReasoningMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'REASONING_MESSAGE_CONTENT':
         raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_CONTENT'")
-    d['type'] = v
+    v = 'REASONING_MESSAGE_CONTENT'
+    d['type'] = w
     v = o.message_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -7409,9 +7531,11 @@ def _dump_checked_ReasoningMessageContentEvent(o: Any, c: _Context) -> dict[str,
 def _dump_checked_ReasoningMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'REASONING_MESSAGE_END':
         raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_END'")
-    d['type'] = v
+    v = 'REASONING_MESSAGE_END'
+    d['type'] = w
     v = o.message_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -7451,17 +7575,21 @@ def _dump_checked_ReasoningMessageEndEvent(o: Any, c: _Context) -> dict[str, Any
 def _dump_checked_ReasoningMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'REASONING_MESSAGE_START':
         raise err('const', '', describe(v) + " is not 'REASONING_MESSAGE_START'")
-    d['type'] = v
+    v = 'REASONING_MESSAGE_START'
+    d['type'] = w
     v = o.message_id
     if type(v) is not str:
         raise type_error('string', v, '')
     d['messageId'] = v
     v = o.role
+    w = v
     if type(v) is not str or v != 'reasoning':
         raise err('const', '', describe(v) + " is not 'reasoning'")
-    d['role'] = v
+    v = 'reasoning'
+    d['role'] = w
     v = o.timestamp
     if v is not None:
         w = v
@@ -7497,9 +7625,11 @@ def _dump_checked_ReasoningMessageStartEvent(o: Any, c: _Context) -> dict[str, A
 def _dump_checked_ReasoningStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'REASONING_START':
         raise err('const', '', describe(v) + " is not 'REASONING_START'")
-    d['type'] = v
+    v = 'REASONING_START'
+    d['type'] = w
     v = o.message_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -7723,9 +7853,11 @@ def _dump_checked_TokenUsage(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_RunErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'RUN_ERROR':
         raise err('const', '', describe(v) + " is not 'RUN_ERROR'")
-    d['type'] = v
+    v = 'RUN_ERROR'
+    d['type'] = w
     v = o.message
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -7776,18 +7908,22 @@ def _dump_checked_RunErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_RunFinishedCancelledOutcome(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'cancelled':
         raise err('const', '', describe(v) + " is not 'cancelled'")
-    d['type'] = v
+    v = 'cancelled'
+    d['type'] = w
     return d
 
 
 def _dump_checked_RunFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'success':
         raise err('const', '', describe(v) + " is not 'success'")
-    d['type'] = v
+    v = 'success'
+    d['type'] = w
     v = o.pending_tool_call_ids
     if v is not None:
         w = v
@@ -7799,9 +7935,11 @@ def _dump_checked_RunFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, An
 def _dump_checked_RunFinishedInterruptOutcome(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'interrupt':
         raise err('const', '', describe(v) + " is not 'interrupt'")
-    d['type'] = v
+    v = 'interrupt'
+    d['type'] = w
     v = o.interrupts
     if type(v) is not list:
         raise SlowPath
@@ -7819,9 +7957,11 @@ def _dump_checked_RunFinishedInterruptOutcome(o: Any, c: _Context) -> dict[str, 
 def _dump_checked_RunFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'RUN_FINISHED':
         raise err('const', '', describe(v) + " is not 'RUN_FINISHED'")
-    d['type'] = v
+    v = 'RUN_FINISHED'
+    d['type'] = w
     v = o.thread_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -7885,9 +8025,11 @@ def _dump_checked_RunFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_RunStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'RUN_STARTED':
         raise err('const', '', describe(v) + " is not 'RUN_STARTED'")
-    d['type'] = v
+    v = 'RUN_STARTED'
+    d['type'] = w
     v = o.thread_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -7941,9 +8083,11 @@ def _dump_checked_RunStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_StateDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'STATE_DELTA':
         raise err('const', '', describe(v) + " is not 'STATE_DELTA'")
-    d['type'] = v
+    v = 'STATE_DELTA'
+    d['type'] = w
     v = o.delta
     if type(v) is not list:
         raise SlowPath
@@ -7991,9 +8135,11 @@ def _dump_checked_StateDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_StateSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'STATE_SNAPSHOT':
         raise err('const', '', describe(v) + " is not 'STATE_SNAPSHOT'")
-    d['type'] = v
+    v = 'STATE_SNAPSHOT'
+    d['type'] = w
     v = o.snapshot
     if c.deep is not None and (type(v) is dict or type(v) is list):
         c.deep(v, '')
@@ -8033,9 +8179,11 @@ def _dump_checked_StateSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_StepFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'STEP_FINISHED':
         raise err('const', '', describe(v) + " is not 'STEP_FINISHED'")
-    d['type'] = v
+    v = 'STEP_FINISHED'
+    d['type'] = w
     v = o.step_name
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8075,9 +8223,11 @@ def _dump_checked_StepFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_StepStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'STEP_STARTED':
         raise err('const', '', describe(v) + " is not 'STEP_STARTED'")
-    d['type'] = v
+    v = 'STEP_STARTED'
+    d['type'] = w
     v = o.step_name
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8117,9 +8267,11 @@ def _dump_checked_StepStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_SubagentErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'SUBAGENT_ERROR':
         raise err('const', '', describe(v) + " is not 'SUBAGENT_ERROR'")
-    d['type'] = v
+    v = 'SUBAGENT_ERROR'
+    d['type'] = w
     v = o.subagent_run_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8163,18 +8315,22 @@ def _dump_checked_SubagentErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_SubagentFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'success':
         raise err('const', '', describe(v) + " is not 'success'")
-    d['type'] = v
+    v = 'success'
+    d['type'] = w
     return d
 
 
 def _dump_checked_SubagentFinishedSuspendedOutcome(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'suspended':
         raise err('const', '', describe(v) + " is not 'suspended'")
-    d['type'] = v
+    v = 'suspended'
+    d['type'] = w
     v = o.interrupt_ids
     if v is not None:
         w = v
@@ -8186,9 +8342,11 @@ def _dump_checked_SubagentFinishedSuspendedOutcome(o: Any, c: _Context) -> dict[
 def _dump_checked_SubagentFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'SUBAGENT_FINISHED':
         raise err('const', '', describe(v) + " is not 'SUBAGENT_FINISHED'")
-    d['type'] = v
+    v = 'SUBAGENT_FINISHED'
+    d['type'] = w
     v = o.subagent_run_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8237,9 +8395,11 @@ def _dump_checked_SubagentFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_SubagentStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'SUBAGENT_STARTED':
         raise err('const', '', describe(v) + " is not 'SUBAGENT_STARTED'")
-    d['type'] = v
+    v = 'SUBAGENT_STARTED'
+    d['type'] = w
     v = o.subagent_run_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8298,9 +8458,11 @@ def _dump_checked_SubagentStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_TextMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'TEXT_MESSAGE_CHUNK':
         raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_CHUNK'")
-    d['type'] = v
+    v = 'TEXT_MESSAGE_CHUNK'
+    d['type'] = w
     v = o.message_id
     if v is not None:
         if type(v) is not str:
@@ -8356,9 +8518,11 @@ def _dump_checked_TextMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_TextMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'TEXT_MESSAGE_CONTENT':
         raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_CONTENT'")
-    d['type'] = v
+    v = 'TEXT_MESSAGE_CONTENT'
+    d['type'] = w
     v = o.message_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8402,9 +8566,11 @@ def _dump_checked_TextMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]
 def _dump_checked_TextMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'TEXT_MESSAGE_END':
         raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_END'")
-    d['type'] = v
+    v = 'TEXT_MESSAGE_END'
+    d['type'] = w
     v = o.message_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8444,9 +8610,11 @@ def _dump_checked_TextMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_TextMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'TEXT_MESSAGE_START':
         raise err('const', '', describe(v) + " is not 'TEXT_MESSAGE_START'")
-    d['type'] = v
+    v = 'TEXT_MESSAGE_START'
+    d['type'] = w
     v = o.message_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8496,9 +8664,11 @@ def _dump_checked_TextMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ToolCallArgsEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'TOOL_CALL_ARGS':
         raise err('const', '', describe(v) + " is not 'TOOL_CALL_ARGS'")
-    d['type'] = v
+    v = 'TOOL_CALL_ARGS'
+    d['type'] = w
     v = o.tool_call_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8542,9 +8712,11 @@ def _dump_checked_ToolCallArgsEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ToolCallChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'TOOL_CALL_CHUNK':
         raise err('const', '', describe(v) + " is not 'TOOL_CALL_CHUNK'")
-    d['type'] = v
+    v = 'TOOL_CALL_CHUNK'
+    d['type'] = w
     v = o.tool_call_id
     if v is not None:
         if type(v) is not str:
@@ -8600,9 +8772,11 @@ def _dump_checked_ToolCallChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ToolCallEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'TOOL_CALL_END':
         raise err('const', '', describe(v) + " is not 'TOOL_CALL_END'")
-    d['type'] = v
+    v = 'TOOL_CALL_END'
+    d['type'] = w
     v = o.tool_call_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8642,9 +8816,11 @@ def _dump_checked_ToolCallEndEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'TOOL_CALL_RESULT':
         raise err('const', '', describe(v) + " is not 'TOOL_CALL_RESULT'")
-    d['type'] = v
+    v = 'TOOL_CALL_RESULT'
+    d['type'] = w
     v = o.message_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8671,9 +8847,11 @@ def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
         d['content'] = v
     v = o.role
     if v is not None:
+        w = v
         if type(v) is not str or v != 'tool':
             raise err('const', '', describe(v) + " is not 'tool'")
-        d['role'] = v
+        v = 'tool'
+        d['role'] = w
     v = o.timestamp
     if v is not None:
         w = v
@@ -8709,9 +8887,11 @@ def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
 def _dump_checked_ToolCallStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
+    w = v
     if type(v) is not str or v != 'TOOL_CALL_START':
         raise err('const', '', describe(v) + " is not 'TOOL_CALL_START'")
-    d['type'] = v
+    v = 'TOOL_CALL_START'
+    d['type'] = w
     v = o.tool_call_id
     if type(v) is not str:
         raise type_error('string', v, '')
@@ -8919,13 +9099,13 @@ _TestOperation_KNOWN: Final = _p._TestOperation_KNOWN
 _ActivityDeltaEvent_cls: Final = _p._ActivityDeltaEvent_cls
 
 
-_ActivityDeltaEvent_F3: Final = _p._ActivityDeltaEvent_F3
+_ActivityDeltaEvent_F3: Final = _L1
 
 
-_ActivityDeltaEvent_F3_tags: Final = _p._ActivityDeltaEvent_F3_tags
+_ActivityDeltaEvent_F3_tags: Final = {'add': _load_AddOperation, 'remove': _load_RemoveOperation, 'replace': _load_ReplaceOperation, 'move': _load_MoveOperation, 'copy': _load_CopyOperation, 'test': _load_TestOperation}
 
 
-_ActivityDeltaEvent_F3_each: Final = _p._ActivityDeltaEvent_F3_each
+_ActivityDeltaEvent_F3_each: Final = _L0
 
 
 _ActivityDeltaEvent_F4_meta: Final[dict[str, Any]] = _p._ActivityDeltaEvent_F4_meta
@@ -8970,7 +9150,7 @@ _Tool_KNOWN: Final = _p._Tool_KNOWN
 _ToolsCapabilities_cls: Final = _p._ToolsCapabilities_cls
 
 
-_ToolsCapabilities_F1: Final = _p._ToolsCapabilities_F1
+_ToolsCapabilities_F1: Final = _L2
 
 
 _ToolsCapabilities_KNOWN: Final = _p._ToolsCapabilities_KNOWN
@@ -8979,7 +9159,7 @@ _ToolsCapabilities_KNOWN: Final = _p._ToolsCapabilities_KNOWN
 _OutputCapabilities_cls: Final = _p._OutputCapabilities_cls
 
 
-_OutputCapabilities_F1: Final = _p._OutputCapabilities_F1
+_OutputCapabilities_F1: Final = _L4
 
 
 _OutputCapabilities_KNOWN: Final = _p._OutputCapabilities_KNOWN
@@ -9000,7 +9180,7 @@ _SubagentInfo_KNOWN: Final = _p._SubagentInfo_KNOWN
 _MultiAgentCapabilities_cls: Final = _p._MultiAgentCapabilities_cls
 
 
-_MultiAgentCapabilities_F3: Final = _p._MultiAgentCapabilities_F3
+_MultiAgentCapabilities_F3: Final = _L5
 
 
 _MultiAgentCapabilities_KNOWN: Final = _p._MultiAgentCapabilities_KNOWN
@@ -9027,10 +9207,10 @@ _MultimodalOutputCapabilities_KNOWN: Final = _p._MultimodalOutputCapabilities_KN
 _MultimodalCapabilities_cls: Final = _p._MultimodalCapabilities_cls
 
 
-_MultimodalCapabilities_F0: Final = _p._MultimodalCapabilities_F0
+_MultimodalCapabilities_F0: Final = _load_MultimodalInputCapabilities
 
 
-_MultimodalCapabilities_F1: Final = _p._MultimodalCapabilities_F1
+_MultimodalCapabilities_F1: Final = _load_MultimodalOutputCapabilities
 
 
 _MultimodalCapabilities_KNOWN: Final = _p._MultimodalCapabilities_KNOWN
@@ -9057,34 +9237,34 @@ _HumanInTheLoopCapabilities_KNOWN: Final = _p._HumanInTheLoopCapabilities_KNOWN
 _AgentCapabilities_cls: Final = _p._AgentCapabilities_cls
 
 
-_AgentCapabilities_F0: Final = _p._AgentCapabilities_F0
+_AgentCapabilities_F0: Final = _load_IdentityCapabilities
 
 
-_AgentCapabilities_F1: Final = _p._AgentCapabilities_F1
+_AgentCapabilities_F1: Final = _load_TransportCapabilities
 
 
-_AgentCapabilities_F2: Final = _p._AgentCapabilities_F2
+_AgentCapabilities_F2: Final = _load_ToolsCapabilities
 
 
-_AgentCapabilities_F3: Final = _p._AgentCapabilities_F3
+_AgentCapabilities_F3: Final = _load_OutputCapabilities
 
 
-_AgentCapabilities_F4: Final = _p._AgentCapabilities_F4
+_AgentCapabilities_F4: Final = _load_StateCapabilities
 
 
-_AgentCapabilities_F5: Final = _p._AgentCapabilities_F5
+_AgentCapabilities_F5: Final = _load_MultiAgentCapabilities
 
 
-_AgentCapabilities_F6: Final = _p._AgentCapabilities_F6
+_AgentCapabilities_F6: Final = _load_ReasoningCapabilities
 
 
-_AgentCapabilities_F7: Final = _p._AgentCapabilities_F7
+_AgentCapabilities_F7: Final = _load_MultimodalCapabilities
 
 
-_AgentCapabilities_F8: Final = _p._AgentCapabilities_F8
+_AgentCapabilities_F8: Final = _load_ExecutionCapabilities
 
 
-_AgentCapabilities_F9: Final = _p._AgentCapabilities_F9
+_AgentCapabilities_F9: Final = _load_HumanInTheLoopCapabilities
 
 
 _AgentCapabilities_KNOWN: Final = _p._AgentCapabilities_KNOWN
@@ -9099,7 +9279,7 @@ _FunctionCall_KNOWN: Final = _p._FunctionCall_KNOWN
 _ToolCall_cls: Final = _p._ToolCall_cls
 
 
-_ToolCall_F2: Final = _p._ToolCall_F2
+_ToolCall_F2: Final = _load_FunctionCall
 
 
 _ToolCall_KNOWN: Final = _p._ToolCall_KNOWN
@@ -9108,7 +9288,7 @@ _ToolCall_KNOWN: Final = _p._ToolCall_KNOWN
 _AssistantMessage_cls: Final = _p._AssistantMessage_cls
 
 
-_AssistantMessage_F3: Final = _p._AssistantMessage_F3
+_AssistantMessage_F3: Final = _L6
 
 
 _AssistantMessage_KNOWN: Final = _p._AssistantMessage_KNOWN
@@ -9141,10 +9321,10 @@ _FileSource_KNOWN: Final = _p._FileSource_KNOWN
 _AudioPart_cls: Final = _p._AudioPart_cls
 
 
-_AudioPart_F1: Final = _p._AudioPart_F1
+_AudioPart_F1: Final = _L7
 
 
-_AudioPart_F1_tags: Final = _p._AudioPart_F1_tags
+_AudioPart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
 
 
 _AudioPart_KNOWN: Final = _p._AudioPart_KNOWN
@@ -9153,7 +9333,7 @@ _AudioPart_KNOWN: Final = _p._AudioPart_KNOWN
 _BaseEvent_cls: Final = _p._BaseEvent_cls
 
 
-_BaseEvent_F0: Final = _p._BaseEvent_F0
+_BaseEvent_F0: Final = _L8
 
 
 _BaseEvent_F1_meta: Final[dict[str, Any]] = _p._BaseEvent_F1_meta
@@ -9192,10 +9372,10 @@ _DeveloperMessage_KNOWN: Final = _p._DeveloperMessage_KNOWN
 _DocumentPart_cls: Final = _p._DocumentPart_cls
 
 
-_DocumentPart_F1: Final = _p._DocumentPart_F1
+_DocumentPart_F1: Final = _L7
 
 
-_DocumentPart_F1_tags: Final = _p._DocumentPart_F1_tags
+_DocumentPart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
 
 
 _DocumentPart_KNOWN: Final = _p._DocumentPart_KNOWN
@@ -9204,10 +9384,10 @@ _DocumentPart_KNOWN: Final = _p._DocumentPart_KNOWN
 _ImagePart_cls: Final = _p._ImagePart_cls
 
 
-_ImagePart_F1: Final = _p._ImagePart_F1
+_ImagePart_F1: Final = _L7
 
 
-_ImagePart_F1_tags: Final = _p._ImagePart_F1_tags
+_ImagePart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
 
 
 _ImagePart_KNOWN: Final = _p._ImagePart_KNOWN
@@ -9234,10 +9414,10 @@ _TextPart_KNOWN: Final = _p._TextPart_KNOWN
 _VideoPart_cls: Final = _p._VideoPart_cls
 
 
-_VideoPart_F1: Final = _p._VideoPart_F1
+_VideoPart_F1: Final = _L7
 
 
-_VideoPart_F1_tags: Final = _p._VideoPart_F1_tags
+_VideoPart_F1_tags: Final = {'data': _load_DataSource, 'url': _load_UrlSource, 'file': _load_FileSource}
 
 
 _VideoPart_KNOWN: Final = _p._VideoPart_KNOWN
@@ -9246,25 +9426,25 @@ _VideoPart_KNOWN: Final = _p._VideoPart_KNOWN
 _UserMessage_cls: Final = _p._UserMessage_cls
 
 
-_UserMessage_F2: Final = _p._UserMessage_F2
+_UserMessage_F2: Final = _L11
 
 
 _UserMessage_KNOWN: Final = _p._UserMessage_KNOWN
 
 
-_UserMessage_F2_plain0: Final = _p._UserMessage_F2_plain0
+_UserMessage_F2_plain0: Final = _L3
 
 
 _ToolMessage_cls: Final = _p._ToolMessage_cls
 
 
-_ToolMessage_F2: Final = _p._ToolMessage_F2
+_ToolMessage_F2: Final = _L11
 
 
 _ToolMessage_KNOWN: Final = _p._ToolMessage_KNOWN
 
 
-_ToolMessage_F2_plain0: Final = _p._ToolMessage_F2_plain0
+_ToolMessage_F2_plain0: Final = _L3
 
 
 _ReasoningMessage_cls: Final = _p._ReasoningMessage_cls
@@ -9276,13 +9456,13 @@ _ReasoningMessage_KNOWN: Final = _p._ReasoningMessage_KNOWN
 _MessagesSnapshotEvent_cls: Final = _p._MessagesSnapshotEvent_cls
 
 
-_MessagesSnapshotEvent_F1: Final = _p._MessagesSnapshotEvent_F1
+_MessagesSnapshotEvent_F1: Final = _L13
 
 
-_MessagesSnapshotEvent_F1_tags: Final = _p._MessagesSnapshotEvent_F1_tags
+_MessagesSnapshotEvent_F1_tags: Final = {'developer': _load_DeveloperMessage, 'system': _load_SystemMessage, 'assistant': _load_AssistantMessage, 'user': _load_UserMessage, 'tool': _load_ToolMessage, 'activity': _load_ActivityMessage, 'reasoning': _load_ReasoningMessage}
 
 
-_MessagesSnapshotEvent_F1_each: Final = _p._MessagesSnapshotEvent_F1_each
+_MessagesSnapshotEvent_F1_each: Final = _L12
 
 
 _MessagesSnapshotEvent_F2_meta: Final[dict[str, Any]] = _p._MessagesSnapshotEvent_F2_meta
@@ -9303,7 +9483,7 @@ _RawEvent_KNOWN: Final = _p._RawEvent_KNOWN
 _ReasoningEncryptedValueEvent_cls: Final = _p._ReasoningEncryptedValueEvent_cls
 
 
-_ReasoningEncryptedValueEvent_F1: Final = _p._ReasoningEncryptedValueEvent_F1
+_ReasoningEncryptedValueEvent_F1: Final = _L14
 
 
 _ReasoningEncryptedValueEvent_F5_meta: Final[dict[str, Any]] = _p._ReasoningEncryptedValueEvent_F5_meta
@@ -9369,7 +9549,7 @@ _ReasoningStartEvent_KNOWN: Final = _p._ReasoningStartEvent_KNOWN
 _ResumeEntry_cls: Final = _p._ResumeEntry_cls
 
 
-_ResumeEntry_F1: Final = _p._ResumeEntry_F1
+_ResumeEntry_F1: Final = _L15
 
 
 _ResumeEntry_KNOWN: Final = _p._ResumeEntry_KNOWN
@@ -9378,22 +9558,22 @@ _ResumeEntry_KNOWN: Final = _p._ResumeEntry_KNOWN
 _RunAgentInput_cls: Final = _p._RunAgentInput_cls
 
 
-_RunAgentInput_F2: Final = _p._RunAgentInput_F2
+_RunAgentInput_F2: Final = _L13
 
 
-_RunAgentInput_F2_tags: Final = _p._RunAgentInput_F2_tags
+_RunAgentInput_F2_tags: Final = {'developer': _load_DeveloperMessage, 'system': _load_SystemMessage, 'assistant': _load_AssistantMessage, 'user': _load_UserMessage, 'tool': _load_ToolMessage, 'activity': _load_ActivityMessage, 'reasoning': _load_ReasoningMessage}
 
 
-_RunAgentInput_F2_each: Final = _p._RunAgentInput_F2_each
+_RunAgentInput_F2_each: Final = _L12
 
 
-_RunAgentInput_F6: Final = _p._RunAgentInput_F6
+_RunAgentInput_F6: Final = _L2
 
 
-_RunAgentInput_F7: Final = _p._RunAgentInput_F7
+_RunAgentInput_F7: Final = _L16
 
 
-_RunAgentInput_F9: Final = _p._RunAgentInput_F9
+_RunAgentInput_F9: Final = _L17
 
 
 _RunAgentInput_KNOWN: Final = _p._RunAgentInput_KNOWN
@@ -9426,7 +9606,7 @@ _TokenUsage_KNOWN: Final = _p._TokenUsage_KNOWN
 _RunErrorEvent_cls: Final = _p._RunErrorEvent_cls
 
 
-_RunErrorEvent_F3: Final = _p._RunErrorEvent_F3
+_RunErrorEvent_F3: Final = _L18
 
 
 _RunErrorEvent_F4_meta: Final[dict[str, Any]] = _p._RunErrorEvent_F4_meta
@@ -9444,7 +9624,7 @@ _RunFinishedCancelledOutcome_KNOWN: Final = _p._RunFinishedCancelledOutcome_KNOW
 _RunFinishedSuccessOutcome_cls: Final = _p._RunFinishedSuccessOutcome_cls
 
 
-_RunFinishedSuccessOutcome_F1: Final = _p._RunFinishedSuccessOutcome_F1
+_RunFinishedSuccessOutcome_F1: Final = _L4
 
 
 _RunFinishedSuccessOutcome_KNOWN: Final = _p._RunFinishedSuccessOutcome_KNOWN
@@ -9453,7 +9633,7 @@ _RunFinishedSuccessOutcome_KNOWN: Final = _p._RunFinishedSuccessOutcome_KNOWN
 _RunFinishedInterruptOutcome_cls: Final = _p._RunFinishedInterruptOutcome_cls
 
 
-_RunFinishedInterruptOutcome_F1: Final = _p._RunFinishedInterruptOutcome_F1
+_RunFinishedInterruptOutcome_F1: Final = _L19
 
 
 _RunFinishedInterruptOutcome_F1_meta: Final[dict[str, Any]] = _p._RunFinishedInterruptOutcome_F1_meta
@@ -9465,13 +9645,13 @@ _RunFinishedInterruptOutcome_KNOWN: Final = _p._RunFinishedInterruptOutcome_KNOW
 _RunFinishedEvent_cls: Final = _p._RunFinishedEvent_cls
 
 
-_RunFinishedEvent_F4: Final = _p._RunFinishedEvent_F4
+_RunFinishedEvent_F4: Final = _L20
 
 
-_RunFinishedEvent_F4_tags: Final = _p._RunFinishedEvent_F4_tags
+_RunFinishedEvent_F4_tags: Final = {'success': _load_RunFinishedSuccessOutcome, 'interrupt': _load_RunFinishedInterruptOutcome, 'cancelled': _load_RunFinishedCancelledOutcome}
 
 
-_RunFinishedEvent_F5: Final = _p._RunFinishedEvent_F5
+_RunFinishedEvent_F5: Final = _L18
 
 
 _RunFinishedEvent_F6_meta: Final[dict[str, Any]] = _p._RunFinishedEvent_F6_meta
@@ -9483,7 +9663,7 @@ _RunFinishedEvent_KNOWN: Final = _p._RunFinishedEvent_KNOWN
 _RunStartedEvent_cls: Final = _p._RunStartedEvent_cls
 
 
-_RunStartedEvent_F5: Final = _p._RunStartedEvent_F5
+_RunStartedEvent_F5: Final = _load_RunAgentInput
 
 
 _RunStartedEvent_F6_meta: Final[dict[str, Any]] = _p._RunStartedEvent_F6_meta
@@ -9495,13 +9675,13 @@ _RunStartedEvent_KNOWN: Final = _p._RunStartedEvent_KNOWN
 _StateDeltaEvent_cls: Final = _p._StateDeltaEvent_cls
 
 
-_StateDeltaEvent_F1: Final = _p._StateDeltaEvent_F1
+_StateDeltaEvent_F1: Final = _L1
 
 
-_StateDeltaEvent_F1_tags: Final = _p._StateDeltaEvent_F1_tags
+_StateDeltaEvent_F1_tags: Final = {'add': _load_AddOperation, 'remove': _load_RemoveOperation, 'replace': _load_ReplaceOperation, 'move': _load_MoveOperation, 'copy': _load_CopyOperation, 'test': _load_TestOperation}
 
 
-_StateDeltaEvent_F1_each: Final = _p._StateDeltaEvent_F1_each
+_StateDeltaEvent_F1_each: Final = _L0
 
 
 _StateDeltaEvent_F2_meta: Final[dict[str, Any]] = _p._StateDeltaEvent_F2_meta
@@ -9555,7 +9735,7 @@ _SubagentFinishedSuccessOutcome_KNOWN: Final = _p._SubagentFinishedSuccessOutcom
 _SubagentFinishedSuspendedOutcome_cls: Final = _p._SubagentFinishedSuspendedOutcome_cls
 
 
-_SubagentFinishedSuspendedOutcome_F1: Final = _p._SubagentFinishedSuspendedOutcome_F1
+_SubagentFinishedSuspendedOutcome_F1: Final = _L4
 
 
 _SubagentFinishedSuspendedOutcome_KNOWN: Final = _p._SubagentFinishedSuspendedOutcome_KNOWN
@@ -9564,10 +9744,10 @@ _SubagentFinishedSuspendedOutcome_KNOWN: Final = _p._SubagentFinishedSuspendedOu
 _SubagentFinishedEvent_cls: Final = _p._SubagentFinishedEvent_cls
 
 
-_SubagentFinishedEvent_F3: Final = _p._SubagentFinishedEvent_F3
+_SubagentFinishedEvent_F3: Final = _L21
 
 
-_SubagentFinishedEvent_F3_tags: Final = _p._SubagentFinishedEvent_F3_tags
+_SubagentFinishedEvent_F3_tags: Final = {'success': _load_SubagentFinishedSuccessOutcome, 'suspended': _load_SubagentFinishedSuspendedOutcome}
 
 
 _SubagentFinishedEvent_F4_meta: Final[dict[str, Any]] = _p._SubagentFinishedEvent_F4_meta
@@ -9588,7 +9768,7 @@ _SubagentStartedEvent_KNOWN: Final = _p._SubagentStartedEvent_KNOWN
 _TextMessageChunkEvent_cls: Final = _p._TextMessageChunkEvent_cls
 
 
-_TextMessageChunkEvent_F2: Final = _p._TextMessageChunkEvent_F2
+_TextMessageChunkEvent_F2: Final = _L22
 
 
 _TextMessageChunkEvent_F5_meta: Final[dict[str, Any]] = _p._TextMessageChunkEvent_F5_meta
@@ -9618,7 +9798,7 @@ _TextMessageEndEvent_KNOWN: Final = _p._TextMessageEndEvent_KNOWN
 _TextMessageStartEvent_cls: Final = _p._TextMessageStartEvent_cls
 
 
-_TextMessageStartEvent_F2: Final = _p._TextMessageStartEvent_F2
+_TextMessageStartEvent_F2: Final = _L22
 
 
 _TextMessageStartEvent_F4_meta: Final[dict[str, Any]] = _p._TextMessageStartEvent_F4_meta
@@ -9657,7 +9837,7 @@ _ToolCallEndEvent_KNOWN: Final = _p._ToolCallEndEvent_KNOWN
 _ToolCallResultEvent_cls: Final = _p._ToolCallResultEvent_cls
 
 
-_ToolCallResultEvent_F3: Final = _p._ToolCallResultEvent_F3
+_ToolCallResultEvent_F3: Final = _L11
 
 
 _ToolCallResultEvent_F5_meta: Final[dict[str, Any]] = _p._ToolCallResultEvent_F5_meta
@@ -9666,7 +9846,7 @@ _ToolCallResultEvent_F5_meta: Final[dict[str, Any]] = _p._ToolCallResultEvent_F5
 _ToolCallResultEvent_KNOWN: Final = _p._ToolCallResultEvent_KNOWN
 
 
-_ToolCallResultEvent_F3_plain0: Final = _p._ToolCallResultEvent_F3_plain0
+_ToolCallResultEvent_F3_plain0: Final = _L3
 
 
 _ToolCallStartEvent_cls: Final = _p._ToolCallStartEvent_cls

@@ -25,7 +25,7 @@ from agentproto.agui._wire import _converter
 
 __all__ = ["Change"]
 
-_MISSING: Any = object()
+_MISSING: Final[Any] = object()
 
 # The wire members the records write, checked against the generated classes: a
 # regeneration that renames one fails here, not in messages that no longer parse.
@@ -230,18 +230,18 @@ def _own_ops(patch: Any) -> list[dict[str, Any]] | None:
 
     Only the members applying needs are kept (extras are open material).
     """
-    if patch.__class__ is not list and not isinstance(patch, (list, tuple)):
+    if type(patch) is not list and not isinstance(patch, (list, tuple)):
         return None
     ops: list[dict[str, Any]] = []
     for op in patch:
-        cls = op.__class__
+        cls = type(op)
         if cls in _VALUE_OPS:
             value = op.value
             ops.append(
                 {
                     "op": op.op,
                     "path": op.path,
-                    "value": value if value.__class__ in _SCALARS else thaw(value),
+                    "value": value if type(value) in _SCALARS else thaw(value),
                 }
             )
         elif cls in _PATH_OPS:

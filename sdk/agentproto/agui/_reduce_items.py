@@ -14,7 +14,7 @@ diagnostic here, not a ``TypeError``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.readonly import thaw
@@ -33,7 +33,7 @@ from agentproto.agui._wire import _converter
 __all__: list[str] = []
 
 # The message families: event type -> (the roles its messages may have, the default role).
-_ROLES: dict[str, tuple[frozenset[str], str]] = {
+_ROLES: Final[dict[str, tuple[frozenset[str], str]]] = {
     kind: (roles, family.defaults["role"])
     for family, roles in ((FAMILIES["text"], TEXT_ROLES), (FAMILIES["reasoning"], REASONING_ROLES))
     for kind in (family.start, *family.continuations)
@@ -133,16 +133,17 @@ class _ItemRules(_Store):
         if entry is None or entry.role not in roles or not entry.start_text():
             return self._no_message(event, entry)
         delta = event.delta
-        if delta.__class__ is not str:
+        if type(delta) is not str:
             return _bad_delta(event, "message.invalid-delta", event.message_id)
         if not commit:
             return _NOTHING
+        metadata = event.metadata
         if delta:
             entry.text.append(delta)  # type: ignore[union-attr]
-        elif not event.metadata:
+        elif not metadata:
             return _NOTHING
-        if event.metadata:
-            entry.metadata = _merge(entry.metadata, event.metadata)
+        if metadata:
+            entry.metadata = _merge(entry.metadata, metadata)
         entry.cached = None
         self._snapshot = None
         return entry.change
@@ -285,7 +286,7 @@ class _ItemRules(_Store):
         if call is None:
             return self._unknown_call(event)
         delta = event.delta
-        if delta.__class__ is not str:
+        if type(delta) is not str:
             return _bad_delta(event, "tool-call.invalid-delta", event.tool_call_id)
         if not commit:
             return _NOTHING

@@ -141,7 +141,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
@@ -178,14 +178,14 @@ from agentproto.agui._verify_rules import _EntityRules
 
 __all__ = ["RunRecord", "RunStatus", "Verifier"]
 
-_TAKER = "Verifier.feed()"
+_TAKER: Final = "Verifier.feed()"
 _Phase: TypeAlias = Literal["idle", "running", "finished", "errored", "failed", "closed"]
 
 # The run lifecycle outside a run: (phase, event type) -> the phase it leads to. Any other
 # pair is a violation (``run.not-started``, ``run.after-finished`` or ``run.after-error``).
 # Inside a run, RUN_FINISHED leads to "finished", RUN_ERROR to "errored" and RUN_STARTED is
 # ``run.nested``; everything else stays "running" under the per-entity rules.
-_TRANSITIONS: dict[tuple[_Phase, str], _Phase] = {
+_TRANSITIONS: Final[dict[tuple[_Phase, str], _Phase]] = {
     ("idle", "RUN_STARTED"): "running",
     ("idle", "RUN_ERROR"): "errored",
     ("finished", "RUN_STARTED"): "running",
@@ -195,7 +195,7 @@ _TRANSITIONS: dict[tuple[_Phase, str], _Phase] = {
 kinds(*(kind for _, kind in _TRANSITIONS))  # generated types, or this fails at import
 
 # A violation after a run ended: phase -> (its code, how the run ended, what may follow).
-_AFTER_RUN: dict[_Phase, tuple[str, str, str]] = {
+_AFTER_RUN: Final[dict[_Phase, tuple[str, str, str]]] = {
     "finished": (
         "run.after-finished",
         "finished with 'RUN_FINISHED'",
@@ -205,7 +205,7 @@ _AFTER_RUN: dict[_Phase, tuple[str, str, str]] = {
 }
 
 # what, besides attributed events, changes an invocation's status (see ._subagents)
-_INVOCATION_EVENTS = SUBAGENT_LIFECYCLE | kinds("RUN_ERROR")
+_INVOCATION_EVENTS: Final = SUBAGENT_LIFECYCLE | kinds("RUN_ERROR")
 
 
 class Verifier(_EntityRules):
@@ -258,18 +258,19 @@ class Verifier(_EntityRules):
             UsageError: the verifier already failed or was closed, or ``event`` is a
                 chunk that was not expanded.
         """
-        rule = _IN_RUN.get(event.__class__)
+        rule = _IN_RUN.get(type(event))
         if rule is None:
             rule = unlisted(event, Verifier._no_rule, code="verify.not-an-event", taker=_TAKER)
         try:
             if self._phase == "running":
                 tag: Owner = None
-                if event.type in ATTRIBUTED:
+                kind = event.type
+                if kind in ATTRIBUTED:
                     tag = event.subagent_run_id  # type: ignore[union-attr]
                     if tag is not None:
                         self._scope.attributed.add(tag)
                 found = rule(self, event)
-                if tag is not None or event.type in _INVOCATION_EVENTS:
+                if tag is not None or kind in _INVOCATION_EVENTS:
                     self._invocations.observe(event, self.runs[-1].run_id)
                 return found
             if rule is Verifier._no_rule and self._phase not in ("failed", "closed"):
@@ -505,7 +506,7 @@ def _check_pending(listed: list[str], scope: _RunScope) -> None:
 
 _Rule = Callable[[Verifier, Any], list[Diagnostic]]
 
-_IN_RUN: dict[type, _Rule] = dispatch_table(
+_IN_RUN: Final[dict[type, _Rule]] = dispatch_table(
     {
         "RUN_STARTED": Verifier._nested,
         "RUN_FINISHED": Verifier._run_finished,
