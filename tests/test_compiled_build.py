@@ -11,6 +11,7 @@ import ast
 import os
 import shutil
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import hatchling.build
@@ -41,17 +42,19 @@ def test_every_listed_module_exists() -> None:
     assert [m for m in compiled_modules() if not _source(m).is_file()] == []
 
 
+def _where_compiled(found: Callable[[ast.AST], bool]) -> list[str]:
+    """``module:line`` of each node of a compiled module's source that ``found`` picks."""
+    places = []
+    for module in compiled_modules():
+        tree = ast.parse(_source(module).read_text(encoding="utf-8"))
+        places += [f"{module}:{node.lineno}" for node in ast.walk(tree) if found(node)]
+    return places
+
+
 def test_compiled_modules_chain_errors_without_raise_from() -> None:
     """mypyc drops the ``from`` of a ``raise``: the compiled modules write
     ``raise chained(error, cause)`` instead, so both builds chain the same way."""
-    found = []
-    for module in compiled_modules():
-        tree = ast.parse(_source(module).read_text(encoding="utf-8"))
-        found += [
-            f"{module}:{node.lineno}"
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Raise) and node.cause is not None
-        ]
+    found = _where_compiled(lambda node: isinstance(node, ast.Raise) and node.cause is not None)
     assert found == [], "use raise chained(error, cause) at " + ", ".join(found)
 
 
@@ -59,14 +62,9 @@ def test_compiled_modules_read_the_class_with_type() -> None:
     """mypyc compiles ``type(x)`` to a pointer read and ``x.__class__`` (on a value not
     of a compiled class) to a generic attribute lookup: the compiled modules write the
     first."""
-    found = []
-    for module in compiled_modules():
-        tree = ast.parse(_source(module).read_text(encoding="utf-8"))
-        found += [
-            f"{module}:{node.lineno}"
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Attribute) and node.attr == "__class__"
-        ]
+    found = _where_compiled(
+        lambda node: isinstance(node, ast.Attribute) and node.attr == "__class__"
+    )
     assert found == [], "use type(x) at " + ", ".join(found)
 
 
