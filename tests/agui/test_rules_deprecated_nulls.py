@@ -10,13 +10,19 @@ from datetime import date
 from typing import Any
 
 import attrs
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentproto import SchemaError
+from agentproto._core.converter import _STRICT, _Context
 from agentproto.agui import Consumer
 from agentproto.agui import _generated as g
 from agentproto.agui._compat import NULL_RETIREMENTS, CompatibilityBoundary
 from agentproto.agui._kinds import EVENT_CLASSES
+from agentproto.agui._wire import _converter
+from tests.strategies import instances
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
@@ -24,6 +30,18 @@ FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
 
 def _codes(consumer: Consumer) -> list[str]:
     return [d.code for d in consumer.diagnostics]
+
+
+def _both_ways(events: list[dict[str, Any]]) -> Consumer:
+    """A consumer fed ``events`` as JSON, after checking that one fed them as SSE bytes
+    (where the decoder loads the common events without the boundary, unless their
+    loader refuses them) delivers and reports the same."""
+    by_json, by_bytes = Consumer(), Consumer()
+    delivered = by_json.feed_all(events)
+    sse = b"".join(b"data: " + orjson.dumps(event) + b"\n\n" for event in events)
+    assert by_bytes.feed_bytes(sse) == delivered
+    assert by_bytes.diagnostics == by_json.diagnostics
+    return by_json
 
 
 @pytest.mark.parametrize(
@@ -38,8 +56,7 @@ def test_a_listed_null_on_run_finished_reads_as_absent_with_one_warning(
     event: dict[str, Any], path: str
 ) -> None:
     """RUN_FINISHED.outcome / result / rawEvent null: the run succeeds, one warning each."""
-    consumer = Consumer(run_input={"threadId": "t", "runId": "r", "messages": []})
-    consumer.feed_all([START, event])
+    consumer = _both_ways([START, event])
     consumer.close()
     assert consumer.verifier.runs[-1].succeeded
     found = [d for d in consumer.diagnostics if d.code == "compat.deprecated-null"]
@@ -48,8 +65,7 @@ def test_a_listed_null_on_run_finished_reads_as_absent_with_one_warning(
 
 def test_tool_call_parent_null_reads_as_absent_for_start_and_chunk() -> None:
     """TOOL_CALL_START / TOOL_CALL_CHUNK parentMessageId null is an absent parent."""
-    consumer = Consumer()
-    consumer.feed_all(
+    consumer = _both_ways(
         [
             START,
             {
@@ -86,8 +102,7 @@ def test_nested_listed_nulls_in_run_started_input_and_snapshots() -> None:
         "forwardedProps": None,
         "resume": [{"interruptId": "i", "status": "cancelled", "payload": None}],
     }
-    consumer = Consumer()
-    consumer.feed_all(
+    consumer = _both_ways(
         [
             {**START, "input": run_input},
             {"type": "MESSAGES_SNAPSHOT", "messages": run_input["messages"]},
@@ -180,3 +195,32 @@ def test_every_row_names_an_optional_field_of_the_generated_schema() -> None:
         for cls in owners:
             field = next(f for f in attrs.fields(cls) if f.metadata.get("wire") == wire)
             assert not field.metadata["required"]
+
+
+def _owners(definition: str | None, wire: str) -> list[type]:
+    if definition is not None:
+        return [getattr(g, definition)]
+    return [
+        c
+        for c in EVENT_CLASSES.values()
+        if any(f.metadata.get("wire") == wire for f in attrs.fields(c))
+    ]
+
+
+ROWS = [
+    (cls, wire) for definition, wire, _ in NULL_RETIREMENTS for cls in _owners(definition, wire)
+]
+
+
+@pytest.mark.parametrize(("cls", "wire"), ROWS, ids=lambda v: getattr(v, "__name__", v))
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_the_schema_refuses_every_retired_null(cls: type, wire: str, data: st.DataObject) -> None:
+    """Each retired null stands where the current schema refuses a null (what lets the
+    decoder load an event of these types without the boundary, and send it there only
+    when its loader refuses it)."""
+    document = _converter.dump(data.draw(instances(cls, g)))
+    document[wire] = None
+    for ctx in (_STRICT, _Context([])):
+        with pytest.raises(SchemaError):
+            _converter.loader(cls)(document, "", ctx)

@@ -336,6 +336,10 @@ class CompatibilityBoundary:
         kinds: the event types :meth:`translate` may change (``None``: every type).
         key: a field any event may carry a retired null in: an event of another
             type that has this key may be changed too (``None``: no such field).
+        nulls_only: the types in ``kinds`` that :meth:`translate` changes only where a
+            retired null stands. The schema refuses a null in each such place (a
+            retirement is a null it no longer allows), so an event of these types that
+            its loader accepts holds none and would pass unchanged.
     """
 
     def __init__(
@@ -357,6 +361,9 @@ class CompatibilityBoundary:
             else frozenset({"RUN_STARTED", *_THINKING, *_NULL_KINDS})
         )
         self.key: str | None = _EVERY_EVENT_FIELDS[0] if _EVERY_EVENT_FIELDS else None
+        self.nulls_only: frozenset[str] = (
+            frozenset() if self.kinds is None else _NULL_KINDS - {"RUN_STARTED", *_THINKING}
+        )
         self._reasoning_span: str | None = None
         self._reasoning_message: str | None = None
         self._counter = 0

@@ -82,9 +82,10 @@ def _deliver(event: Event, found: list[Diagnostic], delivered: list[Event]) -> N
 
 
 def _direct_table(kinds: AbstractSet[str], key: str | None) -> dict[str, _Direct]:
-    """The event types that need nothing before their loader (those not in ``kinds``;
-    see :meth:`EventDecoder._enforce`), each with where an event it accepted can hold a
-    number. The boundary's every-event field ``key`` is in no event taken this way."""
+    """The event types that need nothing before their loader when it accepts them (those
+    not in ``kinds``, the boundary's types less those it changes only where the loader
+    refuses: see :meth:`EventDecoder._enforce`), each with where an event it accepted can
+    hold a number. The boundary's every-event field ``key`` is in no event taken this way."""
     table: dict[str, _Direct] = {}
     for kind, load in EVENT_LOADERS.items():
         if kind not in kinds:
@@ -155,7 +156,9 @@ class EventDecoder:
         self._middleware = tuple(middleware)
         kinds = self._boundary.kinds
         self._direct: dict[str, _Direct] = (
-            {} if self._middleware or kinds is None else _direct_table(kinds, self._key)
+            {}
+            if self._middleware or kinds is None
+            else _direct_table(kinds - self._boundary.nulls_only, self._key)
         )
         self._sse = SSEDecoder(max_event_bytes=max_event_bytes) if transport == "sse" else None
         self._jsonl = (
@@ -365,9 +368,9 @@ class EventDecoder:
         """Stages 2-4 for decoded events, the common ones the short way.
 
         An object whose type is in :attr:`_direct`, without the boundary's every-event field,
-        is loaded by its type's generated loader (no middleware, and the boundary would pass
-        it unchanged); one that loader refuses or reports on takes the general way
-        (:meth:`_general`), which reports the same problem with the event's index. With
+        is loaded by its type's generated loader (no middleware; the boundary would pass on
+        unchanged what that loader accepts); one it refuses or reports on takes the general
+        way (:meth:`_general`), which reports the same problem with the event's index. With
         ``texts`` the values are orjson's (an integer beyond 64 bits made a float): an
         accepted event is looked at where it can hold a number, another wholly.
         """
