@@ -381,9 +381,12 @@ class SSEDecoder:
         """
         if line_sep == "\n" and len(region) <= self._max and text.startswith("data: "):
             # the common stream: every block one `data: ...` line. Split on the block
-            # separator, check that no other line end is left (the joined pieces: one
-            # memchr pass), then build the events without a Python-level loop.
-            datas = text[6:-2].split("\n\ndata: ")
+            # separator, then trim the ends (slicing the text first would copy it all;
+            # one piece may be both ends), check that no other line end is left (the
+            # joined pieces: one memchr pass), then build the events without a loop.
+            datas = text.split("\n\ndata: ")
+            datas[0] = datas[0][6:]
+            datas[-1] = datas[-1][:-2]
             if "\n" not in "".join(datas):
                 raw = None if len(text) == len(region) else region  # sizes from bytes
                 lazy = _DataRegion(datas, raw, base, self._last_id)
@@ -480,16 +483,8 @@ class SSEDecoder:
                 retry = _retry_value(value)
                 if retry is not None:
                     self._retry = retry
-        if data is not None:
-            out.append(
-                SSEEvent(
-                    data="\n".join(data),
-                    event=event_type or None,
-                    id=last_id,
-                    retry=retry,
-                    offset=offset,
-                )
-            )
+        if data is not None:  # the fields in order: data, event, id, retry, offset
+            out.append(SSEEvent("\n".join(data), event_type or None, last_id, retry, offset))
         return last_id
 
 
