@@ -268,6 +268,8 @@ _NULL_KINDS: Final = frozenset(
     if _plan(cls).children or set(_plan(cls).nulls) - set(_EVERY_EVENT_FIELDS)
 )
 assert len(_EVERY_EVENT_FIELDS) <= 1, "CompatibilityBoundary.key holds one field"
+# of those, the types translate changes only there (RUN_STARTED: its version is read too)
+_NULLS_ONLY: Final = _NULL_KINDS - {"RUN_STARTED"}
 
 
 def check_peer_version(declared: object, own: tuple[int, ...], peer: str) -> Diagnostic | None:
@@ -361,9 +363,7 @@ class CompatibilityBoundary:
             else frozenset({"RUN_STARTED", *_THINKING, *_NULL_KINDS})
         )
         self.key: str | None = _EVERY_EVENT_FIELDS[0] if _EVERY_EVENT_FIELDS else None
-        self.nulls_only: frozenset[str] = (
-            frozenset() if self.kinds is None else _NULL_KINDS - {"RUN_STARTED", *_THINKING}
-        )
+        self.nulls_only: frozenset[str] = frozenset() if self.kinds is None else _NULLS_ONLY
         self._reasoning_span: str | None = None
         self._reasoning_message: str | None = None
         self._counter = 0
