@@ -8,7 +8,7 @@ per value instead of a second object graph.
 
 It must never accept what the strict loader would refuse, and it need not accept
 everything the loader would: whatever it cannot vouch for raises
-:class:`~agentproto._core.loaderkit.SlowPath`, and the caller dumps and checks the
+:class:`~agentproto._core.wire.loaders.SlowPath`, and the caller dumps and checks the
 slow way, which gives the verdict and every problem with its location. So:
 
 * a JSON value (a field whose type holds no class) is checked by exactly the lines
@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 import attrs
 
-from agentproto._core.loadersource import loader_fields
-from agentproto._core.wirechecks import _NONE_TYPES, _is_union, _strip_none, _unwrap_annotated
+from agentproto._core.wire.checks import _NONE_TYPES, _is_union, _strip_none, _unwrap_annotated
+from agentproto._core.wire.source import loader_fields
 
 if TYPE_CHECKING:
     from codegen.loaders import LoaderWriter

@@ -1,9 +1,9 @@
 """The sealed loaders module of a generated classes module.
 
-Theory of operation. The wire converter (:mod:`agentproto._core.converter`) knows
+Theory of operation. The wire converter (:mod:`agentproto._core.wire.converter`) knows
 how to load and dump every generated class: it builds class loaders and dumpers
-from source lines (:mod:`agentproto._core.loadersource`) and every other loader
-from a factory call (:mod:`agentproto._core.loaderkit`). :class:`LoaderWriter` is
+from source lines (:mod:`agentproto._core.wire.source`) and every other loader
+from a factory call (:mod:`agentproto._core.wire.loaders`). :class:`LoaderWriter` is
 that converter with its two ways of making a loader turned into writing one: a
 class loader's lines become a function of the module, a factory call becomes an
 assignment, and a reference to a loader becomes its name. The decisions (which
@@ -15,7 +15,7 @@ literal or list alias of the classes module) and its dumpers in ``DUMPERS``; the
 converter starts from those tables. It refuses to be imported beside a classes
 module generated from another schema (``_SCHEMA_SHA256``). With the native loaders
 (below) comes ``NUMBER_MEMBERS``: per class, where a document its loader accepted can
-hold a number (:meth:`~agentproto._core.converter.WireConverter.number_members`), for
+hold a number (:meth:`~agentproto._core.wire.converter.WireConverter.number_members`), for
 the AG-UI decoder's look for integers orjson rounded.
 
 For the compiled build (``hatch_build.py``) a second module can be written, the
@@ -44,10 +44,12 @@ from typing import Any, Literal, get_origin
 
 import attrs
 
-from agentproto._core import describe, errors, loaderkit, unset, wirechecks
-from agentproto._core.converter import _PLAIN_LOADERS, WireConverter
-from agentproto._core.loadersource import class_dumper_lines, class_loader_lines, loader_env
-from agentproto._core.wirechecks import _is_union, _unwrap_annotated
+from agentproto._core import describe, errors, unset
+from agentproto._core.wire import checks as wirechecks
+from agentproto._core.wire import loaders as loaderkit
+from agentproto._core.wire.checks import _is_union, _unwrap_annotated
+from agentproto._core.wire.converter import _PLAIN_LOADERS, WireConverter
+from agentproto._core.wire.source import class_dumper_lines, class_loader_lines, loader_env
 from codegen.checked import checked_dumper_lines, checked_name
 
 __all__ = ["loaders_module_text", "loaders_path", "native_path"]

@@ -19,7 +19,7 @@ import pytest
 
 import hatch_build
 from agentproto._core.errors import DecodeError
-from agentproto._core.jsonutil import loads
+from agentproto._core.json.codec import loads
 from agentproto.agui import EventDecoder
 from tests.benchmarks.builds import ROOT, build_of, compiled_modules
 

@@ -21,7 +21,7 @@ import agentproto.acp
 import agentproto.agui
 import agentproto.agui.asgi
 from agentproto.agui import RunRecord
-from agentproto.agui._chunks import ChunkExpander
+from agentproto.agui._consume.chunks import ChunkExpander
 
 EXPECTED_ALL = {
     "agentproto": [
@@ -258,7 +258,7 @@ def test_exported_exceptions_share_the_root() -> None:
 def test_the_two_parse_messages_are_told_apart() -> None:
     """``agentproto.agui.parse_message`` parses an AG-UI conversation message, and the ACP
     JSON-RPC message parser is public as ``agentproto.acp.parse_jsonrpc_message``."""
-    from agentproto.acp import _jsonrpc
+    from agentproto.acp._protocol import jsonrpc as _jsonrpc
 
     message = agentproto.agui.parse_message({"id": "m", "role": "user", "content": "hi"})
     assert isinstance(message, agentproto.agui.schema.UserMessage)
@@ -407,7 +407,7 @@ def _is_sdk(obj: Any, aliases: set[int]) -> bool:
 
 
 KNOWN_GAPS = {
-    # the compiled-loader plumbing the runtime modules share (agentproto._core.converter):
+    # the compiled-loader plumbing the runtime modules share (agentproto._core.wire.converter):
     # public methods of WireConverter naming its private per-call context; to be made
     # private there rather than exported
     "WireConverter.loader:return: Loader",

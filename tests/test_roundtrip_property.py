@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentproto._core.converter import WireConverter
+from agentproto._core.wire.converter import WireConverter
 from agentproto.acp import _generated_v1, _generated_v2, make_converter, make_v1_converter
 from agentproto.agui import _generated as _generated_agui
 from agentproto.agui import make_converter as make_agui_converter

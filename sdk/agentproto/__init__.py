@@ -10,12 +10,15 @@ and :class:`Diagnostic`, the record of a problem the protocols say to tolerate.
 from typing import TYPE_CHECKING, Any
 
 from agentproto._core import errors as _errors
-from agentproto._core.converter import WireConverter
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import *  # noqa: F403 (the hierarchy: exactly its __all__)
+from agentproto._core.exports import export
+from agentproto._core.wire.converter import WireConverter
 
 __all__ = ["Diagnostic", "WireConverter", "log_diagnostics"]
 __all__ += _errors.__all__
+
+export(__name__, globals(), [name for name in __all__ if name in globals()])
 
 
 __version__: str

@@ -22,14 +22,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentproto import AgentProtoError, SchemaError
-from agentproto._core.converter import _STRICT, python_context
-from agentproto._core.loaderkit import SlowPath
-from agentproto._core.wirechecks import Unrecognised
+from agentproto._core.wire.checks import Unrecognised
+from agentproto._core.wire.converter import _STRICT, python_context
+from agentproto._core.wire.loaders import SlowPath
 from agentproto.agui import _generated as _generated_agui
 from agentproto.agui import _generated_loaders as _loaders_agui
 from agentproto.agui import _generated_native as _native_agui
-from agentproto.agui import _kinds, _wire, encode_event_jsonl, parse_event, schema
+from agentproto.agui import encode_event_jsonl, parse_event, schema
 from agentproto.agui import make_converter as make_agui_converter
+from agentproto.agui._protocol import kinds as _kinds
+from agentproto.agui._protocol import wire as _wire
 from tests.benchmarks.run_generator import generate_run
 from tests.strategies import instances
 from tests.test_roundtrip_property import generated_classes

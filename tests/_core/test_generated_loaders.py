@@ -23,18 +23,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentproto import SchemaError
-from agentproto._core.converter import Unrecognised, WireConverter
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.loaderkit import check_stamp
+from agentproto._core.wire.converter import Unrecognised, WireConverter
+from agentproto._core.wire.loaders import check_stamp
 from agentproto.acp import (
     _generated_loaders_v1,
     _generated_loaders_v2,
     _generated_v1,
     _generated_v2,
 )
-from agentproto.acp import _wire as acp_wire
+from agentproto.acp._protocol import wire as acp_wire
 from agentproto.agui import _generated, _generated_loaders, schema
-from agentproto.agui import _wire as agui_wire
+from agentproto.agui._protocol import wire as agui_wire
 from tests.conftest import mirror_dir
 from tests.strategies import instances
 
@@ -212,7 +212,7 @@ _CONTENT_ITEMS = [
 
 
 def _loaded(load: Any, value: Any, path: str, diagnostics: list[Diagnostic] | None) -> Any:
-    from agentproto._core.wirechecks import _Context
+    from agentproto._core.wire.checks import _Context
 
     try:
         got = load(value, path, _Context(diagnostics))

@@ -1,4 +1,4 @@
-"""Tests of agentproto._core.jsonlines: JSON Lines decoded incrementally."""
+"""Tests of agentproto._core.json.lines: JSON Lines decoded incrementally."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentproto._core import jsonlines
 from agentproto._core.errors import DecodeError, SchemaError, UsageError
-from agentproto._core.jsonlines import JSONLine, JSONLinesDecoder, encode_jsonl
-from agentproto._core.jsonutil import loads
+from agentproto._core.json import lines as jsonlines
+from agentproto._core.json.codec import loads
+from agentproto._core.json.lines import JSONLine, JSONLinesDecoder, encode_jsonl
 from tests.jsonsame import same_json
 from tests.strategies import any_json
 

@@ -1,4 +1,4 @@
-"""Tests of agentproto._core.jsonutil: JSON with depth, UTF-8 and big-integer care."""
+"""Tests of agentproto._core.json.codec: JSON with depth, UTF-8 and big-integer care."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentproto._core import jsonutil
 from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError
-from agentproto._core.jsonutil import (
+from agentproto._core.json import codec as jsonutil
+from agentproto._core.json.codec import (
     DEFAULT_MAX_DEPTH,
     dumps,
     has_digit_run,

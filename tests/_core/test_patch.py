@@ -1,4 +1,4 @@
-"""Tests of agentproto._core.patch: atomic, copy-on-write RFC 6902 JSON Patch."""
+"""Tests of agentproto._core.patch.apply: atomic, copy-on-write RFC 6902 JSON Patch."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from agentproto._core import patch as patch_module
 from agentproto._core.errors import AgentProtoError, PatchError
-from agentproto._core.patch import apply_patch, apply_patch_in_place, make_patch
+from agentproto._core.patch import apply as patch_module
+from agentproto._core.patch.apply import apply_patch, apply_patch_in_place, make_patch
 from agentproto._core.unset import UNSET
 from tests.jsonsame import same_json
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentproto._core.errors import PatchError
-from agentproto._core.patch import (
+from agentproto._core.patch.apply import (
     DEFAULT_PATCH_LIMITS,
     PatchLimits,
     apply_patch,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentproto._core.prefilter import prefilter
+from agentproto._core.wire.prefilter import prefilter
 from agentproto.agui import schema
 
 JSON_POINTER = "^(/([^/~]|~[01])*)*$"

@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from agentproto._core.errors import AgentProtoError
-from agentproto._core.jsonutil import dumps
+from agentproto._core.json.codec import dumps
 from agentproto.acp import SessionState, parse_session_update
 
 IDS = st.sampled_from(["a", "b"])

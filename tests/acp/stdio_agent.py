@@ -17,7 +17,7 @@ from agentproto.acp._generated_v2 import (
     PromptResponse,
     RequestPermissionRequest,
 )
-from agentproto.acp._transports import stdio_streams
+from agentproto.acp._io.transports import stdio_streams
 from agentproto.acp.connection import AgentSideConnection
 
 

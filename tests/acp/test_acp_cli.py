@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
+from agentproto._core.json.codec import DEFAULT_MAX_DEPTH
 from agentproto.cli import main
 from agentproto.cli.acp import example_log, replay_bytes, replay_json
 from tests.acp.acp_updates import update_line as line

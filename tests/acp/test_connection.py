@@ -27,14 +27,14 @@ from agentproto.acp._generated_v2 import (
     SetSessionConfigOptionResponse,
     TextContentBlock,
 )
-from agentproto.acp._rpcerrors import (
+from agentproto.acp._io.transports import MemoryPipe, connect_pair, spawn_agent
+from agentproto.acp._protocol.errors import (
     ConnectionClosedError,
     PeerProtocolError,
     RequestTimeoutError,
     RpcError,
     RpcErrorCode,
 )
-from agentproto.acp._transports import MemoryPipe, connect_pair, spawn_agent
 from agentproto.acp.connection import AgentSideConnection, ClientSideConnection
 from tests.acp.lifecycle_helpers import Lines, other_tasks
 

@@ -16,7 +16,7 @@ from agentproto.acp import (
     parse_session_update,
     schema_v1,
 )
-from agentproto.acp._versions import DEFAULT_PLAN_ID, WHOLE_META_V1
+from agentproto.acp._relay.versions import DEFAULT_PLAN_ID, WHOLE_META_V1
 from tests.acp.acp_updates import tool_update as tool
 
 V1 = make_v1_converter()
@@ -472,7 +472,7 @@ def test_stateless_v1_tool_call_clears_then_sends_the_call() -> None:
 def test_what_both_versions_share_is_read_from_the_generated_classes() -> None:
     """The tool call fields v1 can omit or carry, the v1 upserts and the kinds v1 lacks are
     derived from both generated modules, and match the protocol as published."""
-    from agentproto.acp import _versions
+    from agentproto.acp._relay import versions as _versions
 
     assert _versions._TOOL_CALL_RESET == (
         "name",

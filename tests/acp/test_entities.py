@@ -11,18 +11,12 @@ import pytest
 
 from agentproto import UsageError
 from agentproto._core.unset import UNSET
-from agentproto.acp import (
-    SessionState,
-    ToolCallState,
-    _entities,
-    _session,
-    _store,
-    combine,
-    resync_update,
-    schema,
-)
-from agentproto.acp._entities import BY_UPSERT, KINDS, EntityKind, kind_of, union_members
-from agentproto.acp._rules import TOLERATED, build_rules, upsert_rule
+from agentproto.acp import SessionState, ToolCallState, combine, resync_update, schema
+from agentproto.acp._state import entities as _entities
+from agentproto.acp._state import session as _session
+from agentproto.acp._state import store as _store
+from agentproto.acp._state.entities import BY_UPSERT, KINDS, EntityKind, kind_of, union_members
+from agentproto.acp._state.rules import TOLERATED, build_rules, upsert_rule
 
 
 def extended(cls: type, **added: attrs.Attribute[Any]) -> type:

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentproto._core.errors import DecodeError, SchemaError, UsageError
-from agentproto.acp import _jsonrpc
-from agentproto.acp._jsonrpc import (
+from agentproto.acp._protocol import jsonrpc as _jsonrpc
+from agentproto.acp._protocol.jsonrpc import (
     Message,
     MessageReader,
     Notification,
@@ -713,7 +713,7 @@ def test_big_integers_stay_exact() -> None:
 
 def test_depth_limit_is_the_one_agui_input_has() -> None:
     """The default depth limit is _core's: the limit passes, one more level is refused by name."""
-    from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
+    from agentproto._core.json.codec import DEFAULT_MAX_DEPTH
     from agentproto.agui import Consumer
 
     assert read_messages(_deep_params(DEFAULT_MAX_DEPTH))[0].method == "m"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agentproto.acp import AcpClient, Agent, ClientHandlers, UnstableCalls
-from agentproto.acp._api import AGENT_METHODS, CLIENT_METHODS, is_unstable
-from agentproto.acp._methods import MethodSpec, method_table
+from agentproto.acp._protocol.api import AGENT_METHODS, CLIENT_METHODS, is_unstable
+from agentproto.acp._protocol.methods import MethodSpec, method_table
 
 SPEC = Path(__file__).parents[3] / "shared" / "spec" / "acp" / "v2" / "schema.json"
 # who answers which side's methods in the typed API, besides the tables

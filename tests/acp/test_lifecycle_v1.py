@@ -9,7 +9,7 @@ from typing import Any
 
 from agentproto.acp import AcpClient, Agent, AgentRunner, AgentSession, MemoryPipe
 from agentproto.acp import schema as acp
-from agentproto.acp._negotiation import SUPPORTED_VERSIONS
+from agentproto.acp._rpc.negotiation import SUPPORTED_VERSIONS
 from tests.acp.lifecycle_helpers import ALLOW, REJECT, Answers
 
 

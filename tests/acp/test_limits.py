@@ -148,8 +148,8 @@ def test_permission_request_for_one_session_too_many_is_skipped() -> None:
 
 
 def test_defaults_are_documented_values() -> None:
-    from agentproto.acp._session import DEFAULT_MAX_ENTITIES
-    from agentproto.acp._store import DEFAULT_MAX_SESSIONS
+    from agentproto.acp._state.session import DEFAULT_MAX_ENTITIES
+    from agentproto.acp._state.store import DEFAULT_MAX_SESSIONS
 
     store = SessionStore()
     assert store.max_entities == DEFAULT_MAX_ENTITIES

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from agentproto._core.errors import SchemaError
 from agentproto._core.unset import UNSET, Unset
-from agentproto.acp import _meta
-from agentproto.acp._meta import Meta, apply_meta_update, combine_meta, resync_meta
+from agentproto.acp._state import meta as _meta
+from agentproto.acp._state.meta import Meta, apply_meta_update, combine_meta, resync_meta
 from tests.jsonsame import same_json
 
 Patch = Meta | Unset | None

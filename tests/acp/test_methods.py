@@ -22,17 +22,17 @@ from agentproto.acp._generated_v2 import (
     SetSessionConfigOptionResponse,
     TextContentBlock,
 )
-from agentproto.acp._jsonrpc import Request
-from agentproto.acp._methods import (
+from agentproto.acp._io.transports import connect_pair
+from agentproto.acp._protocol.errors import RpcErrorCode
+from agentproto.acp._protocol.jsonrpc import Request
+from agentproto.acp._protocol.methods import (
     MethodSpec,
     MethodTableError,
     build_method_table,
     classes_of,
     method_table,
 )
-from agentproto.acp._rpc import Endpoint
-from agentproto.acp._rpcerrors import RpcErrorCode
-from agentproto.acp._transports import connect_pair
+from agentproto.acp._rpc.endpoint import Endpoint
 from tests.conftest import mirror_dir
 
 MODULES = {1: _generated_v1, 2: _generated_v2}

@@ -17,7 +17,13 @@ from agentproto.acp._generated_v2 import (
     PromptResponse,
     TextContentBlock,
 )
-from agentproto.acp._rpc import (
+from agentproto.acp._protocol.errors import (
+    ConnectionClosedError,
+    PeerProtocolError,
+    RpcError,
+    RpcErrorCode,
+)
+from agentproto.acp._rpc.endpoint import (
     CancelRequested,
     Endpoint,
     Event,
@@ -25,12 +31,6 @@ from agentproto.acp._rpc import (
     RequestFailed,
     RequestReceived,
     ResponseReceived,
-)
-from agentproto.acp._rpcerrors import (
-    ConnectionClosedError,
-    PeerProtocolError,
-    RpcError,
-    RpcErrorCode,
 )
 
 

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from agentproto import DecodeError, SchemaError, UsageError
-from agentproto._core.jsonutil import dumps
+from agentproto._core.json.codec import dumps
 from agentproto.acp import Notification, Request, Response, SessionStore
 from tests.acp.acp_updates import tool_update as tool
 from tests.acp.acp_updates import update_line as update
@@ -249,7 +249,7 @@ def test_big_integers_in_meta_stay_exact(strict: bool) -> None:
 
 def test_too_deep_line_raises_naming_the_limit_and_the_store_goes_on() -> None:
     """A line past the shared depth limit is a DecodeError naming it; the next line applies."""
-    from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
+    from agentproto._core.json.codec import DEFAULT_MAX_DEPTH
 
     deep: Any = []
     for _ in range(DEFAULT_MAX_DEPTH):
@@ -266,7 +266,7 @@ def test_too_deep_line_raises_naming_the_limit_and_the_store_goes_on() -> None:
 
 def test_a_bug_in_a_rule_is_not_taken_for_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the errors bad input raises send a line down the general path; a TypeError escapes."""
-    from agentproto.acp import _store
+    from agentproto.acp._state import store as _store
 
     loader, _rule = _store._FAST_PATH["tool_call_update"]
 

@@ -24,9 +24,9 @@ from agentproto.acp import (
     schema,
     schema_v1,
 )
-from agentproto.acp._gitpatch import make_patch, read_sections, whole_texts
-from agentproto.acp._versions import V1_KINDS
-from agentproto.acp._versions_content import terminal_text
+from agentproto.acp._relay.content import terminal_text
+from agentproto.acp._relay.gitpatch import make_patch, read_sections, whole_texts
+from agentproto.acp._relay.versions import V1_KINDS
 from tests.acp.acp_updates import updates
 from tests.acp.test_convert_v1_v2 import V1, v1, v2
 

@@ -11,14 +11,14 @@ import httpx
 import pytest
 
 from agentproto.agui import Consumer, Event, aconsume, consume, schema
-from agentproto.agui._encoding import (
+from agentproto.agui._produce.producer import RunProducer
+from agentproto.agui._protocol.encoding import (
     JSONL_CONTENT_TYPE,
     SSE_CONTENT_TYPE,
     encode_event_sse,
     encode_sse_stream,
     stream_headers,
 )
-from agentproto.agui._producer import RunProducer
 from agentproto.agui.asgi import EventStreamResponse, agent_app, run_events
 from agentproto.agui.examples.scripted_agent import app as scripted_app
 from agentproto.agui.examples.scripted_agent import scripted_events

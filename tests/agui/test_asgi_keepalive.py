@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 
 from agentproto import UsageError
 from agentproto.agui import RunProducer, agent_app, agent_route, consume, schema
-from agentproto.agui._keepalive import KEEPALIVE_COMMENT
+from agentproto.agui._serve.keepalive import KEEPALIVE_COMMENT
 from agentproto.agui.asgi import EventStreamResponse
 from tests.agui.live_server import serve
 from tests.agui.test_asgi_limits import BODY, http_scope, then_silence

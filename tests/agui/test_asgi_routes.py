@@ -27,7 +27,7 @@ from agentproto.agui import (
     consume,
     run_input_schema,
 )
-from agentproto.agui._encoding import JSONL_CONTENT_TYPE, SSE_CONTENT_TYPE
+from agentproto.agui._protocol.encoding import JSONL_CONTENT_TYPE, SSE_CONTENT_TYPE
 from tests.agui.live_server import serve
 from tests.readme import run_readme_block
 

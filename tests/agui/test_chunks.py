@@ -9,7 +9,7 @@ import pytest
 
 from agentproto import ProtocolError
 from agentproto.agui import Event, dump_event, parse_event
-from agentproto.agui._chunks import ChunkExpander
+from agentproto.agui._consume.chunks import ChunkExpander
 
 
 def E(type_: str, **fields: Any) -> Event:

@@ -9,7 +9,8 @@ import pytest
 
 from agentproto import AgentProtoError, DecodeError, ProtocolError, SchemaError, UsageError
 from agentproto._core.sse import encode_sse
-from agentproto.agui import Consumer, _decoder
+from agentproto.agui import Consumer
+from agentproto.agui._consume import decoder as _decoder
 from tests.agui.synthetic import FutureEvent
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}

@@ -1,4 +1,4 @@
-"""Tests of agentproto.agui._conversation: the AG-UI reducer and its rules."""
+"""Tests of agentproto.agui._reduce.conversation: the AG-UI reducer and its rules."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from agentproto import AgentProtoError, SchemaError, UsageError
 from agentproto._core.diagnostics import Diagnostic
 from agentproto.agui import _generated, make_converter, parse_event, parse_run_input, schema
-from agentproto.agui._conversation import _RULES, Change, Conversation
-from agentproto.agui._kinds import TEXT_ROLES, dispatch_table, kinds
+from agentproto.agui._protocol.kinds import TEXT_ROLES, dispatch_table, kinds
+from agentproto.agui._reduce.conversation import _RULES, Change, Conversation
 from tests.agui.synthetic import FUTURE_UNION, FutureEvent
 from tests.jsonsame import same_json
 

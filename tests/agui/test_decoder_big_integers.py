@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentproto import AgentProtoError, DecodeError
-from agentproto._core.jsonutil import dumps
+from agentproto._core.json.codec import dumps
 from agentproto.agui import EventDecoder
-from agentproto.agui import _decoder as decoder_module
+from agentproto.agui._consume import decoder as decoder_module
 from agentproto.agui._generated import AddOperation
-from agentproto.agui._wire import EVENT_NUMBER_MEMBERS, _converter
+from agentproto.agui._protocol.wire import EVENT_NUMBER_MEMBERS, _converter
 from tests.benchmarks.builds import build_of
 
 

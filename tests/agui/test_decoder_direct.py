@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from agentproto import DecodeError, SchemaError
-from agentproto._core.jsonutil import dumps, loads
+from agentproto._core.json.codec import dumps, loads
 from agentproto.agui import EventDecoder
-from agentproto.agui import _decoder as decoder_module
+from agentproto.agui._consume import decoder as decoder_module
 
 PLAIN = [
     {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from agentproto.agui import Consumer, Event, schema
-from agentproto.agui._decoder import Transport
-from agentproto.agui._encoding import (
+from agentproto.agui._consume.decoder import Transport
+from agentproto.agui._protocol.encoding import (
     JSONL_CONTENT_TYPE,
     SSE_CONTENT_TYPE,
     encode_event_jsonl,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentproto import SchemaError
-from agentproto._core.problems import MAX_PROBLEMS
+from agentproto._core.wire.problems import MAX_PROBLEMS
 from agentproto.agui import (
     dump_event,
     encode_event_jsonl,

@@ -100,7 +100,7 @@ def test_session_store_keeps_at_most_max_diagnostics() -> None:
 
 def test_default_limit_stops_doubling_growth() -> None:
     """With the defaults, 30 doubling deltas (about 2 KB) leave the state under 250,000 values."""
-    from agentproto._core.patchops import NodeCount
+    from agentproto._core.patch.ops import NodeCount
 
     consumer = Consumer()
     consumer.feed_json(START)

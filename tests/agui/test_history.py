@@ -1,4 +1,4 @@
-"""Tests of agentproto.agui._history and ._compaction: serialization, run lineage, compaction."""
+"""Tests of agentproto.agui._history: serialization, run lineage, compaction."""
 
 from __future__ import annotations
 
@@ -11,16 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentproto import DecodeError, InternalError, ProtocolError, SchemaError, UsageError
-from agentproto.agui import (
-    Compaction,
-    Consumer,
-    History,
-    _compaction,
-    _history,
-    compact_events,
-    dump_event,
-    parse_event,
-)
+from agentproto.agui import Compaction, Consumer, History, compact_events, dump_event, parse_event
+from agentproto.agui._history import compaction as _compaction
+from agentproto.agui._history import history as _history
 from tests.jsonsame import same_json
 from tests.readme import run_readme_block
 
@@ -310,7 +303,7 @@ def test_failing_deltas_are_left_out_of_the_joined_patch() -> None:
 
 def test_joined_patches_respect_the_per_patch_operation_limit() -> None:
     """Joining never makes a patch longer than a consumer accepts: a new one is begun."""
-    from agentproto._core.patchops import DEFAULT_PATCH_LIMITS
+    from agentproto._core.patch.ops import DEFAULT_PATCH_LIMITS
 
     per_delta = DEFAULT_PATCH_LIMITS.max_operations // 2 + 1
     ops = [{"op": "add", "path": "/a", "value": i} for i in range(per_delta)]
@@ -474,7 +467,7 @@ def test_a_malformed_event_is_refused() -> None:
 
 def test_verification_failure_is_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """When the compacted history would replay differently, compaction fails loudly."""
-    from agentproto.agui import _compaction
+    from agentproto.agui._history import compaction as _compaction
 
     def drop_everything(events: Any, reopened: Any) -> list[Any]:
         return []

@@ -11,7 +11,9 @@ import pytest
 from agentproto import AgentProtoError, DecodeError, ProtocolError, SchemaError, UsageError
 from agentproto._core.errors import InternalError
 from agentproto._core.sse import encode_sse
-from agentproto.agui import Consumer, _conversation, _verify, consume, parse_event, parse_run_input
+from agentproto.agui import Consumer, consume, parse_event, parse_run_input
+from agentproto.agui._reduce import conversation as _conversation
+from agentproto.agui._verify import verifier as _verify
 from agentproto.agui.schema import StateDeltaEvent
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}

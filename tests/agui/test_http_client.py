@@ -23,7 +23,7 @@ from agentproto.agui import (
     quirks,
     schema,
 )
-from agentproto.agui._encoding import JSONL_CONTENT_TYPE
+from agentproto.agui._protocol.encoding import JSONL_CONTENT_TYPE
 from agentproto.agui.examples.scripted_agent import app as scripted_app
 from tests.agui.http_peers import RUN_FINISHED, RUN_STARTED, Echo, scripted
 from tests.agui.live_server import recording, serve

@@ -1,10 +1,11 @@
-"""Tests of agentproto.agui._kinds: the event tables read from the generated code."""
+"""Tests of agentproto.agui._protocol.kinds: the event tables read from the generated code."""
 
 from __future__ import annotations
 
 import typing
 
-from agentproto.agui import _kinds, schema
+from agentproto.agui import schema
+from agentproto.agui._protocol import kinds as _kinds
 from tests.agui.synthetic import FutureEvent
 
 

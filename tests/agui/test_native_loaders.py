@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from agentproto._core.converter import _STRICT, _Context, python_context
 from agentproto._core.errors import SchemaError
-from agentproto._core.loaderkit import compiled_module
-from agentproto._core.wirechecks import Unrecognised
+from agentproto._core.wire.checks import Unrecognised
+from agentproto._core.wire.converter import _STRICT, _Context, python_context
+from agentproto._core.wire.loaders import compiled_module
 from agentproto.agui import _generated, _generated_loaders, _generated_native
 from agentproto.agui._generated import Event
-from agentproto.agui._wire import _converter
+from agentproto.agui._protocol.wire import _converter
 from tests.benchmarks.builds import build_of
 from tests.benchmarks.run_generator import generate_run
 

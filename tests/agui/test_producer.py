@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentproto import SchemaError, UsageError
 from agentproto.agui import Consumer, Event, dump_event, schema
-from agentproto.agui._producer import RunProducer
+from agentproto.agui._produce.producer import RunProducer
 from tests.strategies import json_objects, json_values
 
 INPUT: dict[str, Any] = {"threadId": "t", "runId": "r", "messages": []}

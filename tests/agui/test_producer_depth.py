@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from agentproto import AgentProtoError, DecodeError
-from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
-from agentproto._core.patch import apply_patch, make_patch
+from agentproto._core.json.codec import DEFAULT_MAX_DEPTH
+from agentproto._core.patch.apply import apply_patch, make_patch
 from agentproto.agui import Consumer, RunProducer, make_converter
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agentproto._core.jsonutil import dumps
+from agentproto._core.json.codec import dumps
 from agentproto._core.sse import encode_sse
 from agentproto.cli.agui import load_recording, run_replay, run_validate
 from tests.conformance.agui_runner import default_corpora, load_streams, observe
@@ -191,7 +191,7 @@ def test_big_integers_are_exact_in_every_format_and_in_the_output(tmp_path: Path
 @pytest.mark.parametrize("fmt", ["jsonl", "array", "conformance"])
 def test_depth_limit_is_the_same_in_every_format(tmp_path: Path, fmt: str) -> None:
     """An event as deep as the limit replays (and prints whole); one level more is refused."""
-    from agentproto._core.jsonutil import DEFAULT_MAX_DEPTH
+    from agentproto._core.json.codec import DEFAULT_MAX_DEPTH
 
     def encode(snapshot_depth: int) -> bytes:
         events = _snapshot_run(_nested(snapshot_depth))

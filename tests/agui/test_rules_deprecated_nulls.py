@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentproto import SchemaError
-from agentproto._core.converter import _STRICT, _Context
+from agentproto._core.wire.converter import _STRICT, _Context
 from agentproto.agui import Consumer
 from agentproto.agui import _generated as g
-from agentproto.agui._compat import NULL_RETIREMENTS, CompatibilityBoundary
-from agentproto.agui._kinds import EVENT_CLASSES
-from agentproto.agui._wire import _converter
+from agentproto.agui._protocol.compat import NULL_RETIREMENTS, CompatibilityBoundary
+from agentproto.agui._protocol.kinds import EVENT_CLASSES
+from agentproto.agui._protocol.wire import _converter
 from tests.strategies import instances
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from agentproto._core.diagnostics import Diagnostic
-from agentproto.agui._run_input import dump_run_input
+from agentproto.agui._thread.run_input import dump_run_input
 from agentproto.agui.schema import ImagePart, RunAgentInput, TextPart, UrlSource, UserMessage
 
 

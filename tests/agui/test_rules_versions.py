@@ -8,7 +8,7 @@ import pytest
 
 from agentproto import UsageError
 from agentproto.agui import Conversation, RunProducer
-from agentproto.agui._run_input import dump_run_input, next_run_input
+from agentproto.agui._thread.run_input import dump_run_input, next_run_input
 from agentproto.agui.schema import (
     Interrupt,
     RunAgentInput,

@@ -1,4 +1,4 @@
-"""Tests of agentproto.agui._run_input: building, enforcing and dumping the next request."""
+"""Tests of agentproto.agui._thread.run_input: building, enforcing and dumping the next request."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from agentproto import SchemaError
 from agentproto._core.diagnostics import Diagnostic
 from agentproto.agui import make_converter, parse_event, parse_run_input, schema
-from agentproto.agui._conversation import Conversation
-from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
+from agentproto.agui._reduce.conversation import Conversation
+from agentproto.agui._thread.run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
 
 CONVERTER = make_converter()
 

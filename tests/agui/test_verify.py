@@ -14,8 +14,8 @@ import pytest
 from agentproto import ProtocolError, SchemaError, UsageError
 from agentproto._core.diagnostics import Diagnostic
 from agentproto.agui import Event, parse_event, parse_message
-from agentproto.agui._chunks import ChunkExpander
-from agentproto.agui._verify import Verifier
+from agentproto.agui._consume.chunks import ChunkExpander
+from agentproto.agui._verify.verifier import Verifier
 from agentproto.agui.schema import RunFinishedEvent, RunFinishedInterruptOutcome
 from tests.agui.synthetic import FutureEvent
 from tests.conftest import mirror_dir
@@ -982,10 +982,10 @@ def test_conformance_corpora() -> None:
 
 def test_every_error_code_is_documented() -> None:
     """Each code the two stages raise appears in the code table of the _verify docstring."""
-    import agentproto.agui._chunks as chunks_module
-    import agentproto.agui._runs as runs_module
-    import agentproto.agui._verify as verify_module
-    import agentproto.agui._verify_rules as rules_module
+    import agentproto.agui._consume.chunks as chunks_module
+    import agentproto.agui._verify.rules as rules_module
+    import agentproto.agui._verify.runs as runs_module
+    import agentproto.agui._verify.verifier as verify_module
 
     def source(module: Any) -> str:  # the .py file, also beside a compiled module's extension
         name = module.__name__.rpartition(".")[2]
@@ -1023,6 +1023,6 @@ def test_feeding_something_that_is_not_an_event_is_a_usage_error() -> None:
 
 def test_the_in_run_rules_cover_every_generated_event_class() -> None:
     """The verifier's dispatch table is built from the generated Event union."""
-    from agentproto.agui._verify import _IN_RUN
+    from agentproto.agui._verify.verifier import _IN_RUN
 
     assert set(_IN_RUN) == set(typing.get_args(Event))

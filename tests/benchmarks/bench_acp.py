@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agentproto.acp import SessionStore, V2ToV1Adapter, parse_session_update
-from agentproto.acp._wire import make_v1_converter
+from agentproto.acp._protocol.wire import make_v1_converter
 
 if TYPE_CHECKING:
     from tests.benchmarks.bench import Figure, Workload

@@ -15,11 +15,11 @@ Theory of operation. A stream file holds ``stream`` (raw events), optionally ``i
 ``expect`` (the outcome any client must show; the format is the corpus README's).
 For each stream the runner
 
-1. builds the request the client sends (:func:`agentproto.agui._run_input.next_run_input`
+1. builds the request the client sends (:func:`agentproto.agui._thread.run_input.next_run_input`
    over the conversation the ``input`` describes), completing ``threadId``/``runId`` from
    the stream's first ``RUN_STARTED``;
 2. encodes every event as one SSE frame and feeds the frames one by one into
-   :class:`agentproto.agui._consumer.Consumer`, then closes it; this is the observation
+   :class:`agentproto.agui._consume.consumer.Consumer`, then closes it; this is the observation
    every ``expect`` key is checked against (events delivered before a fatal error are
    seen, as an application reading frame by frame sees them);
 3. feeds the same bytes again in one call, and in small random chunks (seeded by the
@@ -642,8 +642,8 @@ def build_request(
     ``next_run_input`` accepts one (it does not yet). Raises the builder's error when it refuses.
     """
     from agentproto._core.unset import UNSET
-    from agentproto.agui import _run_input
-    from agentproto.agui._consumer import Consumer
+    from agentproto.agui._consume.consumer import Consumer
+    from agentproto.agui._thread import run_input as _run_input
 
     base = run_input or {"threadId": f"t-{case.name}", "runId": f"r-{case.name}", "messages": []}
     seed = Consumer(
@@ -688,7 +688,7 @@ def observe(
     """
     from agentproto._core.errors import AgentProtoError
     from agentproto.agui import dump_event
-    from agentproto.agui._consumer import Consumer
+    from agentproto.agui._consume.consumer import Consumer
 
     obs = Observation(outcome="completed")
     run_input = completed_input(case)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agentproto._core.errors import PatchError
-from agentproto._core.patch import apply_patch, apply_patch_in_place
+from agentproto._core.patch.apply import apply_patch, apply_patch_in_place
 
 CORPUS_DIR = "jsonpatch-tests"
 CORPUS_FILES = ("tests.json", "spec_tests.json")

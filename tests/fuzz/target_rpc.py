@@ -4,7 +4,7 @@ An example is a mutated stream of what a peer may send to one side: requests for
 every method of the generated method table (on either side, so some are for the
 wrong one), responses to our own requests and to ids never sent, ``$/cancel_request``,
 extension methods and ``session/update`` notifications built from the round-trip
-corpus. It is fed to an :class:`~agentproto.acp._rpc.Endpoint` in chunks; once the input
+corpus. It is fed to an :class:`~agentproto.acp._rpc.endpoint.Endpoint` in chunks; once the input
 is in, every request that arrived is answered (alternately with a result and an
 error).
 
@@ -22,8 +22,8 @@ from typing import Any
 
 from agentproto import AgentProtoError
 from agentproto.acp import MessageReader, Response
-from agentproto.acp._methods import method_table
-from agentproto.acp._rpc import (
+from agentproto.acp._protocol.methods import method_table
+from agentproto.acp._rpc.endpoint import (
     CancelRequested,
     Endpoint,
     NotificationReceived,

@@ -17,7 +17,7 @@ prints (:func:`view_of`), so the tests can compare the two sides.
 
 ACP v1 peers. Both sides are v2 application code only: ``initialize`` decides
 the version, and with a v1 peer the lifecycle's own v1 mode
-(:mod:`agentproto.acp._v1bridge`) speaks v1 on the wire: it translates
+(:mod:`agentproto.acp._io.v1bridge`) speaks v1 on the wire: it translates
 ``session/update`` and permission requests, ends a v1 turn with the prompt
 response, and maps v1 ``session/load`` to a v2 resume with replay.
 

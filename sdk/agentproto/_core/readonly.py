@@ -5,7 +5,7 @@ Theory of operation
 The reducers keep JSON documents (state, activity content, metadata) as
 immutable *values*: they never change a container in place once other code can
 see it, and patches build new containers along the touched paths
-(:mod:`agentproto._core.patch`). Handing such a value to a caller as it is would
+(:mod:`agentproto._core.patch.apply`). Handing such a value to a caller as it is would
 let the caller change it, and the reducer's copy with it. Copying it on every
 read would cost the size of the document each time.
 

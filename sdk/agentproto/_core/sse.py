@@ -558,7 +558,7 @@ def encode_sse(
         data: the event's data. Each of its lines (split at CRLF, LF or CR)
             becomes one ``data:`` line, so the decoded data has LF line ends.
             ``bytes`` are taken to be UTF-8 already (such as JSON from
-            :func:`agentproto._core.jsonutil.dumps`) and are not re-encoded.
+            :func:`agentproto._core.json.codec.dumps`) and are not re-encoded.
         event: the event type; ``None`` or ``""`` writes no ``event`` field.
         id: the event ID; ``""`` resets the last event ID.
         retry: the reconnection time to ask for, in milliseconds.

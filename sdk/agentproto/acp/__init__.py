@@ -9,18 +9,61 @@ JSON-RPC framing over NDJSON, the session state a client keeps
 intermediaries need (:func:`combine`, :func:`resync_update`, the v1 ↔ v2 adapters).
 """
 
+from agentproto._core.exports import export
 from agentproto._core.unset import UNSET, Unset
 from agentproto.acp import schema, schema_v1
-from agentproto.acp._client_session import Answer, ClientHandlers, ClientSession
-from agentproto.acp._combine import combine, resync_update
+from agentproto.acp._agent.agent import Agent, AgentSession
+from agentproto.acp._agent.runner import AgentRunner, run_agent, serve_agent
+from agentproto.acp._agent.updates import Content, SessionUpdates, Terminal, ToolCall
+from agentproto.acp._client.client import AcpClient
+from agentproto.acp._client.session import Answer, ClientHandlers, ClientSession
+from agentproto.acp._client.unstable import UnstableCalls
 from agentproto.acp._generated_v2 import SessionUpdate
-from agentproto.acp._jsonrpc import Message as JsonRpcMessage
-from agentproto.acp._jsonrpc import MessageReader, Notification, Request, Response, encode_message
-from agentproto.acp._jsonrpc import parse_message as parse_jsonrpc_message
-from agentproto.acp._meta import Meta, apply_meta_update
-from agentproto.acp._negotiation import UnsupportedVersionError
-from agentproto.acp._permission import PermissionDecision
-from agentproto.acp._records import (
+from agentproto.acp._io.connection import (
+    AgentSideConnection,
+    ByteReader,
+    ByteWriter,
+    ClientSideConnection,
+    Connection,
+    ExtensionHandler,
+)
+from agentproto.acp._io.connection import Handler as MethodHandler
+from agentproto.acp._io.transports import MemoryPipe
+from agentproto.acp._protocol.errors import (
+    AuthRequiredError,
+    ConnectionClosedError,
+    PeerProtocolError,
+    RequestTimeoutError,
+    RpcError,
+    RpcErrorCode,
+)
+from agentproto.acp._protocol.jsonrpc import Message as JsonRpcMessage
+from agentproto.acp._protocol.jsonrpc import (
+    MessageReader,
+    Notification,
+    Request,
+    Response,
+    encode_message,
+)
+from agentproto.acp._protocol.jsonrpc import parse_message as parse_jsonrpc_message
+from agentproto.acp._protocol.permission import PermissionDecision
+from agentproto.acp._protocol.wire import (
+    dump_session_update,
+    make_converter,
+    make_v1_converter,
+    parse_permission_request,
+    parse_session_notification,
+    parse_session_update,
+    permission_request,
+    session_notification,
+)
+from agentproto.acp._relay.combine import combine, resync_update
+from agentproto.acp._relay.versions import V1ToV2Adapter, V2ToV1Adapter
+from agentproto.acp._rpc.endpoint import Side
+from agentproto.acp._rpc.negotiation import UnsupportedVersionError
+from agentproto.acp._rpc.turn import Foreground, Phase
+from agentproto.acp._state.meta import Meta, apply_meta_update
+from agentproto.acp._state.records import (
     CompactionState,
     Entity,
     MessageState,
@@ -31,44 +74,8 @@ from agentproto.acp._records import (
     TerminalState,
     ToolCallState,
 )
-from agentproto.acp._rpc import Side
-from agentproto.acp._rpcerrors import (
-    AuthRequiredError,
-    ConnectionClosedError,
-    PeerProtocolError,
-    RequestTimeoutError,
-    RpcError,
-    RpcErrorCode,
-)
-from agentproto.acp._runner import AgentRunner, run_agent, serve_agent
-from agentproto.acp._session import SessionState
-from agentproto.acp._store import SessionStore
-from agentproto.acp._transports import MemoryPipe
-from agentproto.acp._turn import Foreground, Phase
-from agentproto.acp._unstable import UnstableCalls
-from agentproto.acp._updates import Content, SessionUpdates, Terminal, ToolCall
-from agentproto.acp._versions import V1ToV2Adapter, V2ToV1Adapter
-from agentproto.acp._wire import (
-    dump_session_update,
-    make_converter,
-    make_v1_converter,
-    parse_permission_request,
-    parse_session_notification,
-    parse_session_update,
-    permission_request,
-    session_notification,
-)
-from agentproto.acp.agent import Agent, AgentSession
-from agentproto.acp.client import AcpClient
-from agentproto.acp.connection import (
-    AgentSideConnection,
-    ByteReader,
-    ByteWriter,
-    ClientSideConnection,
-    Connection,
-    ExtensionHandler,
-)
-from agentproto.acp.connection import Handler as MethodHandler
+from agentproto.acp._state.session import SessionState
+from agentproto.acp._state.store import SessionStore
 
 __all__ = [
     "UNSET",
@@ -142,3 +149,5 @@ __all__ = [
     "serve_agent",
     "session_notification",
 ]
+
+export(__name__, globals(), [name for name in __all__ if name in globals()])

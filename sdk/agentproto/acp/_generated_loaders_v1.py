@@ -8,11 +8,8 @@ from typing import Any, Final
 from agentproto._core.describe import (
     describe,
 )
-from agentproto._core.errors import (
+from agentproto._core.wire.checks import (
     SchemaError,
-)
-from agentproto._core.loaderkit import Dumper, Loader, any_loader, by_method_loader, check_stamp, dump_foreign, exact_loader, int_loader, list_loader, literal_loader, number_loader, tagged_loader, union_loader, value_dumper
-from agentproto._core.wirechecks import (
     Unrecognised,
     _Context,
     _check_constraints as check,
@@ -21,6 +18,7 @@ from agentproto._core.wirechecks import (
     _load_number as load_number,
     _type_error as type_error,
 )
+from agentproto._core.wire.loaders import Dumper, Loader, any_loader, by_method_loader, check_stamp, dump_foreign, exact_loader, int_loader, list_loader, literal_loader, number_loader, tagged_loader, union_loader, value_dumper
 from agentproto.acp import _generated_v1 as _m
 
 

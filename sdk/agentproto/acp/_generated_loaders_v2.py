@@ -8,14 +8,11 @@ from typing import Any, Final
 from agentproto._core.describe import (
     describe,
 )
-from agentproto._core.errors import (
-    SchemaError,
-)
-from agentproto._core.loaderkit import Dumper, Loader, any_loader, by_method_loader, check_stamp, dump_foreign, exact_loader, int_loader, list_loader, number_loader, tagged_loader, union_loader, value_dumper
 from agentproto._core.unset import (
     UNSET,
 )
-from agentproto._core.wirechecks import (
+from agentproto._core.wire.checks import (
+    SchemaError,
     Unrecognised,
     _Context,
     _check_constraints as check,
@@ -24,6 +21,7 @@ from agentproto._core.wirechecks import (
     _load_number as load_number,
     _type_error as type_error,
 )
+from agentproto._core.wire.loaders import Dumper, Loader, any_loader, by_method_loader, check_stamp, dump_foreign, exact_loader, int_loader, list_loader, number_loader, tagged_loader, union_loader, value_dumper
 from agentproto.acp import _generated_v2 as _m
 
 

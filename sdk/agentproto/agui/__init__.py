@@ -34,39 +34,16 @@ exports the hand-written API:
 
 from typing import TYPE_CHECKING, Any
 
-from agentproto.agui import asgi, quirks, schema
-from agentproto.agui._capabilities import (
-    CAPABILITY_FLAGS,
-    Capabilities,
-    dump_capabilities,
-    parse_capabilities,
-)
-from agentproto.agui._consumer import Consumer, DecoderOptions
-from agentproto.agui._conversation import Change, Conversation
-from agentproto.agui._decoder import EventDecoder, Middleware, NextStage, Transport
-from agentproto.agui._emit_messages import Attribution
-from agentproto.agui._emit_run import (
-    PatchLike,
-    RunFinish,
-    RunOutcome,
-    SubagentOutcome,
-    SubagentStart,
-)
-from agentproto.agui._encoding import (
-    encode_event_jsonl,
-    encode_event_sse,
-    encode_jsonl_stream,
-    encode_sse_stream,
-    stream_headers,
-)
-from agentproto.agui._frontend_tools import (
-    ToolFunction,
-    aanswer_tool_calls,
-    answer_tool_calls,
-    unanswered_tool_calls,
-)
+from agentproto._core.exports import export
+from agentproto.agui import quirks, schema
+from agentproto.agui._consume.consumer import Consumer, DecoderOptions
+from agentproto.agui._consume.decoder import EventDecoder, Middleware, NextStage, Transport
+from agentproto.agui._consume.state_view import StateShapeError, StateView
+from agentproto.agui._consume.stream import aconsume, aiter_events, consume, iter_events
 from agentproto.agui._generated import Event, Message
-from agentproto.agui._handles import (
+from agentproto.agui._history.history import Compaction, History, RecordedRun, compact_events
+from agentproto.agui._http.exchange import HttpError, HttpStatusError, HttpTimeoutError
+from agentproto.agui._produce.handles import (
     ReasoningMessageWriter,
     ReasoningSpan,
     RunScope,
@@ -75,28 +52,53 @@ from agentproto.agui._handles import (
     TextMessageWriter,
     ToolCallWriter,
 )
-from agentproto.agui._history import Compaction, History, RecordedRun, compact_events
-from agentproto.agui._http_run import HttpError, HttpStatusError, HttpTimeoutError
-from agentproto.agui._input_schema import run_input_schema
-from agentproto.agui._interrupts import InterruptLookup, OpenInterrupts
-from agentproto.agui._producer import Phase, RunProducer, Sink
-from agentproto.agui._routes import agent_api_route, agent_route
-from agentproto.agui._run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
-from agentproto.agui._state_view import StateShapeError, StateView
-from agentproto.agui._stream import aconsume, aiter_events, consume, iter_events
-from agentproto.agui._subagents import SubagentInvocation, SubagentStatus
-from agentproto.agui._verify import RunRecord, RunStatus, Verifier
-from agentproto.agui._wire import (
+from agentproto.agui._produce.messages import Attribution
+from agentproto.agui._produce.producer import Phase, RunProducer, Sink
+from agentproto.agui._produce.run import (
+    PatchLike,
+    RunFinish,
+    RunOutcome,
+    SubagentOutcome,
+    SubagentStart,
+)
+from agentproto.agui._protocol.capabilities import (
+    CAPABILITY_FLAGS,
+    Capabilities,
+    dump_capabilities,
+    parse_capabilities,
+)
+from agentproto.agui._protocol.encoding import (
+    encode_event_jsonl,
+    encode_event_sse,
+    encode_jsonl_stream,
+    encode_sse_stream,
+    stream_headers,
+)
+from agentproto.agui._protocol.input_schema import run_input_schema
+from agentproto.agui._protocol.wire import (
     dump_event,
     make_converter,
     parse_event,
     parse_message,
     parse_run_input,
 )
-from agentproto.agui.asgi import EventStreamResponse, agent_app, run_events
+from agentproto.agui._reduce.conversation import Change, Conversation
+from agentproto.agui._serve import app as asgi
+from agentproto.agui._serve.app import EventStreamResponse, agent_app, run_events
+from agentproto.agui._serve.routes import agent_api_route, agent_route
+from agentproto.agui._thread.frontend_tools import (
+    ToolFunction,
+    aanswer_tool_calls,
+    answer_tool_calls,
+    unanswered_tool_calls,
+)
+from agentproto.agui._thread.interrupts import InterruptLookup, OpenInterrupts
+from agentproto.agui._thread.run_input import PROTOCOL_VERSION, dump_run_input, next_run_input
+from agentproto.agui._verify.subagents import SubagentInvocation, SubagentStatus
+from agentproto.agui._verify.verifier import RunRecord, RunStatus, Verifier
 
 if TYPE_CHECKING:
-    from agentproto.agui._http_client import AsyncHttpAgent, HttpAgent
+    from agentproto.agui._http.client import AsyncHttpAgent, HttpAgent
 
 __all__ = [
     "CAPABILITY_FLAGS",
@@ -179,6 +181,8 @@ __all__ = [
     "unanswered_tool_calls",
 ]
 
+export(__name__, globals(), [name for name in __all__ if name in globals()])
+
 _NEED_HTTPX = ("AsyncHttpAgent", "HttpAgent")
 
 
@@ -188,7 +192,7 @@ def __getattr__(name: str) -> Any:
     if name not in _NEED_HTTPX:
         raise AttributeError(f"module 'agentproto.agui' has no attribute {name!r}")
     try:
-        from agentproto.agui import _http_client
+        from agentproto.agui._http import client as _http_client
     except ModuleNotFoundError as exc:
         if exc.name != "httpx":
             raise
@@ -197,5 +201,6 @@ def __getattr__(name: str) -> Any:
             name="httpx",
         ) from exc
     value = getattr(_http_client, name)
+    export(__name__, {name: value}, [name])
     globals()[name] = value
     return value

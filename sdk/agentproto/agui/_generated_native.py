@@ -8,8 +8,8 @@ from typing import Any, Final
 from agentproto._core.describe import (
     describe,
 )
-from agentproto._core.loaderkit import CheckedDumper, Loader, SlowPath, check_stamp, exact_loader, list_loader, literal_loader, reject_unknown as unknown, tagged_loader, union_loader
-from agentproto._core.wirechecks import Unrecognised, _Context, _check_constraints as check, _error as err, _load_int as load_int, _type_error as type_error
+from agentproto._core.wire.checks import Unrecognised, _Context, _check_constraints as check, _error as err, _load_int as load_int, _type_error as type_error
+from agentproto._core.wire.loaders import CheckedDumper, Loader, SlowPath, check_stamp, exact_loader, list_loader, literal_loader, reject_unknown as unknown, tagged_loader, union_loader
 from agentproto.agui import _generated as _m
 from agentproto._core.errors import chained
 import agentproto.agui._generated_loaders as _p

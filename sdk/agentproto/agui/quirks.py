@@ -36,7 +36,7 @@ import attrs
 from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic, DiagnosticLog
 from agentproto._core.errors import SchemaError, UsageError
-from agentproto._core.jsonutil import dumps
+from agentproto._core.json.codec import dumps
 from agentproto.agui._generated import (
     Event,
     Message,

@@ -5,7 +5,7 @@ holds ``replay`` and ``validate``, :mod:`agentproto.cli.acp` holds ``acp replay`
 :mod:`agentproto.cli.acp_session` ``acp serve-example`` and ``acp run``,
 :mod:`agentproto.cli._text` the bounded output helpers they share. The commands
 are the I/O edge (files, stdin, stdout, exit status) around the sans-I/O core
-(:mod:`agentproto.agui._replay`, :class:`agentproto.acp.SessionStore`).
+(:mod:`agentproto.agui._history.replay`, :class:`agentproto.acp.SessionStore`).
 
 ``agentproto replay [FILE] [--json]`` folds a recorded AG-UI stream into its final
 messages, activities and state; ``agentproto validate [FILE] [--json]`` reports its

@@ -29,7 +29,7 @@ from typing import Any, TextIO
 from agentproto import acp
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError
-from agentproto._core.jsonutil import dumps
+from agentproto._core.json.codec import dumps
 from agentproto.acp import SessionStore
 from agentproto.acp import _generated_v2 as v2
 from agentproto.cli._text import clip, preview, write_utf8

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from agentproto._core.errors import AgentProtoError
-from agentproto._core.jsonutil import dumps
+from agentproto._core.json.codec import dumps
 from agentproto.acp import ClientSession
 from agentproto.acp.examples.client import Approver
 from agentproto.cli._text import preview, write_utf8

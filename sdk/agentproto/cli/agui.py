@@ -1,9 +1,9 @@
 """``agentproto replay`` and ``agentproto validate``: recorded AG-UI streams, offline.
 
-The I/O edge of :mod:`agentproto.agui._replay`: a recording is read whole (a
+The I/O edge of :mod:`agentproto.agui._history.replay`: a recording is read whole (a
 file, standard input, or the bundled example), detected and folded there, and
 printed here. The ``--json`` output is written by the SDK's one encoder
-(:func:`agentproto._core.jsonutil.dumps`): exact integers, any depth the input
+(:func:`agentproto._core.json.codec.dumps`): exact integers, any depth the input
 accepts. The readable output shows every value through a bounded preview.
 
 * ``replay`` prints the final messages, activities, state, runs and diagnostics,
@@ -28,9 +28,9 @@ import attrs
 
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError, DecodeError, ProtocolError, SchemaError
-from agentproto._core.jsonutil import dumps
+from agentproto._core.json.codec import dumps
 from agentproto.agui import dump_event
-from agentproto.agui._replay import (
+from agentproto.agui._history.replay import (
     Recording,
     Result,
     bare_message,

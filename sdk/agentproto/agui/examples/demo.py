@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from agentproto import AgentProtoError
 from agentproto.agui import Consumer, iter_events
-from agentproto.agui._replay import Recording, Result
+from agentproto.agui._history.replay import Recording, Result
 from agentproto.agui.examples.scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, make_app
 from agentproto.cli.agui import print_summary, summary_json
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Final
 
 from agentproto.agui import Event, RunProducer, encode_event_sse
-from agentproto.agui.asgi import ASGIApp, agent_app
+from agentproto.agui._serve.app import ASGIApp, agent_app
 from agentproto.agui.schema import RunAgentInput
 
 __all__ = [

@@ -1,0 +1,548 @@
+"""Producing AG-UI events: :class:`RunProducer`, typed helpers that keep the producer duties.
+
+Theory of operation
+-------------------
+An agent author builds a run's events with typed helpers (``run_started()``,
+``text_message()``, ``tool_call()``, ``state_update()``, ``activity_update()``,
+``subagent()``, ...) or hands ready events to :meth:`RunProducer.emit`. Every event
+passes the same gate before it is *emitted* (appended to :attr:`RunProducer.events`,
+or handed to the ``sink``), and an event that fails the gate is never emitted:
+
+1. **Schema.** The event is dumped to its wire JSON, encoded and parsed back
+   strictly: a malformed field is a :class:`~agentproto.SchemaError` naming the
+   JSON Schema keyword and the wire location. A wire dict given to ``emit`` must not
+   carry ``metadata`` or ``subagentRunId`` as an explicit ``null``
+   (``producer.null-field``); a typed event with ``None`` there simply omits them.
+2. **Producer duties** (codes in the table below), checked against what the producer
+   knows the client holds: a state delta needs a baseline (the run input's state,
+   ``{}`` when absent; or ``state=``; or a STATE_SNAPSHOT) and must apply to it; an
+   activity delta needs the activity's snapshot, repeats its ``activityType`` unless
+   the caller retypes on purpose, must apply, and must leave the content an object
+   (each patch is tried by the producer's own reducer, the consumer's, through
+   :meth:`~agentproto.agui.Conversation.check`, which changes nothing); a
+   ``replace: false`` snapshot agrees with the activity's established owner; an
+   attributed event names a subagent announced in the run. A patch a consumer could
+   not apply is refused with the consumer's own warning code (``state.patch-failed``,
+   ``activity.patch-failed``, ``activity.not-object``), as are an activity snapshot
+   for a message that is not an activity and a tool result reusing a message id.
+3. **Sequencing**: the consumer's own state machine,
+   :class:`~agentproto.agui._verify.verifier.Verifier` (after
+   :class:`~agentproto.agui._consume.chunks.ChunkExpander` for chunk events), checks RUN_STARTED
+   first, triads, reasoning spans and steps opened before use and closed before
+   RUN_FINISHED, subagents announced and closed, attribution of continuations,
+   thread and run ids. Its :class:`~agentproto.ProtocolError` becomes a
+   :class:`~agentproto.UsageError` with the same code (``run.not-started``,
+   ``message.not-open``, ``step.open-at-finish``, ``owner.mismatch``, ...).
+4. **Application** to the producer's :class:`~agentproto.agui.Conversation` (its copy
+   of messages, activities and state, as the client will hold them). An event the
+   verifier or the reducer would warn about (an encrypted value for an entity the
+   client does not know, a message reopened with another role, ...) is refused with
+   that warning's code.
+
+Errors from stages 1-2 leave the producer exactly as it was: fix the call and go on.
+An error from stages 3-4 *fails* the producer, as h11 fails a connection after a local
+protocol error: the state machine has recorded the rejected event, so the producer
+refuses everything after it (``producer.failed``) except :meth:`RunProducer.run_error`,
+the one event that can still tell the client what happened.
+:attr:`RunProducer.failure` holds the error. Either way the rejected event is never
+emitted.
+
+The helpers fill in what the caller should not have to repeat: ids (generated when
+omitted), the thread and run ids of the run input, ``protocolVersion`` on
+RUN_STARTED, the current ``activityType`` on activity deltas, the owner on the
+continuations of an attributed message or tool call. ``state_update`` and
+``activity_update`` compute a minimal RFC 6902 patch from the producer's copy to the
+new value (:func:`agentproto._core.patch.apply.make_patch`).
+
+Streaming items and brackets come back as handles (:class:`TextMessageWriter`,
+:class:`ToolCallWriter`, :class:`ReasoningMessageWriter`, :class:`ReasoningSpan`,
+:class:`StepScope`, :class:`SubagentScope`, :class:`RunScope`): their START event is
+emitted when the helper is called, the handle emits the continuations, and used as a
+context manager it closes what it opened on exit — also when the block raises (a
+subagent then ends with SUBAGENT_ERROR, a run with RUN_ERROR), unless the producer
+has failed, and without hiding the block's exception.
+
+Error codes
+-----------
+Besides the sequencing codes of :mod:`agentproto.agui._verify.verifier` and the reducer's
+warning codes, :class:`~agentproto.UsageError` carries:
+
+==================================  ===========================================================
+code                                raised when
+==================================  ===========================================================
+``producer.not-an-event``           ``emit`` got neither an AG-UI event object nor a wire dict
+``producer.null-field``             a wire dict sets ``metadata`` or ``subagentRunId`` to null
+``producer.missing-id``             RUN_STARTED without a thread or run id (no run input)
+``producer.state-no-baseline``      STATE_DELTA before any baseline (no run input, no
+                                    ``state=``, no STATE_SNAPSHOT)
+``producer.activity-no-snapshot``   ACTIVITY_DELTA for an activity no snapshot created
+``producer.activity-retype``        ACTIVITY_DELTA changing ``activityType`` without
+                                    ``retype=True``
+``producer.activity-owner``         a ``replace: false`` ACTIVITY_SNAPSHOT attributed to
+                                    another owner than the activity's established one
+``producer.subagent-not-announced`` an event attributed to a ``subagentRunId`` that no
+                                    SUBAGENT_STARTED announced in the run
+``producer.bad-argument``           an argument that makes no sense for the event
+``producer.client-tool-answered``   a TOOL_CALL_RESULT (or a tool message in a
+                                    MESSAGES_SNAPSHOT) answering a call to one of the run
+                                    input's ``tools``: the client executes and answers them
+``producer.reserved-metadata-key``  a ``metadata`` object of the event carries the key
+                                    ``ag-ui``, which the protocol reserves for its own use
+                                    (an echoed ``RUN_STARTED.input`` is the client's and
+                                    is not looked at)
+``version.not-declarable``          RUN_STARTED declaring a ``protocolVersion`` that is not
+                                    ``MAJOR.MINOR`` (``"draft"`` is never declared)
+``producer.failed``                 anything but RUN_ERROR after the producer failed
+``producer.closed``                 anything after :meth:`RunProducer.close`
+==================================  ===========================================================
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, Literal, TypeAlias, TypeVar, get_args
+
+import attrs
+
+from agentproto._core.diagnostics import Diagnostic
+from agentproto._core.errors import (
+    AgentProtoError,
+    ProtocolError,
+    SchemaError,
+    UsageError,
+)
+from agentproto._core.json.codec import dumps
+from agentproto._core.unset import UNSET
+from agentproto.agui import _generated as g
+from agentproto.agui._consume.chunks import ChunkExpander
+from agentproto.agui._generated import Event, Interrupt, Message, ResumeEntry, RunAgentInput
+from agentproto.agui._produce.messages import MessageEvents
+from agentproto.agui._produce.run import NO_STATE, RunEvents
+from agentproto.agui._protocol.compat import check_declarable, check_peer_version, parse_version
+from agentproto.agui._protocol.kinds import ATTRIBUTED, attribute, kinds
+from agentproto.agui._protocol.wire import _converter, parse_event, parse_run_input
+from agentproto.agui._reduce.conversation import Conversation
+from agentproto.agui._thread.frontend_tools import refuse_client_tool_answers
+from agentproto.agui._thread.interrupts import OpenInterrupts, accept_resume
+from agentproto.agui._thread.run_input import PROTOCOL_VERSION
+from agentproto.agui._verify.verifier import Verifier
+
+__all__ = ["RESERVED_METADATA_KEY", "Phase", "RunProducer", "Sink"]
+
+Phase: TypeAlias = Literal["idle", "running", "finished", "errored"]
+"""Where the producer's stream stands: before any run, in a run, after RUN_FINISHED,
+after RUN_ERROR."""
+Sink: TypeAlias = Callable[[Event], object]
+
+E = TypeVar("E", bound=Event)
+
+_EVENT_CLASSES: Final = frozenset(get_args(Event))
+# The events whose duty is about what the client holds (a baseline and a patch that
+# applies, content that stays an object, an id that is free): the reducer checks them
+# before anything changes. Every other event's reducer warning is found after sequencing.
+_PRECHECKED: Final = kinds("STATE_DELTA", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "TOOL_CALL_RESULT")
+_NEVER_NULL: Final = ("metadata", "subagentRunId")
+_OWN_VERSION: Final = parse_version(PROTOCOL_VERSION) or (1, 0)
+
+RESERVED_METADATA_KEY: Final = "ag-ui"
+"""The metadata key the protocol reserves for its own use (the draft's metadata page)."""
+# A field holding what the client sent, echoed back: not the producer's to check.
+_ECHOED: Final[dict[type, str]] = {g.RunStartedEvent: attribute(g.RunStartedEvent, "input")}
+
+
+def _reserved_key(obj: Any, path: str, skip: str | None = None) -> str | None:
+    """The wire path of the first ``metadata`` object under ``obj`` (a typed value)
+    that carries the reserved key, or ``None``. Only typed members are walked: open
+    material (state, content, ``CUSTOM.value``, ...) is plain JSON and is data."""
+    for field in attrs.fields(type(obj)):
+        if field.name == skip:
+            continue
+        value = getattr(obj, field.name)
+        wire = f"{path}/{field.metadata.get('wire', field.name)}"
+        if field.metadata.get("wire") == "metadata":
+            if isinstance(value, Mapping) and RESERVED_METADATA_KEY in value:
+                return wire
+            continue
+        items = enumerate(value) if isinstance(value, list) else ((None, value),)
+        for index, item in items:
+            if attrs.has(type(item)):
+                found = _reserved_key(item, wire if index is None else f"{wire}/{index}")
+                if found is not None:
+                    return found
+    return None
+
+
+_NO_STATE: Any = NO_STATE  # no baseline state yet
+
+
+def _random_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+def _describe(owner: str | None) -> str:
+    return "the parent agent" if owner is None else f"subagent '{owner}'"
+
+
+class RunProducer(MessageEvents, RunEvents):
+    """Builds the events of AG-UI runs with types, refusing any that break a producer duty.
+
+    Named for its unit of work: the run, the answer to one ``RunAgentInput``, which is
+    what every duty it keeps is scoped by (the state baseline, the subagents announced,
+    what must be closed before RUN_FINISHED). One producer serves one response stream:
+    usually one run, although runs may follow each other as the protocol allows. Every helper builds
+    its event, passes it through the gate described in the module docstring and
+    emits it, returning what it emitted; nothing is emitted when it raises.
+
+    Args:
+        run_input: the request the run answers (typed, or wire JSON parsed strictly).
+            Its ``threadId``/``runId`` are the defaults of :meth:`run_started` and
+            :meth:`run_finished`, its messages the starting conversation, and its
+            ``state`` the baseline of state deltas (absent means ``{}``).
+        state: the baseline state the client holds, when there is no run input or it
+            should be overridden. Without a run input or ``state``, the first state
+            event must be a STATE_SNAPSHOT.
+        sink: called with each emitted event, in order (for example to put it on a
+            queue a response streams from). Without a sink, emitted events are kept
+            in :attr:`events` (take them with :meth:`drain`).
+        new_id: makes the ids the helpers generate, from a prefix (``"msg"``,
+            ``"call"``, ``"tool-result"``, ``"reasoning"``, ``"subagent"``,
+            ``"activity"``); default ``f"{prefix}-{uuid4().hex}"``.
+        interrupts: the interrupts the agent's previous run on this thread ended
+            with (``()`` when it did not end interrupted), from the agent's own
+            record: the run input's ``resume`` must then answer each once and
+            resolve none judged expired (an :class:`OpenInterrupts` brings its
+            clock). ``None``: no record, only duplicate entries are refused.
+
+    Attributes:
+        run_input: the typed run input, if any.
+        conversation: the producer's copy of what the client will hold (messages,
+            activities, state), updated by every emitted event.
+        events: the emitted events not yet drained (only without a ``sink``).
+        failure: the error that failed the producer, if one did.
+        diagnostics: what the producer tolerated: a run input declaring a newer
+            ``protocolVersion`` than this SDK speaks (``version.newer``; a newer
+            minor of its line is served, as the versioning rules require) or one
+            it cannot interpret (``version.uninterpretable``); a resume entry
+            naming no interrupt of ``interrupts`` (``resume.unknown-interrupt``,
+            also logged as a warning), which the run proceeds without.
+        resume: the resume entries the run acts on: the input's, less those
+            naming no interrupt of ``interrupts``.
+
+    Raises:
+        SchemaError: ``run_input`` (wire JSON) or ``state`` is malformed.
+        ProtocolError: the input's ``resume`` breaks an interrupt rule, before the
+            run starts: ``resume.uncovered``, ``resume.expired``, ``resume.duplicate``.
+
+    Example::
+
+        producer = RunProducer(run_input)
+        producer.run_started()
+        with producer.text_message() as message:
+            message.content("Hello")
+        producer.state_update({"count": 1})
+        producer.run_finished()
+        events = producer.drain()
+    """
+
+    def __init__(
+        self,
+        run_input: RunAgentInput | Mapping[str, Any] | None = None,
+        *,
+        state: Any = UNSET,
+        sink: Sink | None = None,
+        new_id: Callable[[str], str] | None = None,
+        interrupts: OpenInterrupts | Iterable[Interrupt | Mapping[str, Any]] | None = None,
+    ) -> None:
+        if isinstance(run_input, Mapping):
+            run_input = parse_run_input(dict(run_input))
+        self.run_input: RunAgentInput | None = run_input
+        messages: Sequence[Message] = run_input.messages if run_input is not None else ()
+        if state is UNSET and run_input is not None and run_input.state is not None:
+            state = run_input.state
+        if state is not UNSET:
+            dumps(state)  # the baseline must be JSON (SchemaError names where it is not)
+        # what the client holds (messages, activities, state): every duty about it is
+        # checked through this reducer, the consumer's own, and nothing else keeps a copy
+        self.conversation = Conversation(messages=messages, state=state)
+        self._baseline = state is not UNSET or run_input is not None  # a state to patch
+        self._verifier = Verifier(
+            thread_id=run_input.thread_id if run_input is not None else None, messages=messages
+        )
+        self._expander = ChunkExpander()
+        self._sink = sink
+        self._new_id = new_id if new_id is not None else _random_id
+        self.events: list[Event] = []
+        self.failure: AgentProtoError | None = None
+        self.diagnostics: list[Diagnostic] = []
+        declared = run_input.protocol_version if run_input is not None else None
+        if declared is not None:
+            found = check_peer_version(declared, _OWN_VERSION, "consumer")
+            if found is not None:
+                self.diagnostics.append(found)
+        self.resume: tuple[ResumeEntry, ...] = accept_resume(
+            run_input, interrupts, self.diagnostics
+        )
+        self._phase: Phase = "idle"
+        self._closed = False
+        self._run_ids: tuple[str, str] | None = None  # (threadId, runId) of the last run
+        self._announced: set[str] = set()  # subagentRunIds announced in the current run
+
+    # ---- reading -------------------------------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        """``idle`` before any run, ``running`` in one, then ``finished`` or ``errored``."""
+        return self._phase
+
+    @property
+    def state(self) -> Any:
+        """The state the client holds after the emitted events (a read-only view)."""
+        return self.conversation.state
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def drain(self) -> list[Event]:
+        """The emitted events kept since the last call, in order (the buffer is emptied)."""
+        events, self.events = self.events, []
+        return events
+
+    def close(self) -> None:
+        """End of the stream: nothing more will be emitted.
+
+        Raises:
+            UsageError: ``stream.truncated`` when a run is still open (it would reach
+                the client with no outcome); the producer is then failed, and
+                :meth:`run_error` may still end the run before closing again.
+        """
+        if self._closed:
+            return
+        if self.failure is not None:
+            if self._phase in ("idle", "running"):
+                raise UsageError(
+                    "stream.truncated",
+                    "the producer failed with no terminal event sent: send run_error() "
+                    "before closing, or the client sees a run with no outcome",
+                )
+            self._closed = True
+            return
+        try:
+            self._verifier.close()
+        except ProtocolError as exc:
+            raise self._fail(UsageError(exc.code, str(exc))) from exc
+        self._closed = True
+
+    # ---- the gate ------------------------------------------------------------------------
+
+    def emit(self, event: Event | Mapping[str, Any], *, retype: bool = False) -> Event:
+        """Emit one event, typed or as wire JSON, after checking every producer duty.
+
+        Args:
+            event: a typed AG-UI event, or its wire JSON (a dict with camelCase keys;
+                ``metadata`` and ``subagentRunId`` must not be ``null``).
+            retype: allow an ACTIVITY_DELTA to change the activity's ``activityType``.
+
+        Returns:
+            The event emitted (the given typed event, or the one parsed from the dict).
+
+        Raises:
+            SchemaError: the event does not match the schema (nothing changed).
+            UsageError: the event breaks a producer duty; see the module docstring for
+                which errors leave the producer usable and which fail it.
+        """
+        if isinstance(event, Mapping):
+            typed = self._from_wire(event)
+        elif type(event) in _EVENT_CLASSES:
+            typed = event
+            self._check_schema(typed)
+        else:
+            raise UsageError(
+                "producer.not-an-event",
+                f"emit() takes an AG-UI event object or its wire JSON, not {type(event).__name__}",
+            )
+        return self._emit(typed, retype=retype)
+
+    def _send(self, event: E, *, retype: bool = False) -> E:
+        """Emit an event a helper built (checked like any other)."""
+        self._check_schema(event)
+        self._emit(event, retype=retype)
+        return event
+
+    def _from_wire(self, wire: Mapping[str, Any]) -> Event:
+        for key in _NEVER_NULL:
+            if key in wire and wire[key] is None:
+                raise UsageError(
+                    "producer.null-field",
+                    f"'{key}' is never sent as null: leave it out instead "
+                    f"(event type {wire.get('type')!r})",
+                )
+        wire = dict(wire)
+        dumps(wire)  # non-JSON values: a SchemaError at their location
+        return parse_event(wire)
+
+    @staticmethod
+    def _check_schema(event: Event) -> None:
+        try:
+            wire = _converter.dump(event)
+        except (TypeError, AttributeError, ValueError) as exc:  # pragma: no cover - defensive
+            raise SchemaError("type", "", f"{event.type} cannot be dumped: {exc}") from None
+        dumps(wire)  # values that are not JSON (NaN, objects, ...)
+        parse_event(wire)  # strict: every field as the schema says
+
+    def _emit(self, event: Event, *, retype: bool) -> Event:
+        if self._closed:
+            raise UsageError("producer.closed", f"the producer is closed; cannot emit {event.type}")
+        if self.failure is not None:
+            if event.type == "RUN_ERROR" and self._phase != "errored":
+                # the one event that can still tell the client the run failed
+                self._phase = "errored"
+                self._deliver(event)
+                return event
+            raise UsageError(
+                "producer.failed",
+                f"the producer failed earlier ({self.failure}); it emits nothing more "
+                f"but a RUN_ERROR, not {event.type}",
+            )
+        self._check_duties(event, retype)  # nothing has changed if this raises
+        try:
+            expanded = self._expander.feed(event)
+        except ProtocolError as exc:
+            raise self._fail(UsageError(exc.code, str(exc))) from exc
+        for explicit in expanded:
+            try:
+                found = self._verifier.feed(explicit)
+            except ProtocolError as exc:
+                raise self._fail(UsageError(exc.code, str(exc))) from exc
+            found += self.conversation.apply(explicit).diagnostics
+            if found:
+                raise self._fail(self._refused(found[0]))
+        self._learn(event)
+        self._deliver(event)
+        return event
+
+    @staticmethod
+    def _refused(diagnostic: Diagnostic) -> UsageError:
+        return UsageError(
+            diagnostic.code,
+            f"{diagnostic.message} (a consumer would warn and skip it, so it is not sent)",
+        )
+
+    def _fail(self, error: UsageError) -> UsageError:
+        self.failure = error
+        return error
+
+    def _deliver(self, event: Event) -> None:
+        if self._sink is None:
+            self.events.append(event)
+        else:
+            self._sink(event)
+
+    # ---- producer duties -----------------------------------------------------------------
+
+    @property
+    def _state(self) -> Any:
+        """The state the client holds (the reducer's own value: read, never change it),
+        or ``_NO_STATE`` while there is no baseline."""
+        return self.conversation._state if self._baseline else _NO_STATE
+
+    def _check_duties(self, event: Event, retype: bool) -> None:
+        """Refuse what breaks a duty before anything changes (the producer stays usable).
+
+        Duties about what the client holds are checked by the reducer itself
+        (:meth:`Conversation.check`), for the events in ``_PRECHECKED``.
+        """
+        kind = event.type
+        if isinstance(event, g.RunStartedEvent):
+            check_declarable(event.protocol_version, "RUN_STARTED")
+        reserved = _reserved_key(event, "", skip=_ECHOED.get(type(event)))
+        if reserved is not None:
+            raise UsageError(
+                "producer.reserved-metadata-key",
+                f"{kind} carries the metadata key {RESERVED_METADATA_KEY!r} at {reserved!r}: "
+                f"the protocol reserves it for its own use; prefix your keys with a vendor "
+                f"or application name instead",
+            )
+        tag: str | None = getattr(event, "subagent_run_id", None)
+        if tag is not None and kind in ATTRIBUTED and tag not in self._announced:
+            raise UsageError(
+                "producer.subagent-not-announced",
+                f"{kind} is attributed to subagent '{tag}', which no SUBAGENT_STARTED "
+                f"announced in this run: announce an invocation before its events",
+            )
+        if retype and kind != "ACTIVITY_DELTA":
+            raise UsageError(
+                "producer.bad-argument", f"retype applies to ACTIVITY_DELTA, not {kind}"
+            )
+        if isinstance(event, g.StateDeltaEvent) and not self._baseline:
+            raise UsageError(
+                "producer.state-no-baseline",
+                "STATE_DELTA without a baseline: the producer has no run input and no "
+                "state, so send a STATE_SNAPSHOT first",
+            )
+        refuse_client_tool_answers(event, self.conversation, self.run_input)
+        if isinstance(event, g.ActivityDeltaEvent):
+            self._check_activity_delta(event, retype)
+        elif isinstance(event, g.ActivitySnapshotEvent):
+            self._check_activity_snapshot(event)
+        if kind in _PRECHECKED:
+            found = self.conversation.check(event)
+            if found:
+                raise self._refused(found[0])
+
+    def _check_activity_delta(self, event: g.ActivityDeltaEvent, retype: bool) -> None:
+        known = self._known_activity(event.message_id)
+        if event.activity_type != known.activity_type and not retype:
+            raise UsageError(
+                "producer.activity-retype",
+                f"ACTIVITY_DELTA for '{event.message_id}' says activityType "
+                f"'{event.activity_type}', but the activity is '{known.activity_type}': "
+                f"repeat the current type, or pass retype=True to change it on purpose",
+            )
+
+    def _check_activity_snapshot(self, event: g.ActivitySnapshotEvent) -> None:
+        known = self.conversation.message(event.message_id)
+        if (
+            isinstance(known, g.ActivityMessage)
+            and event.replace is False
+            and event.subagent_run_id != known.subagent_run_id
+        ):
+            raise UsageError(
+                "producer.activity-owner",
+                f"ACTIVITY_SNAPSHOT with replace: false for '{event.message_id}' is "
+                f"attributed to {_describe(event.subagent_run_id)}, but the activity "
+                f"belongs to {_describe(known.subagent_run_id)}: a snapshot that does not "
+                f"replace keeps the established owner and must agree with it",
+            )
+
+    def _unanswered_calls(self) -> list[str]:
+        return self._verifier._scope.unanswered()
+
+    def _known_activity(self, message_id: str) -> g.ActivityMessage:
+        """The activity message as the client holds it (its owner is the one the last
+        replacing snapshot set)."""
+        known = self.conversation.message(message_id)
+        if not isinstance(known, g.ActivityMessage):
+            raise UsageError(
+                "producer.activity-no-snapshot",
+                f"ACTIVITY_DELTA for '{message_id}' before any ACTIVITY_SNAPSHOT created "
+                f"that activity: the snapshot is the delta's baseline",
+            )
+        return known
+
+    def _learn(self, event: Event) -> None:
+        """Track what the duties need beyond the conversation, once ``event`` is accepted."""
+        if isinstance(event, g.RunStartedEvent):
+            self._phase = "running"
+            self._run_ids = (event.thread_id, event.run_id)
+            self._announced = set()
+        elif isinstance(event, g.RunFinishedEvent):
+            self._phase = "finished"
+        elif isinstance(event, g.RunErrorEvent):
+            self._phase = "errored"
+        elif isinstance(event, g.SubagentStartedEvent):
+            self._announced.add(event.subagent_run_id)
+        elif isinstance(event, g.StateSnapshotEvent):
+            self._baseline = True
