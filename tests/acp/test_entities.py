@@ -165,7 +165,7 @@ def test_a_description_the_generated_code_no_longer_matches_fails_loudly() -> No
     spec = KINDS["compaction"].spec
     for missing in ("compaction_update", "compaction_summary_chunk"):
         partial = {tag: cls for tag, cls in members.items() if tag != missing}
-        with pytest.raises(UsageError, match=r"acp/_entities\.py") as caught:
+        with pytest.raises(UsageError, match=r"acp/_state/entities\.py") as caught:
             EntityKind(spec, partial)
         assert caught.value.code == "acp.stale-description"
         assert missing in str(caught.value)
@@ -175,7 +175,7 @@ def test_a_description_the_generated_code_no_longer_matches_fails_loudly() -> No
         if name != "tool_call_id"
     }
     cls = attrs.make_class("ToolCallUpdateSessionUpdate", without_id, kw_only=True)
-    with pytest.raises(UsageError, match=r"acp/_entities\.py"):
+    with pytest.raises(UsageError, match=r"acp/_state/entities\.py"):
         EntityKind(KINDS["tool_call"].spec, {**members, "tool_call_update": cls})
 
 
