@@ -1,55 +1,597 @@
-"""The layout stays readable: hand-written modules and functions keep to their size limits.
+"""The house's boundaries, checked: what may import what, and what stays private.
 
-One concept per module (DESIGN.md): a hand-written module over 600 lines or a
-function over 60 lines (docstring included) is a sign that two concepts share a
-place. Generated modules are exempt: they are sealed and never read by hand.
+DESIGN.md, "Packages by concept, boundaries checked": a module is cut where a concept
+ends, never to fit a line count, so sizes are only reported (``nox -s lint`` prints
+them). What this module asserts is the boundaries:
+
+* :data:`LAYERS` declares, for each package, the order of its parts from the bottom
+  up: a part imports only parts below it (a tuple inside the order groups peers that
+  import neither each other); a public module imports anything of its package, and
+  no private part imports it. ``TYPE_CHECKING`` imports count: the order is the
+  order of the concepts, not of the import statements.
+* No import cycle between the parts of a package, and no run-time cycle between
+  any two modules at all.
+* A ``_name`` is private to its module: no module (generated ones and ``codegen/``
+  included) imports another's, nor reads it off another module, nor touches an
+  object's ``_attribute`` that its own module never defines.
+* The top of ``agui/`` and ``acp/`` holds only ``__init__``, the public modules, the
+  sealed ``_generated*`` modules and private subpackages.
+* A class is written in one module: a base class from another hand-written module is
+  public or shared by several classes, never the other half of one class.
+* Source compiled at run time is registered with ``linecache`` in the same function,
+  so a traceback through it shows its lines.
+
+The graph is read from the source with :mod:`ast` (nothing is imported), so the
+checks hold for the pure and the compiled build alike.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
+import attrs
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-MAX_MODULE_LINES = 600
-MAX_FUNCTION_LINES = 60
-HAND_WRITTEN = sorted(
-    path
-    for folder in ("sdk/agentproto", "codegen")
-    for path in (ROOT / folder).rglob("*.py")
-    if not path.name.startswith("_generated")
+SDK = ROOT / "sdk"
+
+LAYERS: dict[str, tuple[str | tuple[str, ...], ...]] = {
+    "agentproto": ("_core", ("agui", "acp"), "cli"),
+    "agentproto._core": (
+        "describe",
+        "errors",
+        "exports",
+        "diagnostics",
+        "unset",
+        "readonly",
+        "sse",
+        "json",
+        "patch",
+        "wire",
+    ),
+    "agentproto.agui": (
+        "_generated",
+        "_generated_loaders",
+        "_generated_native",
+        "_protocol",
+        "_verify",
+        "_reduce",
+        "_consume",
+        "_thread",
+        "_produce",
+        "_history",
+        ("_serve", "_http"),
+    ),
+    "agentproto.acp": (
+        ("_generated_v1", "_generated_v2"),
+        ("_generated_loaders_v1", "_generated_loaders_v2"),
+        "_protocol",
+        "_state",
+        "_relay",
+        "_rpc",
+        "_io",
+        ("_agent", "_client"),
+    ),
+}
+"""Each package's parts from the bottom up (the dependency order of its concepts)."""
+
+PUBLIC: dict[str, frozenset[str]] = {
+    "agentproto": frozenset({"__main__"}),
+    "agentproto.agui": frozenset({"asgi", "quirks", "schema"}),
+    "agentproto.acp": frozenset({"agent", "client", "connection", "schema", "schema_v1"}),
+}
+"""The public modules below each package's ``__init__``: free to import their package."""
+
+SEALED_PAIRS = frozenset(
+    {
+        ("agentproto.agui._generated_native", "agentproto.agui._generated_loaders"),
+    }
 )
+"""Generated modules written as one: the second's private names are the first's too."""
 
 
-def _rel(path: Path) -> str:
-    return str(path.relative_to(ROOT))
+@attrs.frozen
+class Import:
+    """One import statement's target, as the importing module wrote it."""
+
+    source: str
+    target: str
+    names: tuple[str, ...]
+    line: int
+    typing_only: bool
+
+
+@attrs.frozen
+class Module:
+    name: str
+    path: Path
+    tree: ast.Module
+
+    @property
+    def is_package(self) -> bool:
+        return self.path.name == "__init__.py"
+
+    @property
+    def generated(self) -> bool:
+        return self.path.name.startswith("_generated")
+
+
+def _module_name(path: Path, base: Path) -> str:
+    parts = list(path.with_suffix("").relative_to(base).parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@cache
+def modules() -> dict[str, Module]:
+    """Every module of the package and of the code generator, parsed."""
+    found = {}
+    for base, folder in ((SDK, SDK / "agentproto"), (ROOT, ROOT / "codegen")):
+        for path in sorted(folder.rglob("*.py")):
+            name = _module_name(path, base)
+            found[name] = Module(name, path, ast.parse(path.read_text(encoding="utf-8")))
+    return found
+
+
+def _typing_blocks(tree: ast.Module) -> set[int]:
+    """Ids of the statements inside ``if TYPE_CHECKING:`` blocks."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.If) else None
+        if isinstance(test, ast.Name | ast.Attribute) and ast.unparse(test).endswith(
+            "TYPE_CHECKING"
+        ):
+            for child in node.body:
+                inside.update(id(sub) for sub in ast.walk(child))
+    return inside
+
+
+def _absolute(module: Module, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.name.split(".")
+    if not module.is_package:
+        base.pop()
+    base = base[: len(base) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+@cache
+def imports() -> tuple[Import, ...]:
+    """Every import of one of our modules, each ``from P import m`` of a module as ``P.m``."""
+    known = modules()
+    found = []
+    for module in known.values():
+        typing_only = _typing_blocks(module.tree)
+        for node in ast.walk(module.tree):
+            flag = id(node) in typing_only
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in known:
+                        found.append(Import(module.name, alias.name, (), node.lineno, flag))
+            elif isinstance(node, ast.ImportFrom):
+                target = _absolute(module, node)
+                if target not in known:
+                    continue
+                plain = []
+                for alias in node.names:
+                    submodule = f"{target}.{alias.name}"
+                    if submodule in known:
+                        found.append(Import(module.name, submodule, (), node.lineno, flag))
+                    else:
+                        plain.append(alias.name)
+                if plain:
+                    found.append(Import(module.name, target, tuple(plain), node.lineno, flag))
+    return tuple(found)
+
+
+def _where(entry: Import) -> str:
+    return f"{entry.source} (line {entry.line}) -> {entry.target}"
+
+
+def _parts(source: str, target: str) -> tuple[str, str, str] | None:
+    """The innermost declared package holding both modules, and each one's part of it."""
+    a, b = source.split("."), target.split(".")
+    for depth in range(min(len(a), len(b)), 0, -1):
+        package = ".".join(a[:depth])
+        if package != ".".join(b[:depth]) or package not in LAYERS:
+            continue
+        if len(a) == depth or len(b) == depth:  # the package's own __init__ on one side
+            return package, a[depth] if len(a) > depth else "", b[depth] if len(b) > depth else ""
+        if a[depth] == b[depth]:
+            return None  # inside one part: its own business
+        return package, a[depth], b[depth]
+    return None
+
+
+def _rank(package: str, part: str) -> int | None:
+    for rank, entry in enumerate(LAYERS[package]):
+        if part == entry or (isinstance(entry, tuple) and part in entry):
+            return rank
+    return None
+
+
+def order_violations(entries: tuple[Import, ...]) -> list[str]:
+    """The imports against :data:`LAYERS` (see the module docstring)."""
+    bad = []
+    for entry in entries:
+        if not entry.source.startswith("agentproto"):
+            continue
+        found = _parts(entry.source, entry.target)
+        if found is None:
+            continue
+        package, source, target = found
+        public = PUBLIC.get(package, frozenset())
+        if source == "" or source in public:
+            continue  # the package itself, or one of its public modules
+        if target == "" or target in public:
+            bad.append(f"{_where(entry)}: a private part imports a public module")
+            continue
+        ranks = _rank(package, source), _rank(package, target)
+        if ranks[0] is None or ranks[1] is None:
+            missing = source if ranks[0] is None else target
+            bad.append(f"{_where(entry)}: {package}.{missing} is not in LAYERS")
+        elif ranks[1] >= ranks[0]:
+            bad.append(f"{_where(entry)}: against the declared order of {package}")
+    return bad
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _part_of(module: str) -> str | None:
+    """The declared part a module belongs to (``agentproto.agui._reduce``), if any."""
+    names = module.split(".")
+    for depth in range(len(names) - 1, 0, -1):
+        if ".".join(names[:depth]) in LAYERS:
+            return ".".join(names[: depth + 1])
+    return None
+
+
+def private_imports(entries: tuple[Import, ...]) -> list[str]:
+    """Imports of another module's ``_name`` (dunder names are not private)."""
+    bad = []
+    for entry in entries:
+        if (entry.source, entry.target) in SEALED_PAIRS:
+            continue
+        for name in entry.names:
+            if name.startswith("_") and not name.startswith("__"):
+                bad.append(f"{_where(entry)}: imports {name}")
+    return bad
+
+
+def _module_aliases(module: Module) -> dict[str, str]:
+    """The names under which a module holds other modules of ours."""
+    known = modules()
+    aliases = {}
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in known and alias.asname:
+                    aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            target = _absolute(module, node)
+            for alias in node.names:
+                if f"{target}.{alias.name}" in known:
+                    aliases[alias.asname or alias.name] = f"{target}.{alias.name}"
+    return aliases
+
+
+def _defined_private(tree: ast.Module) -> set[str]:
+    """Every ``_name`` a module defines: functions, classes, assignments, slots, fields."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.add(node.value)  # __slots__ entries, attrs aliases, getattr() names
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return {name for name in names if name.startswith("_")}
+
+
+def private_reads() -> list[str]:
+    """``module._name`` of another module, and ``obj._attr`` its module never defines."""
+    bad = []
+    for module in modules().values():
+        if module.generated:
+            continue
+        aliases = _module_aliases(module)
+        own = _defined_private(module.tree)
+        for node in ast.walk(module.tree):
+            if not isinstance(node, ast.Attribute):
+                continue
+            attr = node.attr
+            if not attr.startswith("_") or attr.startswith("__"):
+                continue
+            held = node.value.id if isinstance(node.value, ast.Name) else None
+            if held in aliases:
+                bad.append(f"{module.name} (line {node.lineno}): reads {aliases[held]}.{attr}")
+            elif attr not in own:
+                bad.append(f"{module.name} (line {node.lineno}): touches {attr} of another module")
+    return bad
+
+
+def top_level_strays() -> list[str]:
+    """Modules at the top of ``agui/`` and ``acp/`` that are not public, generated or
+    a subpackage."""
+    bad = []
+    for package in ("agentproto.agui", "agentproto.acp"):
+        folder = SDK.joinpath(*package.split("."))
+        for path in sorted(folder.iterdir()):
+            if path.name in ("__init__.py", "__pycache__", "py.typed") or path.suffix in (
+                ".so",
+                ".pyd",
+            ):
+                continue
+            name = path.stem
+            if path.is_dir():
+                if not (path / "__init__.py").is_file():
+                    bad.append(f"{package}.{name}: a folder that is not a package")
+                elif not name.startswith("_"):
+                    bad.append(f"{package}.{name}: a public subpackage nobody declared")
+                continue
+            if name in PUBLIC[package] or name.startswith("_generated"):
+                continue
+            bad.append(f"{package}.{name}: neither public, generated nor a subpackage")
+    return bad
+
+
+def _exported() -> set[tuple[str, str]]:
+    """(module, name) of every name the public modules export."""
+    names = set()
+    for module in modules().values():
+        if any(part.startswith("_") for part in module.name.split(".")):
+            continue
+        for node in module.tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+            ):
+                if isinstance(node.value, ast.List | ast.Tuple):
+                    names |= {
+                        (module.name, element.value)
+                        for element in node.value.elts
+                        if isinstance(element, ast.Constant)
+                    }
+    return names
+
+
+def split_classes() -> list[str]:
+    """Classes whose base is the other half of them: a hand-written, unexported class of
+    another module that no other class derives from."""
+    defined: dict[str, list[tuple[str, ast.ClassDef]]] = {}
+    for module in modules().values():
+        if module.generated or not module.name.startswith("agentproto"):
+            continue
+        for node in module.tree.body:
+            if isinstance(node, ast.ClassDef):
+                defined.setdefault(node.name, []).append((module.name, node))
+    exported = {name for _, name in _exported()}
+    subclasses: dict[str, list[str]] = {}
+    where: dict[tuple[str, str], str] = {}
+    for name, places in defined.items():
+        for module, node in places:
+            for base in node.bases:
+                if isinstance(base, ast.Name) and base.id in defined:
+                    homes = [home for home, _ in defined[base.id] if home != module]
+                    if homes:
+                        subclasses.setdefault(base.id, []).append(f"{module}.{name}")
+                        where[(module, name)] = base.id
+    bad = []
+    for (module, name), base in sorted(where.items()):
+        if base not in exported and len(subclasses[base]) < 2:
+            bad.append(f"{module}.{name} takes its methods from {base} in another module")
+    return bad
+
+
+def unregistered_exec() -> list[str]:
+    """Calls of ``exec`` in functions that never register their source with linecache."""
+    bad = []
+    for module in modules().values():
+        if module.generated:
+            continue
+        for function in ast.walk(module.tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            calls = [
+                node
+                for node in ast.walk(function)
+                if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "exec"
+            ]
+            if calls and "linecache" not in ast.unparse(function):
+                bad.append(f"{module.name}.{function.name} (line {calls[0].lineno})")
+    return bad
+
+
+def sizes() -> Iterator[tuple[int, str]]:
+    """(lines, module) of each hand-written module: reported, never asserted."""
+    for module in modules().values():
+        if not module.generated:
+            yield module.path.read_text(encoding="utf-8").count("\n"), module.name
+
+
+# --- the checks -------------------------------------------------------------------------
 
 
 def test_the_tree_is_found() -> None:
-    """The walk sees the package (a moved tree must not make the checks vacuous)."""
-    names = {_rel(p) for p in HAND_WRITTEN}
-    assert "sdk/agentproto/__init__.py" in names
-    assert len(names) > 30
+    """The walk sees the package and its imports (a moved tree must not make the checks
+    vacuous)."""
+    names = modules()
+    assert "agentproto" in names and "agentproto.agui._reduce" in names
+    assert "codegen.loaders" in names
+    assert len(imports()) > 300
 
 
-@pytest.mark.parametrize("path", HAND_WRITTEN, ids=_rel)
-def test_module_size(path: Path) -> None:
-    """A hand-written module stays within MAX_MODULE_LINES lines."""
-    lines = path.read_text(encoding="utf-8").count("\n")
-    assert lines <= MAX_MODULE_LINES, f"{_rel(path)} has {lines} lines; split it by concept"
+def test_every_part_is_declared() -> None:
+    """Every part of a declared package is in its LAYERS entry, and every entry exists."""
+    problems = []
+    for package, order in LAYERS.items():
+        declared = {part for entry in order for part in (entry if isinstance(entry, tuple) else (entry,))}
+        present = {
+            name[len(package) + 1 :].split(".")[0]
+            for name in modules()
+            if name.startswith(package + ".")
+        }
+        present -= PUBLIC.get(package, frozenset())
+        problems += [f"{package}.{part}: not in LAYERS" for part in sorted(present - declared)]
+        problems += [f"{package}.{part}: declared but absent" for part in sorted(declared - present)]
+    assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("path", HAND_WRITTEN, ids=_rel)
-def test_function_size(path: Path) -> None:
-    """Every function of a hand-written module stays within MAX_FUNCTION_LINES lines."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    long = [
-        f"{node.name} (line {node.lineno}: {node.end_lineno - node.lineno + 1} lines)"
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.end_lineno is not None
-        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
-    ]
-    assert not long, f"{_rel(path)}: functions over {MAX_FUNCTION_LINES} lines: {long}"
+def test_imports_follow_the_declared_order() -> None:
+    """A part imports only parts below it in LAYERS, and no private part imports a public
+    module (TYPE_CHECKING imports included)."""
+    bad = order_violations(imports())
+    assert not bad, "\n".join(bad)
+
+
+def test_no_cycle_between_parts() -> None:
+    """The parts of each package import each other without a cycle (TYPE_CHECKING
+    imports included)."""
+    edges: dict[str, set[str]] = {}
+    for entry in imports():
+        a, b = _part_of(entry.source), _part_of(entry.target)
+        if a and b and a != b:
+            edges.setdefault(a, set()).add(b)
+    found = cycles(edges)
+    assert not found, found
+
+
+def test_no_run_time_cycle_between_modules() -> None:
+    """No two modules import each other at run time, directly or around a loop (a
+    package's import of its own modules, as ``from P import m``, is not one)."""
+    edges: dict[str, set[str]] = {}
+    for entry in imports():
+        if not entry.typing_only and entry.source != entry.target:
+            edges.setdefault(entry.source, set()).add(entry.target)
+    found = cycles(edges)
+    assert not found, "\n".join(" <-> ".join(component) for component in found)
+
+
+def test_no_private_name_is_imported() -> None:
+    """No module imports another module's ``_name`` (generated modules and codegen
+    included)."""
+    bad = private_imports(imports())
+    assert not bad, "\n".join(bad)
+
+
+def test_no_private_name_is_read_across_modules() -> None:
+    """No module reads another module's ``_name`` or an ``_attribute`` its own code never
+    defines."""
+    bad = private_reads()
+    assert not bad, "\n".join(bad)
+
+
+def test_the_protocol_packages_hold_only_declared_modules() -> None:
+    """The top of agui/ and acp/ holds only __init__, public and generated modules and
+    private subpackages."""
+    bad = top_level_strays()
+    assert not bad, "\n".join(bad)
+
+
+def test_a_class_is_written_in_one_module() -> None:
+    """No class takes half its methods from a private class of another module."""
+    bad = split_classes()
+    assert not bad, "\n".join(bad)
+
+
+def test_compiled_source_is_registered_with_linecache() -> None:
+    """Every exec of generated source registers it with linecache, so tracebacks show it."""
+    bad = unregistered_exec()
+    assert not bad, "\n".join(bad)
+
+
+# --- the checks catch what they are for -------------------------------------------------
+
+
+def _entry(source: str, target: str, *names: str, typing_only: bool = False) -> Import:
+    return Import(source, target, names, 1, typing_only)
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        ("agentproto.agui._protocol.wire", "agentproto.agui._reduce.records"),
+        ("agentproto._core.json.codec", "agentproto.agui._protocol.wire"),
+        ("agentproto.agui._verify.runs", "agentproto.agui.asgi"),
+        ("agentproto.agui._serve.app", "agentproto.agui._http.client"),
+        ("agentproto.acp._state.rules", "agentproto.agui._protocol.wire"),
+        ("agentproto.agui._verify.runs", "agentproto.agui"),
+    ],
+)
+def test_the_order_check_sees_a_wrong_import(source: str, target: str) -> None:
+    """An import upward, between peers, into a public module or across protocols is
+    reported."""
+    assert order_violations((_entry(source, target),))
+
+
+def test_the_order_check_lets_a_right_import_through() -> None:
+    """Imports downward, inside one part, or from a public module pass."""
+    fine = (
+        _entry("agentproto.agui._reduce.records", "agentproto.agui._protocol.wire"),
+        _entry("agentproto.agui._reduce.records", "agentproto.agui._reduce.conversation"),
+        _entry("agentproto.agui.asgi", "agentproto.agui._serve"),
+        _entry("agentproto.cli.agui", "agentproto.agui"),
+    )
+    assert order_violations(fine) == []
+
+
+def test_the_cycle_finder_finds_a_loop() -> None:
+    """A three-module loop is one component; a chain is none."""
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}}) == []
+
+
+def test_the_private_check_sees_a_private_name() -> None:
+    """``from m import _x`` is reported, ``from m import __version__`` is not."""
+    assert private_imports((_entry("a", "b", "_x"),))
+    assert private_imports((_entry("a", "b", "__version__", "x"),)) == []
+
+
+def test_module_sizes_are_reported() -> None:
+    """The size report covers every hand-written module (read by ``nox -s lint``)."""
+    report = dict((name, lines) for lines, name in sizes())
+    assert "agentproto._core.errors" in report
+    assert not any(name.endswith("_generated") for name in report)

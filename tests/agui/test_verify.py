@@ -983,7 +983,6 @@ def test_conformance_corpora() -> None:
 def test_every_error_code_is_documented() -> None:
     """Each code the two stages raise appears in the code table of the _verify docstring."""
     import agentproto.agui._consume.chunks as chunks_module
-    import agentproto.agui._verify.rules as rules_module
     import agentproto.agui._verify.runs as runs_module
     import agentproto.agui._verify.verifier as verify_module
 
@@ -995,7 +994,7 @@ def test_every_error_code_is_documented() -> None:
     table = doc[doc.index("Error codes") : doc.index("Caller errors")]
     documented = set(re.findall(r"^``([a-z.\-]+)``", table, re.M))
     raised: set[str] = set()
-    for module in (chunks_module, verify_module, rules_module, runs_module):
+    for module in (chunks_module, verify_module, runs_module):
         raised |= set(re.findall(r'ProtocolError\(\s*"([a-z.\-]+)"', source(module)))
     raised |= {code for code, _, _ in verify_module._AFTER_RUN.values()}  # the lifecycle's table
     families = {"message.", "toolcall.", "reasoning.", "reasoning.span-"}

@@ -44,9 +44,9 @@ message then has the default role), never dropped in silence.
 **Checking without applying.** Each rule runs in two modes: :meth:`Conversation.check`
 finds what :meth:`Conversation.apply` would report and changes nothing (a patch
 is tried on a copy-on-write result that is thrown away); a producer refuses an
-event on it. The rules live in :mod:`._reduce_items` (streamed items, results,
-encrypted values) and :mod:`._reduce_snapshots` (state, messages snapshots,
-activities); the records in :mod:`._records`.
+event on it. Every rule is a method of :class:`Conversation` (the table
+``_RULES`` at the bottom maps each event class to one); the records it keeps are
+in :mod:`.records`.
 
 **Rules**, event by event:
 
@@ -128,30 +128,44 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final, cast
 
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import UsageError
+from agentproto._core.errors import PatchError, SchemaError, UsageError
+from agentproto._core.patch.apply import apply_patch, apply_patch_in_place
+from agentproto._core.patch.ops import NodeCount
 from agentproto._core.readonly import readonly, thaw
 from agentproto._core.unset import UNSET
+from agentproto.agui import _generated as g
 from agentproto.agui._generated import ActivityMessage, Event, Message, RunAgentInput, ToolCall
 from agentproto.agui._protocol.kinds import (
     ACTIVITY,
+    ASSISTANT,
     CHUNK_TYPES,
+    ENCRYPTABLE_ROLES,
+    FAMILIES,
+    REASONING,
+    REASONING_ROLES,
     RUN_LIFECYCLE,
     SUBAGENT_LIFECYCLE,
+    TEXT_ROLES,
+    TOOL,
+    TOOL_CALL_SUBTYPE,
     dispatch_table,
     kinds,
     unlisted,
 )
-from agentproto.agui._reduce.items import _ItemRules
+from agentproto.agui._protocol.wire import _converter
 from agentproto.agui._reduce.records import (
     _NOTHING,
     DEFAULT_MAX_ACTIVITY_NODES,
     DEFAULT_MAX_STATE_NODES,
     Change,
+    _Call,
+    _Entry,
     _entry_from_message,
     _load_message,
+    _merge,
+    _own_ops,
     _problem,
 )
-from agentproto.agui._reduce.snapshots import _SnapshotRules
 
 __all__ = ["Change", "Conversation"]
 
@@ -163,10 +177,39 @@ _NO_EFFECT = SUBAGENT_LIFECYCLE | kinds(
 )
 
 
+# The message families: event type -> (the roles its messages may have, the default role).
+_ROLES: Final[dict[str, tuple[frozenset[str], str]]] = {
+    kind: (roles, family.defaults["role"])
+    for family, roles in ((FAMILIES["text"], TEXT_ROLES), (FAMILIES["reasoning"], REASONING_ROLES))
+    for kind in (family.start, *family.continuations)
+}
+
+
+def _role_stripped(event: Any, role: str, default: str) -> Diagnostic:
+    """An enumeration value the runtime cannot build a message for, stripped."""
+    return Diagnostic(
+        code="unknown-member-stripped",
+        message=f"{event.type} for {event.message_id!r}: role {role!r} names no message"
+        f" kind this runtime knows; stripped (the message is {default!r})",
+        path="/role",
+        subject=event.message_id,
+    )
+
+
+def _bad_delta(event: Any, code: str, item_id: str) -> Change:
+    """A hand-built CONTENT or ARGS event whose delta is not a string, skipped."""
+    return _problem(
+        code, f"{event.type} for {item_id!r}: delta is not a string; skipped", subject=item_id
+    )
+
+
+_STATE_CHANGED: Final = Change(state=True)
+
+
 # ---- the reducer --------------------------------------------------------------------------
 
 
-class Conversation(_ItemRules, _SnapshotRules):
+class Conversation:
     """The messages, activities and state an AG-UI event stream builds.
 
     Feed it verified events (after chunk expansion) with :meth:`apply`; read
@@ -200,7 +243,20 @@ class Conversation(_ItemRules, _SnapshotRules):
         UsageError: two messages share an id.
     """
 
-    __slots__ = ("_abandoned_calls", "_state_revision")
+    __slots__ = (
+        "_abandoned_calls",
+        "_by_id",
+        "_calls",
+        "_entries",
+        "_max_activity_nodes",
+        "_max_state_nodes",
+        "_open_calls",
+        "_open_text",
+        "_snapshot",
+        "_state",
+        "_state_count",
+        "_state_revision",
+    )
 
     def __init__(
         self,
@@ -210,7 +266,19 @@ class Conversation(_ItemRules, _SnapshotRules):
         max_state_nodes: int = DEFAULT_MAX_STATE_NODES,
         max_activity_nodes: int = DEFAULT_MAX_ACTIVITY_NODES,
     ) -> None:
-        super().__init__({} if state is UNSET else thaw(state), max_state_nodes, max_activity_nodes)
+        state = {} if state is UNSET else thaw(state)
+        self._entries: list[_Entry] = []
+        self._by_id: dict[str, _Entry] = {}
+        self._calls: dict[str, _Call] = {}
+        self._open_text: set[str] = set()
+        self._open_calls: set[str] = set()
+        self._snapshot: tuple[Message, ...] | None = None
+        self._state: Any = state
+        # sizes of the documents deltas grow, measured at the first delta after
+        # each snapshot (None: not measured since), then kept by the patch appliers
+        self._max_state_nodes = max_state_nodes
+        self._max_activity_nodes = max_activity_nodes
+        self._state_count: NodeCount | None = None
         self._abandoned_calls: set[str] = set()  # calls a run boundary left before their END
         self._state_revision = 0  # counts the changes to the state (read by StateView)
         for message in messages:
@@ -352,6 +420,576 @@ class Conversation(_ItemRules, _SnapshotRules):
             rule = unlisted(event, _no_rule, code="conversation.not-an-event", taker=_TAKER)
         return rule(self, event, False).diagnostics
 
+    # ---- bookkeeping every rule shares -------------------------------------------------
+
+    def _state_nodes(self) -> NodeCount:
+        """The state's :class:`NodeCount` (measured when unknown)."""
+        count = self._state_count
+        if count is None:
+            nodes = NodeCount.measure(self._state)
+            count = self._state_count = NodeCount(self._max_state_nodes, "max_state_nodes", nodes)
+        return count
+
+    def _activity_nodes(self, entry: _Entry) -> NodeCount:
+        """An activity's content :class:`NodeCount` (measured when unknown)."""
+        count = entry.nodes
+        if count is None:
+            nodes = NodeCount.measure(entry.fields["content"])
+            count = NodeCount(self._max_activity_nodes, "max_activity_nodes", nodes)
+            entry.nodes = count
+        return count
+
+    def _touch(self, entry: _Entry) -> None:
+        entry.cached = None
+        self._snapshot = None
+
+    def _append(self, entry: _Entry) -> None:
+        self._entries.append(entry)
+        self._by_id[entry.id] = entry
+        self._snapshot = None
+
+    def _index_calls(self) -> None:
+        self._calls = {
+            call.id: call for entry in self._entries if entry.calls for call in entry.calls
+        }
+
+    # ---- streamed items: text and reasoning messages, tool calls, results ----------------
+
+    # -- text and reasoning messages
+
+    def _start(self, event: Any, commit: bool) -> Change:
+        """TEXT_MESSAGE_START or REASONING_MESSAGE_START."""
+        roles, default = _ROLES[event.type]
+        role = event.role or default
+        message_id = event.message_id
+        name = getattr(event, "name", None)
+        diagnostics: tuple[Diagnostic, ...] = ()
+        if role not in roles:  # an unknown enumeration value: stripped, the default holds
+            diagnostics = (_role_stripped(event, role, default),)
+            role = default
+        entry = self._by_id.get(message_id)
+        if entry is not None:
+            if entry.role not in roles or not entry.start_text():
+                return _problem(
+                    "message.role-mismatch",
+                    f"{event.type} for {message_id!r}, which is a {entry.role} message"
+                    " whose content cannot be streamed; skipped",
+                    subject=message_id,
+                )
+            if entry.role != role:
+                diagnostics += (
+                    Diagnostic(
+                        code="message.role-mismatch",
+                        message=f"{event.type} for {message_id!r} says role {role!r};"
+                        f" the message stays {entry.role!r}",
+                        subject=message_id,
+                    ),
+                )
+            established = entry.fields.get("name")
+            if name is not None and established is not None and name != established:
+                diagnostics += (
+                    Diagnostic(
+                        code="message.name-mismatch",
+                        message=f"{event.type} for {message_id!r} says name {name!r};"
+                        f" the message keeps {established!r}",
+                        subject=message_id,
+                    ),
+                )
+        if not commit:
+            return Change(diagnostics=diagnostics)
+        created = entry is None
+        if entry is None:
+            entry = _Entry(message_id, role)
+            entry.text = []
+            if name is not None:
+                entry.fields["name"] = name
+            if event.subagent_run_id is not None:
+                entry.fields["subagentRunId"] = event.subagent_run_id
+            self._append(entry)
+        elif name is not None and "name" not in entry.fields:  # established values stand
+            entry.fields["name"] = name
+        self._open_text.add(message_id)
+        if event.metadata:
+            entry.metadata = _merge(entry.metadata, event.metadata)
+        self._touch(entry)
+        if created:
+            return Change(messages=(message_id,), created=(message_id,), diagnostics=diagnostics)
+        if not diagnostics:
+            return entry.change
+        return Change(messages=(message_id,), diagnostics=diagnostics)
+
+    def _content(self, event: Any, commit: bool) -> Change:
+        """TEXT_MESSAGE_CONTENT or REASONING_MESSAGE_CONTENT."""
+        roles = _ROLES[event.type][0]
+        entry = self._by_id.get(event.message_id)
+        if entry is None or entry.role not in roles or not entry.start_text():
+            return self._no_message(event, entry)
+        delta = event.delta
+        if type(delta) is not str:
+            return _bad_delta(event, "message.invalid-delta", event.message_id)
+        if not commit:
+            return _NOTHING
+        metadata = event.metadata
+        if delta:
+            entry.text.append(delta)  # type: ignore[union-attr]
+        elif not metadata:
+            return _NOTHING
+        if metadata:
+            entry.metadata = _merge(entry.metadata, metadata)
+        entry.cached = None
+        self._snapshot = None
+        return entry.change
+
+    def _end(self, event: Any, commit: bool) -> Change:
+        """TEXT_MESSAGE_END or REASONING_MESSAGE_END."""
+        roles = _ROLES[event.type][0]
+        entry = self._by_id.get(event.message_id)
+        if entry is None or entry.role not in roles:
+            return self._no_message(event, entry)
+        if not commit:
+            return _NOTHING
+        self._open_text.discard(entry.id)
+        if not event.metadata:
+            return _NOTHING
+        entry.metadata = _merge(entry.metadata, event.metadata)
+        self._touch(entry)
+        return entry.change
+
+    @staticmethod
+    def _no_message(event: Any, entry: _Entry | None) -> Change:
+        message_id = event.message_id
+        if entry is None:
+            return _problem(
+                "message.unknown",
+                f"{event.type} for {message_id!r}: no such message; skipped",
+                subject=message_id,
+            )
+        return _problem(
+            "message.role-mismatch",
+            f"{event.type} for {message_id!r}, which is a {entry.role} message"
+            " whose content cannot be streamed; skipped",
+            subject=message_id,
+        )
+
+    # -- tool calls
+
+    def _streaming_assistant(self, owner: str | None) -> _Entry | None:
+        """The latest assistant message of ``owner`` still being streamed (an open text
+        message, or one with an open tool call), or ``None``. Only open items are
+        looked at, never the whole conversation."""
+        by_id, calls = self._by_id, self._calls
+        found: dict[int, _Entry] = {}
+        for entry in (
+            *(by_id[i] for i in self._open_text if i in by_id),
+            *(calls[c].parent for c in self._open_calls if c in calls),
+        ):
+            if entry.role == ASSISTANT and entry.fields.get("subagentRunId") == owner:
+                found[id(entry)] = entry
+        if len(found) <= 1:
+            return next(iter(found.values()), None)
+        return next(e for e in reversed(self._entries) if id(e) in found)
+
+    def _tool_parent(self, event: Any, diagnostics: list[Diagnostic]) -> Any:
+        """The parent message of a new tool call: a record (:class:`_Entry`), the id of
+        an assistant message to create for it, or ``None`` when no message can hold it
+        (``Any``: the id is the event's, whatever a hand-built event holds)."""
+        parent_id = event.parent_message_id
+        if parent_id is not None:
+            entry = self._by_id.get(parent_id)
+            if entry is None:
+                return parent_id
+            if entry.role == ASSISTANT:
+                return entry
+            diagnostics.append(
+                Diagnostic(
+                    code="tool-call.parent-not-assistant",
+                    message=f"TOOL_CALL_START {event.tool_call_id!r}: parentMessageId"
+                    f" {parent_id!r} names a {entry.role} message; the call gets an"
+                    " assistant message of its own",
+                    subject=parent_id,
+                )
+            )
+        else:
+            # a call without a parent joins its own owner's streaming assistant message,
+            # never another owner's (a tool call inherits its message's attribution)
+            streaming = self._streaming_assistant(event.subagent_run_id)
+            if streaming is not None:
+                return streaming
+        own = self._by_id.get(event.tool_call_id)
+        if own is None:
+            return event.tool_call_id
+        return own if own.role == ASSISTANT else None
+
+    def _open_tool_call(self, event: Any, commit: bool) -> Change:
+        call_id = event.tool_call_id
+        call = self._calls.get(call_id)
+        if call is not None:  # a closed call reopened
+            if not commit:
+                return _NOTHING
+            self._open_calls.add(call_id)
+            if not event.metadata:
+                return _NOTHING
+            call.metadata = _merge(call.metadata, event.metadata)
+            self._touch(call.parent)
+            return call.parent.change
+        diagnostics: list[Diagnostic] = []
+        parent = self._tool_parent(event, diagnostics)
+        if parent is None:
+            diagnostics.append(
+                Diagnostic(
+                    code="tool-call.no-parent",
+                    message=f"TOOL_CALL_START {call_id!r}: no assistant message can hold"
+                    " the call (its id is taken by another message); skipped",
+                    subject=call_id,
+                )
+            )
+        if parent is None or not commit:
+            return Change(diagnostics=tuple(diagnostics))
+        created = isinstance(parent, str)
+        if isinstance(parent, str):
+            parent = _Entry(parent, ASSISTANT)
+            if event.subagent_run_id is not None:
+                parent.fields["subagentRunId"] = event.subagent_run_id
+            self._append(parent)
+        call = _Call(call_id, event.tool_call_name, parent)
+        if event.metadata:
+            call.metadata = _merge(None, event.metadata)
+        if parent.calls is None:
+            parent.calls = []
+        parent.calls.append(call)
+        self._calls[call_id] = call
+        self._open_calls.add(call_id)
+        self._touch(parent)
+        return Change(
+            messages=(parent.id,),
+            created=(parent.id,) if created else (),
+            diagnostics=tuple(diagnostics),
+        )
+
+    def _unknown_call(self, event: Any) -> Change:
+        return _problem(
+            "tool-call.unknown",
+            f"{event.type} for {event.tool_call_id!r}: no such tool call; skipped",
+            subject=event.tool_call_id,
+        )
+
+    def _tool_args(self, event: Any, commit: bool) -> Change:
+        call = self._calls.get(event.tool_call_id)
+        if call is None:
+            return self._unknown_call(event)
+        delta = event.delta
+        if type(delta) is not str:
+            return _bad_delta(event, "tool-call.invalid-delta", event.tool_call_id)
+        if not commit:
+            return _NOTHING
+        if delta:
+            call.args.append(delta)
+        elif not event.metadata:
+            return _NOTHING
+        if event.metadata:
+            call.metadata = _merge(call.metadata, event.metadata)
+        parent = call.parent
+        parent.cached = None
+        self._snapshot = None
+        return parent.change
+
+    def _tool_end(self, event: Any, commit: bool) -> Change:
+        call = self._calls.get(event.tool_call_id)
+        if call is None:
+            return self._unknown_call(event)
+        if not commit:
+            return _NOTHING
+        self._open_calls.discard(call.id)
+        if not event.metadata:
+            return _NOTHING
+        call.metadata = _merge(call.metadata, event.metadata)
+        self._touch(call.parent)
+        return call.parent.change
+
+    def _tool_result(self, event: Any, commit: bool) -> Change:
+        message_id = event.message_id
+        if message_id in self._by_id:
+            return _problem(
+                "tool-result.duplicate-id",
+                f"TOOL_CALL_RESULT {message_id!r}: a message with this id exists; skipped",
+                subject=message_id,
+            )
+        content = event.content
+        if not isinstance(content, (str, list)):
+            return _problem(
+                "tool-result.invalid-content",
+                f"TOOL_CALL_RESULT {message_id!r}: content is neither text nor parts; skipped",
+                subject=message_id,
+            )
+        if not commit:
+            return _NOTHING
+        entry = _Entry(message_id, TOOL)
+        entry.fields["content"] = (
+            content if isinstance(content, str) else thaw(_converter.dump(content))
+        )
+        entry.fields["toolCallId"] = event.tool_call_id
+        if event.subagent_run_id is not None:
+            entry.fields["subagentRunId"] = event.subagent_run_id
+        if event.metadata:
+            entry.metadata = _merge(None, event.metadata)
+        self._place_result(entry, self._calls.get(event.tool_call_id))
+        return Change(messages=(message_id,), created=(message_id,))
+
+    def _place_result(self, entry: _Entry, call: _Call | None) -> None:
+        """After the call's message and the tool messages following it (else last)."""
+        entries = self._entries
+        if call is None or entries[-1] is call.parent:
+            entries.append(entry)
+        else:
+            position = entries.index(call.parent) + 1
+            while position < len(entries) and entries[position].role == TOOL:
+                position += 1
+            entries.insert(position, entry)
+        self._by_id[entry.id] = entry
+        self._snapshot = None
+
+    def _encrypted_value(self, event: Any, commit: bool) -> Change:
+        entity_id = event.entity_id
+        if event.subtype == TOOL_CALL_SUBTYPE:
+            call = self._calls.get(entity_id)
+            target = None if call is None else call.fields
+            owner = None if call is None else call.parent
+            what = "tool call"
+        else:
+            owner = self._by_id.get(entity_id)
+            target = None if owner is None else owner.fields
+            what = "message"
+            if owner is not None and owner.role not in ENCRYPTABLE_ROLES:
+                return _problem(
+                    "encrypted-value.not-storable",
+                    f"REASONING_ENCRYPTED_VALUE for {entity_id!r}: an {owner.role} message"
+                    " holds no encrypted value; dropped",
+                    subject=entity_id,
+                )
+        if target is None or owner is None:
+            return _problem(
+                "encrypted-value.unknown-entity",
+                f"REASONING_ENCRYPTED_VALUE for {entity_id!r}: no such {what}; dropped",
+                subject=entity_id,
+            )
+        if not commit:
+            return _NOTHING
+        target["encryptedValue"] = event.encrypted_value
+        if event.encrypted_value_type is None:
+            target.pop("encryptedValueType", None)
+        else:
+            target["encryptedValueType"] = event.encrypted_value_type
+        self._touch(owner)
+        return owner.change
+
+    # ---- state, messages snapshots and activities ---------------------------------------
+
+    # -- state
+
+    def _state_snapshot(self, event: g.StateSnapshotEvent, commit: bool) -> Change:
+        if commit:
+            self._state = thaw(event.snapshot)
+            self._state_count = None
+        return _STATE_CHANGED
+
+    def _state_delta(self, event: g.StateDeltaEvent, commit: bool) -> Change:
+        ops = _own_ops(event.delta)
+        if ops is None:
+            return _problem(
+                "state.patch-failed",
+                "Failed to apply state patch: delta is not a list",
+                path="/delta",
+            )
+        try:
+            count = self._state_nodes()
+            if commit:
+                # the state is the reducer's own (snapshots are copied in), so it is
+                # patched in place: O(operations), however wide the containers are
+                self._state = apply_patch_in_place(self._state, ops, count=count)
+            else:  # copy-on-write: only the containers on the paths, then dropped
+                apply_patch(self._state, ops, count=NodeCount(count.limit, count.name, count.nodes))
+        except PatchError as exc:
+            return _problem(
+                "state.patch-failed",
+                f"Failed to apply state patch: {exc}; the state is unchanged",
+                path=f"/delta/{exc.index}",
+            )
+        return _STATE_CHANGED if ops else _NOTHING
+
+    # -- messages snapshot
+
+    @staticmethod
+    def _incoming(
+        event: g.MessagesSnapshotEvent, diagnostics: list[Diagnostic]
+    ) -> dict[str, _Entry]:
+        """The snapshot's messages as records, by id (invalid ones reported and left out)."""
+        incoming: dict[str, _Entry] = {}
+        for index, message in enumerate(event.messages):
+            try:
+                entry = _entry_from_message(message)
+            except (SchemaError, TypeError, KeyError, AttributeError) as exc:
+                diagnostics.append(
+                    Diagnostic(
+                        code="messages.invalid",
+                        message=f"MESSAGES_SNAPSHOT: message {index} is not a valid message"
+                        f" ({exc}); skipped",
+                        path=f"/messages/{index}",
+                    )
+                )
+                continue
+            if entry.id in incoming:
+                diagnostics.append(
+                    Diagnostic(
+                        code="messages.duplicate-id",
+                        message=f"MESSAGES_SNAPSHOT carries {entry.id!r} twice; the last wins",
+                        subject=entry.id,
+                        path=f"/messages/{index}",
+                    )
+                )
+            incoming[entry.id] = entry
+        return incoming
+
+    def _take_messages_snapshot(self, event: g.MessagesSnapshotEvent, commit: bool) -> Change:
+        diagnostics: list[Diagnostic] = []
+        incoming = self._incoming(event, diagnostics)
+        if not commit:
+            return Change(diagnostics=tuple(diagnostics))
+        roles = {entry.role for entry in incoming.values()}
+        keep_activity = ACTIVITY not in roles
+        keep_reasoning = REASONING not in roles
+        entries: list[_Entry] = []
+        touched: list[str] = []
+        removed: list[str] = []
+        for entry in self._entries:
+            replacement = incoming.pop(entry.id, None)
+            if replacement is not None:
+                entries.append(replacement)
+                touched.append(entry.id)
+            elif (entry.role == ACTIVITY and keep_activity) or (
+                entry.role == REASONING and keep_reasoning
+            ):
+                entries.append(entry)
+            else:
+                removed.append(entry.id)
+        created = list(incoming)
+        entries.extend(incoming.values())
+        self._entries = entries
+        self._by_id = {entry.id: entry for entry in entries}
+        self._index_calls()
+        self._open_text = {i for i in self._open_text if i in self._by_id}
+        self._open_calls = {i for i in self._open_calls if i in self._calls}
+        self._snapshot = None
+        return Change(
+            messages=(*touched, *created),
+            created=tuple(created),
+            removed=tuple(removed),
+            diagnostics=tuple(diagnostics),
+        )
+
+    # -- activities
+
+    def _activity_snapshot(self, event: g.ActivitySnapshotEvent, commit: bool) -> Change:
+        message_id = event.message_id
+        if not isinstance(event.content, dict):
+            return _problem(
+                "activity.not-object",
+                f"ACTIVITY_SNAPSHOT for {message_id!r}: content is not an object; skipped",
+                subject=message_id,
+            )
+        entry = self._by_id.get(message_id)
+        if entry is not None and entry.role != ACTIVITY:
+            return _problem(
+                "activity.not-activity",
+                f"ACTIVITY_SNAPSHOT for {message_id!r}, which is a {entry.role} message,"
+                " not an activity message; skipped",
+                subject=message_id,
+            )
+        if not commit:
+            return _NOTHING
+        if entry is None:
+            entry = _Entry(message_id, ACTIVITY)
+            entry.fields["activityType"] = event.activity_type
+            entry.fields["content"] = thaw(event.content)
+            entry.nodes = None
+            if event.subagent_run_id is not None:
+                entry.fields["subagentRunId"] = event.subagent_run_id
+            if event.metadata:
+                entry.metadata = _merge(None, event.metadata)
+            self._append(entry)
+            return Change(messages=(message_id,), created=(message_id,))
+        if event.replace is not False:
+            entry.fields["activityType"] = event.activity_type
+            entry.fields["content"] = thaw(event.content)
+            entry.nodes = None
+            if event.subagent_run_id is None:
+                entry.fields.pop("subagentRunId", None)
+            else:
+                entry.fields["subagentRunId"] = event.subagent_run_id
+        elif not event.metadata:
+            return _NOTHING
+        if event.metadata:
+            entry.metadata = _merge(entry.metadata, event.metadata)
+        self._touch(entry)
+        return entry.change
+
+    def _patched_content(self, event: g.ActivityDeltaEvent) -> Any:
+        """The activity's content with the delta applied and its size, or the Change
+        saying why not."""
+        message_id = event.message_id
+        entry = self._by_id.get(message_id)
+        if entry is None or entry.role != ACTIVITY:
+            why = "no such message" if entry is None else f"it is a {entry.role} message"
+            return _problem(
+                "activity.delta-skipped",
+                f"ACTIVITY_DELTA for {message_id!r} skipped: {why}, not an activity message",
+                subject=message_id,
+            )
+        ops = _own_ops(event.patch)
+        if ops is None:
+            return _problem(
+                "activity.patch-failed",
+                f"Failed to apply activity patch for {message_id!r}: patch is not a list",
+                subject=message_id,
+                path="/patch",
+            )
+        try:
+            count = self._activity_nodes(entry)
+            # checking tries the patch on a copy of the count; applying keeps it
+            trial = NodeCount(count.limit, count.name, count.nodes)
+            content = apply_patch(entry.fields["content"], ops, count=trial)
+        except PatchError as exc:
+            return _problem(
+                "activity.patch-failed",
+                f"Failed to apply activity patch for {message_id!r}: {exc};"
+                " the activity is unchanged",
+                subject=message_id,
+                path=f"/patch/{exc.index}",
+            )
+        if not isinstance(content, dict):
+            return _problem(
+                "activity.not-object",
+                f"ACTIVITY_DELTA for {message_id!r}: the patched content would not be an"
+                " object; the activity is unchanged",
+                subject=message_id,
+            )
+        return content, trial.nodes
+
+    def _activity_delta(self, event: g.ActivityDeltaEvent, commit: bool) -> Change:
+        patched = self._patched_content(event)
+        if patched.__class__ is Change:
+            return patched
+        content, nodes = patched
+        if not commit:
+            return _NOTHING
+        entry = self._by_id[event.message_id]
+        entry.fields["content"] = content
+        self._activity_nodes(entry).nodes = nodes
+        entry.fields["activityType"] = event.activity_type
+        if event.metadata:
+            entry.metadata = _merge(entry.metadata, event.metadata)
+        self._touch(entry)
+        return entry.change
+
     # -- events that change nothing here
 
     def _nothing(self, event: Any, commit: bool) -> Change:
@@ -366,13 +1004,13 @@ class Conversation(_ItemRules, _SnapshotRules):
         return _NOTHING
 
     def _tool_start(self, event: Any, commit: bool) -> Change:
-        change = super()._tool_start(event, commit)
+        change = self._open_tool_call(event, commit)
         if commit:  # (re)opened: its arguments stream again
             self._abandoned_calls.discard(event.tool_call_id)
         return change
 
     def _messages_snapshot(self, event: Any, commit: bool) -> Change:
-        change = super()._messages_snapshot(event, commit)
+        change = self._take_messages_snapshot(event, commit)
         if commit:  # the calls it carries arrive whole
             for message in event.messages:
                 for call in getattr(message, "tool_calls", None) or ():

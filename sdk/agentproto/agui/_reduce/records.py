@@ -3,8 +3,7 @@
 The generated message classes are mutable, so :class:`~agentproto.agui.Conversation`
 keeps its own records (:class:`_Entry` for a message, :class:`_Call` for a tool call)
 made of plain JSON in wire names, and materialises typed messages from them on demand
-(see :mod:`._conversation`). :class:`_Store` holds the records and the state; the rule
-mixins (:mod:`._reduce_items`, :mod:`._reduce_snapshots`) and the conversation share it.
+(see :mod:`.conversation`, whose rules keep them).
 """
 
 from __future__ import annotations
@@ -280,70 +279,3 @@ the benchmarks' 1 MB state holds 56,000 values.
 
 DEFAULT_MAX_ACTIVITY_NODES: Final = 250_000
 """Most JSON values ACTIVITY_DELTA patches may grow one activity's content to."""
-
-
-class _Store:
-    """The records and state of a conversation, and the bookkeeping every rule shares."""
-
-    __slots__ = (
-        "_by_id",
-        "_calls",
-        "_entries",
-        "_max_activity_nodes",
-        "_max_state_nodes",
-        "_open_calls",
-        "_open_text",
-        "_snapshot",
-        "_state",
-        "_state_count",
-    )
-
-    def __init__(
-        self,
-        state: Any,
-        max_state_nodes: int = DEFAULT_MAX_STATE_NODES,
-        max_activity_nodes: int = DEFAULT_MAX_ACTIVITY_NODES,
-    ) -> None:
-        self._entries: list[_Entry] = []
-        self._by_id: dict[str, _Entry] = {}
-        self._calls: dict[str, _Call] = {}
-        self._open_text: set[str] = set()
-        self._open_calls: set[str] = set()
-        self._snapshot: tuple[Message, ...] | None = None
-        self._state: Any = state
-        # sizes of the documents deltas grow, measured at the first delta after
-        # each snapshot (None: not measured since), then kept by the patch appliers
-        self._max_state_nodes = max_state_nodes
-        self._max_activity_nodes = max_activity_nodes
-        self._state_count: NodeCount | None = None
-
-    def _state_nodes(self) -> NodeCount:
-        """The state's :class:`NodeCount` (measured when unknown)."""
-        count = self._state_count
-        if count is None:
-            nodes = NodeCount.measure(self._state)
-            count = self._state_count = NodeCount(self._max_state_nodes, "max_state_nodes", nodes)
-        return count
-
-    def _activity_nodes(self, entry: _Entry) -> NodeCount:
-        """An activity's content :class:`NodeCount` (measured when unknown)."""
-        count = entry.nodes
-        if count is None:
-            nodes = NodeCount.measure(entry.fields["content"])
-            count = NodeCount(self._max_activity_nodes, "max_activity_nodes", nodes)
-            entry.nodes = count
-        return count
-
-    def _touch(self, entry: _Entry) -> None:
-        entry.cached = None
-        self._snapshot = None
-
-    def _append(self, entry: _Entry) -> None:
-        self._entries.append(entry)
-        self._by_id[entry.id] = entry
-        self._snapshot = None
-
-    def _index_calls(self) -> None:
-        self._calls = {
-            call.id: call for entry in self._entries if entry.calls for call in entry.calls
-        }
