@@ -360,7 +360,7 @@ def _annotations_of(obj: Any) -> Iterator[tuple[str, Any, dict[str, Any]]]:
     for klass in obj.__mro__:
         if not klass.__module__.startswith("agentproto."):
             continue
-        namespace = vars(sys.modules[klass.__module__])
+        namespace = _written_in(klass)
         for key, annotation in vars(klass).get("__annotations__", {}).items():
             if not key.startswith("_"):
                 yield f"{obj.__qualname__}.{key}", annotation, namespace
@@ -374,6 +374,17 @@ def _annotations_of(obj: Any) -> Iterator[tuple[str, Any, dict[str, Any]]]:
             if inspect.isfunction(member):
                 yield from _annotations_of(member)
         yield from _instance_attributes(klass, namespace)
+
+
+def _written_in(klass: type) -> dict[str, Any]:
+    """The globals of the module that wrote ``klass`` (its ``__module__`` names the public
+    module that exports it): those of a function written in its body, if any."""
+    for member in vars(klass).values():
+        function = getattr(member, "fget", None) or getattr(member, "__func__", member)
+        code = getattr(function, "__code__", None)
+        if inspect.isfunction(function) and code and not code.co_filename.startswith("<"):
+            return function.__globals__
+    return vars(sys.modules[klass.__module__])
 
 
 def _instance_attributes(
@@ -397,7 +408,7 @@ def _instance_attributes(
             and target.value.id == "self"
             and not target.attr.startswith("_")
         ):
-            yield f"{klass.__qualname__}.{target.attr}", annotation, namespace
+            yield f"{klass.__qualname__}.{target.attr}", annotation, init.__globals__
 
 
 def _is_sdk(obj: Any, aliases: set[int]) -> bool:

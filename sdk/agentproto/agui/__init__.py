@@ -52,12 +52,14 @@ from agentproto.agui._produce.handles import (
     TextMessageWriter,
     ToolCallWriter,
 )
-from agentproto.agui._produce.messages import Attribution
-from agentproto.agui._produce.producer import Phase, RunProducer, Sink
-from agentproto.agui._produce.run import (
+from agentproto.agui._produce.producer import (
+    Attribution,
     PatchLike,
+    Phase,
     RunFinish,
     RunOutcome,
+    RunProducer,
+    Sink,
     SubagentOutcome,
     SubagentStart,
 )

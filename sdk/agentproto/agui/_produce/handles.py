@@ -26,8 +26,12 @@ from agentproto._core.errors import AgentProtoError
 from agentproto.agui import _generated as g
 
 if TYPE_CHECKING:
-    from agentproto.agui._produce.producer import RunProducer
-    from agentproto.agui._produce.run import RunFinish, RunOutcome, SubagentOutcome
+    from agentproto.agui._produce.producer import (
+        RunFinish,
+        RunOutcome,
+        RunProducer,
+        SubagentOutcome,
+    )
 
 __all__ = [
     "ReasoningMessageWriter",

@@ -101,7 +101,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, TypeAlias, TypeVar, get_args
+from typing import (
+    Any,
+    Final,
+    Literal,
+    TypeAlias,
+    TypedDict,
+    TypeVar,
+    Unpack,
+    cast,
+    get_args,
+)
 
 import attrs
 
@@ -112,23 +122,50 @@ from agentproto._core.errors import (
     SchemaError,
     UsageError,
 )
-from agentproto._core.json.codec import dumps
+from agentproto._core.json.codec import check_value, dumps
+from agentproto._core.patch.apply import make_patch
+from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
 from agentproto.agui import _generated as g
 from agentproto.agui._consume.chunks import ChunkExpander
 from agentproto.agui._generated import Event, Interrupt, Message, ResumeEntry, RunAgentInput
-from agentproto.agui._produce.messages import MessageEvents
-from agentproto.agui._produce.run import NO_STATE, RunEvents
+from agentproto.agui._produce.handles import (
+    ReasoningMessageWriter,
+    ReasoningSpan,
+    RunScope,
+    StepScope,
+    SubagentScope,
+    TextMessageWriter,
+    ToolCallWriter,
+)
 from agentproto.agui._protocol.compat import check_declarable, check_peer_version, parse_version
 from agentproto.agui._protocol.kinds import ATTRIBUTED, attribute, kinds
-from agentproto.agui._protocol.wire import _converter, parse_event, parse_run_input
+from agentproto.agui._protocol.wire import (
+    _converter,
+    json_text,
+    load_as,
+    parse_event,
+    parse_run_input,
+)
 from agentproto.agui._reduce.conversation import Conversation
-from agentproto.agui._thread.frontend_tools import refuse_client_tool_answers
+from agentproto.agui._thread.frontend_tools import pending_outcome, refuse_client_tool_answers
 from agentproto.agui._thread.interrupts import OpenInterrupts, accept_resume
 from agentproto.agui._thread.run_input import PROTOCOL_VERSION
 from agentproto.agui._verify.verifier import Verifier
 
-__all__ = ["RESERVED_METADATA_KEY", "Phase", "RunProducer", "Sink"]
+__all__ = [
+    "NO_STATE",
+    "RESERVED_METADATA_KEY",
+    "Attribution",
+    "PatchLike",
+    "Phase",
+    "RunFinish",
+    "RunOutcome",
+    "RunProducer",
+    "Sink",
+    "SubagentOutcome",
+    "SubagentStart",
+]
 
 Phase: TypeAlias = Literal["idle", "running", "finished", "errored"]
 """Where the producer's stream stands: before any run, in a run, after RUN_FINISHED,
@@ -173,9 +210,6 @@ def _reserved_key(obj: Any, path: str, skip: str | None = None) -> str | None:
     return None
 
 
-_NO_STATE: Any = NO_STATE  # no baseline state yet
-
-
 def _random_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex}"
 
@@ -184,7 +218,89 @@ def _describe(owner: str | None) -> str:
     return "the parent agent" if owner is None else f"subagent '{owner}'"
 
 
-class RunProducer(MessageEvents, RunEvents):
+class Attribution(TypedDict, total=False):
+    """The keyword arguments every message event takes besides its own fields.
+
+    Attributes:
+        metadata: event metadata (merged onto the item it streams).
+        subagent_run_id: the subagent invocation the event belongs to (its owner).
+    """
+
+    metadata: dict[str, Any] | None
+    subagent_run_id: str | None
+
+
+PatchLike: TypeAlias = Sequence[g.JsonPatchOperation | Mapping[str, Any]]
+"""A JSON Patch as typed operations or wire dicts (``{"op": ..., "path": ...}``)."""
+RunOutcome: TypeAlias = g.RunFinishedOutcome | Literal["success", "cancelled"]
+"""A RUN_FINISHED outcome: typed, or the tag of an outcome that carries nothing else."""
+SubagentOutcome: TypeAlias = g.SubagentFinishedOutcome | Literal["success", "suspended"]
+"""A SUBAGENT_FINISHED outcome: typed, or the tag of an outcome that carries nothing else."""
+
+
+class RunFinish(TypedDict, total=False):
+    """The keyword arguments of RUN_FINISHED besides its outcome (``run_finished()``).
+
+    Attributes:
+        result: the run's return value (any JSON), if it has one.
+        usage: token usage, one entry per provider and model.
+        metadata: event metadata.
+    """
+
+    result: Any
+    usage: list[g.TokenUsage] | None
+    metadata: dict[str, Any] | None
+
+
+class SubagentStart(TypedDict, total=False):
+    """The keyword arguments of SUBAGENT_STARTED besides its name and id (``subagent()``).
+
+    Attributes:
+        description: the subagent's description.
+        parent_subagent_run_id: the invocation that started this one, if any.
+        parent_tool_call_id: the tool call that started it, if any.
+        parent_message_id: the message that started it, if any.
+        metadata: event metadata.
+    """
+
+    description: str | None
+    parent_subagent_run_id: str | None
+    parent_tool_call_id: str | None
+    parent_message_id: str | None
+    metadata: dict[str, Any] | None
+
+
+NO_STATE: Final[Any] = object()
+"""The producer's state before any baseline (no run input, no ``state=``, no snapshot)."""
+
+
+def _bare_members(union: Any) -> dict[str, Callable[[], Any]]:
+    """The members of a tagged union that need no argument, by their ``type`` tag."""
+    table: dict[str, Callable[[], Any]] = {}
+    for member in get_args(union):
+        if all(field.default is not attrs.NOTHING for field in attrs.fields(member)):
+            table[member().type] = member
+    return table
+
+
+_RUN_OUTCOMES: Final = _bare_members(g.RunFinishedOutcome)
+_SUBAGENT_OUTCOMES: Final = _bare_members(g.SubagentFinishedOutcome)
+
+
+def _outcome(table: Mapping[str, Callable[[], Any]], outcome: Any, event: str) -> Any:
+    """A typed outcome from a shorthand tag (or the typed outcome given)."""
+    if not isinstance(outcome, str):
+        return outcome
+    member = table.get(outcome)
+    if member is None:
+        raise UsageError(
+            "producer.bad-argument",
+            f"{event} outcome {outcome!r} is not one of {sorted(table)} (or a typed outcome)",
+        )
+    return member()
+
+
+class RunProducer:
     """Builds the events of AG-UI runs with types, refusing any that break a producer duty.
 
     Named for its unit of work: the run, the answer to one ``RunAgentInput``, which is
@@ -445,8 +561,8 @@ class RunProducer(MessageEvents, RunEvents):
     @property
     def _state(self) -> Any:
         """The state the client holds (the reducer's own value: read, never change it),
-        or ``_NO_STATE`` while there is no baseline."""
-        return self.conversation._state if self._baseline else _NO_STATE
+        or ``NO_STATE`` while there is no baseline."""
+        return self.conversation._state if self._baseline else NO_STATE
 
     def _check_duties(self, event: Event, retype: bool) -> None:
         """Refuse what breaks a duty before anything changes (the producer stays usable).
@@ -546,3 +662,567 @@ class RunProducer(MessageEvents, RunEvents):
             self._announced.add(event.subagent_run_id)
         elif isinstance(event, g.StateSnapshotEvent):
             self._baseline = True
+
+    # ---- helpers: text messages, tool calls and reasoning ---------------------------------
+
+    # -- text messages -------------------------------------------------------------------
+
+    def text_message_start(
+        self,
+        message_id: str | None = None,
+        *,
+        role: g.TextMessageRole | None = "assistant",
+        name: str | None = None,
+        **attribution: Unpack[Attribution],
+    ) -> g.TextMessageStartEvent:
+        """TEXT_MESSAGE_START (``role=None`` leaves it out, which means assistant)."""
+        return self._send(
+            g.TextMessageStartEvent(
+                message_id=message_id if message_id is not None else self._new_id("msg"),
+                role=role,
+                name=name,
+                **attribution,
+            )
+        )
+
+    def text_message_content(
+        self, message_id: str, delta: str, **attribution: Unpack[Attribution]
+    ) -> g.TextMessageContentEvent:
+        """TEXT_MESSAGE_CONTENT."""
+        return self._send(
+            g.TextMessageContentEvent(message_id=message_id, delta=delta, **attribution)
+        )
+
+    def text_message_end(
+        self, message_id: str, **attribution: Unpack[Attribution]
+    ) -> g.TextMessageEndEvent:
+        """TEXT_MESSAGE_END."""
+        return self._send(g.TextMessageEndEvent(message_id=message_id, **attribution))
+
+    def text_message(
+        self,
+        message_id: str | None = None,
+        *,
+        role: g.TextMessageRole | None = "assistant",
+        name: str | None = None,
+        **attribution: Unpack[Attribution],
+    ) -> TextMessageWriter:
+        """TEXT_MESSAGE_START now; the returned writer streams the content and ends it.
+
+        Example::
+
+            with producer.text_message() as message:
+                message.content("Hello, ")
+                message.content("world")
+        """
+        start = self.text_message_start(message_id, role=role, name=name, **attribution)
+        return TextMessageWriter(cast("RunProducer", self), start)
+
+    def text(
+        self,
+        content: str | Iterable[str],
+        *,
+        message_id: str | None = None,
+        role: g.TextMessageRole | None = "assistant",
+        name: str | None = None,
+        **attribution: Unpack[Attribution],
+    ) -> list[Event]:
+        """A whole text message: START, one CONTENT per non-empty piece, END."""
+        pieces = [content] if isinstance(content, str) else list(content)
+        writer = self.text_message(message_id, role=role, name=name, **attribution)
+        out: list[Event] = [writer.start_event]
+        out += [writer.content(piece) for piece in pieces if piece]
+        out.append(writer.end())
+        return out
+
+    # ---- tool calls ----------------------------------------------------------------------
+
+    def tool_call_start(
+        self,
+        tool_call_name: str,
+        *,
+        tool_call_id: str | None = None,
+        parent_message_id: str | None = None,
+        **attribution: Unpack[Attribution],
+    ) -> g.ToolCallStartEvent:
+        """TOOL_CALL_START."""
+        return self._send(
+            g.ToolCallStartEvent(
+                tool_call_id=tool_call_id if tool_call_id is not None else self._new_id("call"),
+                tool_call_name=tool_call_name,
+                parent_message_id=parent_message_id,
+                **attribution,
+            )
+        )
+
+    def tool_call_args(
+        self, tool_call_id: str, delta: str, **attribution: Unpack[Attribution]
+    ) -> g.ToolCallArgsEvent:
+        """TOOL_CALL_ARGS (a piece of the arguments' text)."""
+        return self._send(
+            g.ToolCallArgsEvent(tool_call_id=tool_call_id, delta=delta, **attribution)
+        )
+
+    def tool_call_end(
+        self, tool_call_id: str, **attribution: Unpack[Attribution]
+    ) -> g.ToolCallEndEvent:
+        """TOOL_CALL_END."""
+        return self._send(g.ToolCallEndEvent(tool_call_id=tool_call_id, **attribution))
+
+    def tool_call(
+        self,
+        tool_call_name: str,
+        *,
+        args: Any = None,
+        tool_call_id: str | None = None,
+        parent_message_id: str | None = None,
+        **attribution: Unpack[Attribution],
+    ) -> ToolCallWriter:
+        """TOOL_CALL_START now (and TOOL_CALL_ARGS when ``args`` is given: a string as is,
+        any other JSON value encoded); the writer streams more arguments, ends the call
+        and reports its result.
+
+        Example::
+
+            with producer.tool_call("search", args={"query": "AG-UI"}) as call:
+                pass
+            call.result("3 results")
+        """
+        start = self.tool_call_start(
+            tool_call_name,
+            tool_call_id=tool_call_id,
+            parent_message_id=parent_message_id,
+            **attribution,
+        )
+        writer = ToolCallWriter(
+            cast("RunProducer", self), start.tool_call_id, start.subagent_run_id
+        )
+        if args is not None:
+            writer.args(json_text(args))
+        return writer
+
+    def tool_result(
+        self,
+        tool_call_id: str,
+        content: Any,
+        *,
+        message_id: str | None = None,
+        **attribution: Unpack[Attribution],
+    ) -> g.ToolCallResultEvent:
+        """TOOL_CALL_RESULT: the tool message for a call.
+
+        Args:
+            tool_call_id: the call answered.
+            content: a string, a list of content parts (typed or wire JSON), or any
+                other JSON value (sent as its JSON text).
+            message_id: the tool message's id (generated when omitted).
+            **attribution: ``metadata`` (merged onto the tool message) and
+                ``subagent_run_id`` (see :class:`Attribution`).
+        """
+        if isinstance(content, list):
+            content = load_as(content, list[g.ContentPart])
+        elif not isinstance(content, str):
+            content = json_text(content)
+        return self._send(
+            g.ToolCallResultEvent(
+                message_id=message_id if message_id is not None else self._new_id("tool-result"),
+                tool_call_id=tool_call_id,
+                content=content,
+                **attribution,
+            )
+        )
+
+    # ---- reasoning -----------------------------------------------------------------------
+
+    def reasoning_start(
+        self, message_id: str | None = None, **attribution: Unpack[Attribution]
+    ) -> g.ReasoningStartEvent:
+        """REASONING_START (opens a reasoning span)."""
+        return self._send(
+            g.ReasoningStartEvent(
+                message_id=message_id if message_id is not None else self._new_id("reasoning"),
+                **attribution,
+            )
+        )
+
+    def reasoning_end(
+        self, message_id: str, **attribution: Unpack[Attribution]
+    ) -> g.ReasoningEndEvent:
+        """REASONING_END (closes a reasoning span)."""
+        return self._send(g.ReasoningEndEvent(message_id=message_id, **attribution))
+
+    def reasoning(
+        self, message_id: str | None = None, **attribution: Unpack[Attribution]
+    ) -> ReasoningSpan:
+        """REASONING_START now; the span opens its reasoning message and ends with
+        REASONING_END (on exit when used as a context manager)."""
+        start = self.reasoning_start(message_id, **attribution)
+        return ReasoningSpan(cast("RunProducer", self), start.message_id, start.subagent_run_id)
+
+    def reasoning_message_start(
+        self, message_id: str | None = None, **attribution: Unpack[Attribution]
+    ) -> g.ReasoningMessageStartEvent:
+        """REASONING_MESSAGE_START."""
+        return self._send(
+            g.ReasoningMessageStartEvent(
+                message_id=message_id if message_id is not None else self._new_id("reasoning"),
+                **attribution,
+            )
+        )
+
+    def reasoning_message_content(
+        self, message_id: str, delta: str, **attribution: Unpack[Attribution]
+    ) -> g.ReasoningMessageContentEvent:
+        """REASONING_MESSAGE_CONTENT."""
+        return self._send(
+            g.ReasoningMessageContentEvent(message_id=message_id, delta=delta, **attribution)
+        )
+
+    def reasoning_message_end(
+        self, message_id: str, **attribution: Unpack[Attribution]
+    ) -> g.ReasoningMessageEndEvent:
+        """REASONING_MESSAGE_END."""
+        return self._send(g.ReasoningMessageEndEvent(message_id=message_id, **attribution))
+
+    def reasoning_message(
+        self, message_id: str | None = None, **attribution: Unpack[Attribution]
+    ) -> ReasoningMessageWriter:
+        """REASONING_MESSAGE_START now; the writer streams the content and ends it."""
+        start = self.reasoning_message_start(message_id, **attribution)
+        return ReasoningMessageWriter(
+            cast("RunProducer", self), start.message_id, start.subagent_run_id
+        )
+
+    def reasoning_encrypted_value(
+        self,
+        subtype: g.ReasoningEncryptedValueSubtype,
+        entity_id: str,
+        encrypted_value: str,
+        *,
+        encrypted_value_type: str | None = None,
+        **attribution: Unpack[Attribution],
+    ) -> g.ReasoningEncryptedValueEvent:
+        """REASONING_ENCRYPTED_VALUE for a message or tool call the client knows."""
+        return self._send(
+            g.ReasoningEncryptedValueEvent(
+                subtype=subtype,
+                entity_id=entity_id,
+                encrypted_value=encrypted_value,
+                encrypted_value_type=encrypted_value_type,
+                **attribution,
+            )
+        )
+
+    # ---- helpers: lifecycle, steps, subagents, state, activities, the rest ------------------
+
+    # ---- run lifecycle -------------------------------------------------------------------
+
+    def run_started(
+        self,
+        *,
+        thread_id: str | None = None,
+        run_id: str | None = None,
+        parent_run_id: str | None = None,
+        input: RunAgentInput | None = None,
+        protocol_version: str | None = PROTOCOL_VERSION,
+        metadata: dict[str, Any] | None = None,
+    ) -> g.RunStartedEvent:
+        """RUN_STARTED; the ids default to the run input's.
+
+        Args:
+            thread_id: the conversation; default the run input's ``threadId``.
+            run_id: the run; default the run input's ``runId``.
+            parent_run_id: the run that spawned this one, if any.
+            input: the run input to echo back, if wanted.
+            protocol_version: the version this producer speaks (``None`` leaves it out).
+            metadata: event metadata.
+        """
+        source = self.run_input
+        if thread_id is None and source is not None:
+            thread_id = source.thread_id
+        if run_id is None and source is not None:
+            run_id = source.run_id
+        if not thread_id or not run_id:
+            raise UsageError(
+                "producer.missing-id",
+                "RUN_STARTED needs a threadId and a runId: pass them, or give the "
+                "producer the run input",
+            )
+        return self._send(
+            g.RunStartedEvent(
+                thread_id=thread_id,
+                run_id=run_id,
+                parent_run_id=parent_run_id,
+                input=input,
+                protocol_version=protocol_version,
+                metadata=metadata,
+            )
+        )
+
+    def run_finished(
+        self,
+        *,
+        outcome: RunOutcome | None = None,
+        list_pending: bool = False,
+        **finish: Unpack[RunFinish],
+    ) -> g.RunFinishedEvent:
+        """RUN_FINISHED for the current run (its thread and run ids are filled in).
+
+        Args:
+            outcome: absent (success), ``"success"``, ``"cancelled"``, or a typed
+                outcome (an interrupt outcome lists its interrupts).
+            list_pending: name the run's unanswered tool calls (every call it started
+                and no TOOL_CALL_RESULT answered, such as the calls to the client's
+                tools) in the success outcome's ``pendingToolCallIds``; with none, the
+                outcome is left as given.
+            **finish: ``result``, ``usage`` and ``metadata`` (see :class:`RunFinish`).
+        """
+        if self._run_ids is None:
+            raise UsageError("run.not-started", "Cannot send 'RUN_FINISHED': no run was started")
+        thread_id, run_id = self._run_ids
+        typed = _outcome(_RUN_OUTCOMES, outcome, "RUN_FINISHED")
+        if list_pending:
+            typed = pending_outcome(typed, self._unanswered_calls())
+        return self._send(
+            g.RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=typed, **finish)
+        )
+
+    def run_error(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        usage: list[g.TokenUsage] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> g.RunErrorEvent:
+        """RUN_ERROR: the run failed (still accepted after the producer failed)."""
+        return self._send(
+            g.RunErrorEvent(message=message, code=code, usage=usage, metadata=metadata)
+        )
+
+    def run(self, **started: Any) -> RunScope:
+        """RUN_STARTED now (``started``: :meth:`run_started`'s arguments); a context manager
+        that sends RUN_FINISHED on exit, or RUN_ERROR when the block raises."""
+        self.run_started(**started)
+        return RunScope(cast("RunProducer", self))
+
+    # ---- steps ---------------------------------------------------------------------------
+
+    def step_started(
+        self, step_name: str, **attribution: Unpack[Attribution]
+    ) -> g.StepStartedEvent:
+        """STEP_STARTED."""
+        return self._send(g.StepStartedEvent(step_name=step_name, **attribution))
+
+    def step_finished(
+        self, step_name: str, **attribution: Unpack[Attribution]
+    ) -> g.StepFinishedEvent:
+        """STEP_FINISHED (with the same attribution as its start)."""
+        return self._send(g.StepFinishedEvent(step_name=step_name, **attribution))
+
+    def step(self, step_name: str, **attribution: Unpack[Attribution]) -> StepScope:
+        """STEP_STARTED now; STEP_FINISHED from the scope (on exit as a context manager)."""
+        self.step_started(step_name, **attribution)
+        return StepScope(cast("RunProducer", self), step_name, attribution.get("subagent_run_id"))
+
+    # ---- subagents -----------------------------------------------------------------------
+
+    def subagent_started(
+        self, name: str, *, subagent_run_id: str | None = None, **start: Unpack[SubagentStart]
+    ) -> g.SubagentStartedEvent:
+        """SUBAGENT_STARTED: announces an invocation before anything attributed to it
+        (``subagent_run_id`` is generated when omitted; ``start``: see :class:`SubagentStart`)."""
+        run_id = subagent_run_id
+        return self._send(
+            g.SubagentStartedEvent(
+                subagent_run_id=run_id if run_id is not None else self._new_id("subagent"),
+                name=name,
+                **start,
+            )
+        )
+
+    def subagent_finished(
+        self,
+        subagent_run_id: str,
+        *,
+        outcome: SubagentOutcome | None = None,
+        result: Any = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> g.SubagentFinishedEvent:
+        """SUBAGENT_FINISHED (``outcome``: absent, ``"success"``, ``"suspended"`` or typed)."""
+        return self._send(
+            g.SubagentFinishedEvent(
+                subagent_run_id=subagent_run_id,
+                outcome=_outcome(_SUBAGENT_OUTCOMES, outcome, "SUBAGENT_FINISHED"),
+                result=result,
+                metadata=metadata,
+            )
+        )
+
+    def subagent_error(
+        self,
+        subagent_run_id: str,
+        message: str,
+        *,
+        code: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> g.SubagentErrorEvent:
+        """SUBAGENT_ERROR."""
+        return self._send(
+            g.SubagentErrorEvent(
+                subagent_run_id=subagent_run_id, message=message, code=code, metadata=metadata
+            )
+        )
+
+    def subagent(
+        self, name: str, *, subagent_run_id: str | None = None, **start: Unpack[SubagentStart]
+    ) -> SubagentScope:
+        """SUBAGENT_STARTED now; the scope finishes the invocation (on exit as a context
+        manager: SUBAGENT_FINISHED, or SUBAGENT_ERROR when the block raises).
+
+        Example::
+
+            with producer.subagent("researcher") as sub:
+                producer.text("Found it.", subagent_run_id=sub.subagent_run_id)
+        """
+        started = self.subagent_started(name, subagent_run_id=subagent_run_id, **start)
+        return SubagentScope(cast("RunProducer", self), started.subagent_run_id, name)
+
+    # ---- state ---------------------------------------------------------------------------
+
+    def state_snapshot(
+        self, snapshot: Any, **attribution: Unpack[Attribution]
+    ) -> g.StateSnapshotEvent:
+        """STATE_SNAPSHOT: replaces the client's state (any JSON value)."""
+        return self._send(g.StateSnapshotEvent(snapshot=snapshot, **attribution))
+
+    def state_delta(
+        self, delta: PatchLike, **attribution: Unpack[Attribution]
+    ) -> g.StateDeltaEvent:
+        """STATE_DELTA: an RFC 6902 patch against the client's state (it must apply)."""
+        return self._send(g.StateDeltaEvent(delta=load_as(list(delta), g.JsonPatch), **attribution))
+
+    def state_update(
+        self, new_state: Any, **attribution: Unpack[Attribution]
+    ) -> g.StateDeltaEvent | None:
+        """STATE_DELTA with the minimal patch from the current state to ``new_state``.
+
+        Returns:
+            The delta, or ``None`` (nothing emitted) when the state is already equal.
+        """
+        if self._state is NO_STATE:  # checked before diffing against a state nobody holds
+            raise UsageError(
+                "producer.state-no-baseline",
+                "state_update() without a baseline: the producer has no run input and no "
+                "state, so send a STATE_SNAPSHOT first",
+            )
+        check_value(new_state)  # JSON, and no deeper than a consumer accepts
+        ops = make_patch(self._state, thaw(new_state))
+        if not ops:
+            return None
+        return self.state_delta(ops, **attribution)
+
+    # ---- activities ----------------------------------------------------------------------
+
+    def activity_snapshot(
+        self,
+        message_id: str | None,
+        activity_type: str,
+        content: dict[str, Any],
+        *,
+        replace: bool | None = None,
+        **attribution: Unpack[Attribution],
+    ) -> g.ActivitySnapshotEvent:
+        """ACTIVITY_SNAPSHOT: creates the activity message, or replaces its content and
+        type (``replace=False``: leaves an existing one as it stands)."""
+        return self._send(
+            g.ActivitySnapshotEvent(
+                message_id=message_id if message_id is not None else self._new_id("activity"),
+                activity_type=activity_type,
+                content=content,
+                replace=replace,
+                **attribution,
+            )
+        )
+
+    def activity_delta(
+        self,
+        message_id: str,
+        patch: PatchLike,
+        *,
+        activity_type: str | None = None,
+        retype: bool = False,
+        **attribution: Unpack[Attribution],
+    ) -> g.ActivityDeltaEvent:
+        """ACTIVITY_DELTA: an RFC 6902 patch against the activity's content.
+
+        Args:
+            message_id: the activity, created by an earlier snapshot.
+            patch: the operations; applied to the result, the content stays an object.
+            activity_type: default the activity's current type; another type needs
+                ``retype=True``.
+            retype: change the activity's type on purpose.
+            **attribution: ``metadata`` and ``subagent_run_id`` (which must agree with
+                the activity's owner).
+        """
+        return self._send(
+            g.ActivityDeltaEvent(
+                message_id=message_id,
+                activity_type=self._activity_type(message_id, activity_type),
+                patch=load_as(list(patch), g.JsonPatch),
+                **attribution,
+            ),
+            retype=retype,
+        )
+
+    def activity_update(
+        self,
+        message_id: str,
+        new_content: dict[str, Any],
+        *,
+        activity_type: str | None = None,
+        retype: bool = False,
+        **attribution: Unpack[Attribution],
+    ) -> g.ActivityDeltaEvent | None:
+        """ACTIVITY_DELTA with the minimal patch from the activity's content to ``new_content``.
+
+        Returns:
+            The delta, or ``None`` (nothing emitted) when neither content nor type change.
+        """
+        known = self._known_activity(message_id)
+        check_value(new_content)
+        ops = make_patch(known.content, thaw(new_content))
+        if not ops and activity_type in (None, known.activity_type):
+            return None
+        return self.activity_delta(
+            message_id, ops, activity_type=activity_type, retype=retype, **attribution
+        )
+
+    def _activity_type(self, message_id: str, activity_type: str | None) -> str:
+        known = self._known_activity(message_id)
+        return known.activity_type if activity_type is None else activity_type
+
+    # ---- everything else -----------------------------------------------------------------
+
+    def messages_snapshot(
+        self,
+        messages: Sequence[Message | Mapping[str, Any]],
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> g.MessagesSnapshotEvent:
+        """MESSAGES_SNAPSHOT (typed messages or their wire JSON)."""
+        return self._send(
+            g.MessagesSnapshotEvent(
+                messages=load_as(list(messages), list[Message]), metadata=metadata
+            )
+        )
+
+    def custom(self, name: str, value: Any, **attribution: Unpack[Attribution]) -> g.CustomEvent:
+        """CUSTOM: an application event (any JSON ``value``)."""
+        return self._send(g.CustomEvent(name=name, value=value, **attribution))
+
+    def raw(
+        self, event: Any, *, source: str | None = None, **attribution: Unpack[Attribution]
+    ) -> g.RawEvent:
+        """RAW: an event from an external system, passed through (any JSON)."""
+        return self._send(g.RawEvent(event=event, source=source, **attribution))

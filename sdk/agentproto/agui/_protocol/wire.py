@@ -6,6 +6,7 @@ from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError
+from agentproto._core.json.codec import dumps
 from agentproto._core.wire.checkeddump import CheckedDump
 from agentproto._core.wire.converter import (
     _STRICT,
@@ -49,6 +50,16 @@ EVENT_NUMBER_MEMBERS: dict[str, tuple[int, tuple[str, ...] | None]] = {
 (:meth:`~agentproto._core.wire.converter.WireConverter.number_members`, written out by the
 code generator)."""
 _PYTHON_CONTEXT = python_context(None)
+
+
+def load_as(value: Any, tp: Any) -> Any:
+    """``value`` (typed objects, wire JSON or a mix) checked and built as ``tp``."""
+    return _converter.load(_converter.dump(value), tp)
+
+
+def json_text(value: Any) -> str:
+    """Tool arguments or a result as text: a string as is, anything else as compact JSON."""
+    return value if isinstance(value, str) else dumps(value).decode("utf-8")
 
 
 def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Event:

@@ -70,7 +70,7 @@ from agentproto.agui._generated import (
     ToolCall,
     ToolMessage,
 )
-from agentproto.agui._produce.messages import _json_text, _typed
+from agentproto.agui._protocol.wire import json_text, load_as
 from agentproto.agui._reduce.conversation import Conversation
 
 __all__ = [
@@ -192,7 +192,7 @@ def _answer_list(answers: Iterable[ToolMessage | Mapping[str, Any]]) -> list[Too
             )
         wire = answer if isinstance(answer, ToolMessage) else dict(answer)
         try:
-            typed.append(_typed(wire, ToolMessage))
+            typed.append(load_as(wire, ToolMessage))
         except SchemaError as exc:
             raise exc.at(f"/tool_results/{index}") from None
     return typed
@@ -335,9 +335,9 @@ def _content(result: Any) -> str | list[ContentPart]:
     if isinstance(result, str):
         return result
     if isinstance(result, list) and result and all(isinstance(p, _PARTS) for p in result):
-        parts: list[ContentPart] = _typed(result, list[ContentPart])
+        parts: list[ContentPart] = load_as(result, list[ContentPart])
         return parts
-    return _json_text(result)
+    return json_text(result)
 
 
 def _message(
