@@ -46,6 +46,7 @@ import attrs
 
 from agentproto._core import describe, errors, unset
 from agentproto._core.wire import checks as wirechecks
+from agentproto._core.wire import converter as converter_module
 from agentproto._core.wire import loaders as loaderkit
 from agentproto._core.wire.checks import _is_union, _unwrap_annotated
 from agentproto._core.wire.converter import _PLAIN_LOADERS, WireConverter
@@ -54,7 +55,7 @@ from codegen.checked import checked_dumper_lines, checked_name
 
 __all__ = ["loaders_module_text", "loaders_path", "native_path"]
 
-_SHARED_FROM = (wirechecks, describe, errors, unset, loaderkit)
+_SHARED_FROM = (wirechecks, describe, errors, unset, loaderkit, converter_module)
 """Where the names shared by every class loader are imported from."""
 _LOADER_SIGNATURE = "(d: Any, p: str, c: _Context) -> Any"
 
@@ -341,7 +342,7 @@ class LoaderWriter(WireConverter):
             "SlowPath": loaderkit.SlowPath,
             "_Context": wirechecks._Context,
             "value_dumper": loaderkit.value_dumper,
-            "dump_foreign": loaderkit.dump_foreign,
+            "dump_foreign": converter_module.dump_foreign,
             "check_stamp": loaderkit.check_stamp,
         }
         wanted |= shared

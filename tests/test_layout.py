@@ -85,6 +85,11 @@ PUBLIC: dict[str, frozenset[str]] = {
 }
 """The public modules below each package's ``__init__``: free to import their package."""
 
+INIT_LEVEL: dict[str, str] = {"agentproto": "_core"}
+"""A package whose ``__init__`` only re-exports one of its parts sits at that part's level
+(``agentproto`` re-exports the errors and diagnostics of ``_core``); any other package's
+``__init__`` is public."""
+
 SEALED_PAIRS = frozenset(
     {
         ("agentproto.agui._generated_native", "agentproto.agui._generated_loaders"),
@@ -228,6 +233,7 @@ def order_violations(entries: tuple[Import, ...]) -> list[str]:
         public = PUBLIC.get(package, frozenset())
         if source == "" or source in public:
             continue  # the package itself, or one of its public modules
+        target = INIT_LEVEL.get(package, "") if target == "" else target
         if target == "" or target in public:
             bad.append(f"{_where(entry)}: a private part imports a public module")
             continue
@@ -377,28 +383,40 @@ def top_level_strays() -> list[str]:
     return bad
 
 
+def _all_of(module: Module) -> set[str]:
+    """The names of a module's literal ``__all__``."""
+    names: set[str] = set()
+    for node in module.tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(
+                isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+            )
+            and isinstance(node.value, ast.List | ast.Tuple)
+        ):
+            names |= {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+    return names
+
+
 def _exported() -> set[tuple[str, str]]:
-    """(module, name) of every name the public modules export."""
+    """(module, name) of every name the public modules export, star imports included."""
     names = set()
-    for module in modules().values():
+    known = modules()
+    for module in known.values():
         if any(part.startswith("_") for part in module.name.split(".")):
             continue
+        names |= {(module.name, name) for name in _all_of(module)}
         for node in module.tree.body:
-            if isinstance(node, ast.Assign) and any(
-                isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
-            ):
-                if isinstance(node.value, ast.List | ast.Tuple):
-                    names |= {
-                        (module.name, element.value)
-                        for element in node.value.elts
-                        if isinstance(element, ast.Constant)
-                    }
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+                star = known.get(_absolute(module, node))
+                names |= {(module.name, name) for name in _all_of(star)} if star else set()
     return names
 
 
 def split_classes() -> list[str]:
     """Classes whose base is the other half of them: a hand-written, unexported class of
-    another module that no other class derives from."""
+    another module of the same part that no other class derives from. (A class built on
+    a lower part's class is layering, not a split.)"""
     defined: dict[str, list[tuple[str, ast.ClassDef]]] = {}
     for module in modules().values():
         if module.generated or not module.name.startswith("agentproto"):
@@ -407,20 +425,21 @@ def split_classes() -> list[str]:
             if isinstance(node, ast.ClassDef):
                 defined.setdefault(node.name, []).append((module.name, node))
     exported = {name for _, name in _exported()}
-    subclasses: dict[str, list[str]] = {}
-    where: dict[tuple[str, str], str] = {}
+    subclasses: dict[tuple[str, str], list[str]] = {}
     for name, places in defined.items():
         for module, node in places:
             for base in node.bases:
                 if isinstance(base, ast.Name) and base.id in defined:
-                    homes = [home for home, _ in defined[base.id] if home != module]
-                    if homes:
-                        subclasses.setdefault(base.id, []).append(f"{module}.{name}")
-                        where[(module, name)] = base.id
+                    for home, _ in defined[base.id]:
+                        subclasses.setdefault((home, base.id), []).append(f"{module}.{name}")
     bad = []
-    for (module, name), base in sorted(where.items()):
-        if base not in exported and len(subclasses[base]) < 2:
-            bad.append(f"{module}.{name} takes its methods from {base} in another module")
+    for (home, base), children in sorted(subclasses.items()):
+        if base in exported or len(children) > 1:
+            continue
+        (child,) = children
+        module = child.rpartition(".")[0]
+        if module != home and _part_of(module) == _part_of(home):
+            bad.append(f"{child} takes its methods from {base} in {home}")
     return bad
 
 
@@ -468,7 +487,9 @@ def test_every_part_is_declared() -> None:
     """Every part of a declared package is in its LAYERS entry, and every entry exists."""
     problems = []
     for package, order in LAYERS.items():
-        declared = {part for entry in order for part in (entry if isinstance(entry, tuple) else (entry,))}
+        declared = {
+            part for entry in order for part in (entry if isinstance(entry, tuple) else (entry,))
+        }
         present = {
             name[len(package) + 1 :].split(".")[0]
             for name in modules()
@@ -476,7 +497,9 @@ def test_every_part_is_declared() -> None:
         }
         present -= PUBLIC.get(package, frozenset())
         problems += [f"{package}.{part}: not in LAYERS" for part in sorted(present - declared)]
-        problems += [f"{package}.{part}: declared but absent" for part in sorted(declared - present)]
+        problems += [
+            f"{package}.{part}: declared but absent" for part in sorted(declared - present)
+        ]
     assert not problems, "\n".join(problems)
 
 

@@ -14,7 +14,7 @@ from agentproto._core.unset import UNSET, Unset
 from agentproto.acp import schema, schema_v1
 from agentproto.acp._agent.agent import Agent, AgentSession
 from agentproto.acp._agent.runner import AgentRunner, run_agent, serve_agent
-from agentproto.acp._agent.updates import Content, SessionUpdates, Terminal, ToolCall
+from agentproto.acp._agent.updates import SessionUpdates, Terminal, ToolCall
 from agentproto.acp._client.client import AcpClient
 from agentproto.acp._client.session import Answer, ClientHandlers, ClientSession
 from agentproto.acp._client.unstable import UnstableCalls
@@ -29,6 +29,7 @@ from agentproto.acp._io.connection import (
 )
 from agentproto.acp._io.connection import Handler as MethodHandler
 from agentproto.acp._io.transports import MemoryPipe
+from agentproto.acp._protocol.blocks import Content
 from agentproto.acp._protocol.errors import (
     AuthRequiredError,
     ConnectionClosedError,
@@ -58,12 +59,12 @@ from agentproto.acp._protocol.wire import (
     session_notification,
 )
 from agentproto.acp._relay.combine import combine, resync_update
-from agentproto.acp._relay.versions import V1ToV2Adapter, V2ToV1Adapter
+from agentproto.acp._relay.to_v1 import V2ToV1Adapter
+from agentproto.acp._relay.versions import V1ToV2Adapter
 from agentproto.acp._rpc.endpoint import Side
 from agentproto.acp._rpc.negotiation import UnsupportedVersionError
 from agentproto.acp._rpc.turn import Foreground, Phase
-from agentproto.acp._state.meta import Meta, apply_meta_update
-from agentproto.acp._state.records import (
+from agentproto.acp._state.entities import (
     CompactionState,
     Entity,
     MessageState,
@@ -74,6 +75,7 @@ from agentproto.acp._state.records import (
     TerminalState,
     ToolCallState,
 )
+from agentproto.acp._state.meta import Meta, apply_meta_update
 from agentproto.acp._state.session import SessionState
 from agentproto.acp._state.store import SessionStore
 

@@ -37,12 +37,11 @@ from typing import TYPE_CHECKING, Any
 from agentproto._core.exports import export
 from agentproto.agui import quirks, schema
 from agentproto.agui._consume.consumer import Consumer, DecoderOptions
-from agentproto.agui._consume.decoder import EventDecoder, Middleware, NextStage, Transport
+from agentproto.agui._consume.decoder import EventDecoder, Middleware, NextStage
 from agentproto.agui._consume.state_view import StateShapeError, StateView
 from agentproto.agui._consume.stream import aconsume, aiter_events, consume, iter_events
 from agentproto.agui._generated import Event, Message
 from agentproto.agui._history.history import Compaction, History, RecordedRun, compact_events
-from agentproto.agui._http.exchange import HttpError, HttpStatusError, HttpTimeoutError
 from agentproto.agui._produce.handles import (
     ReasoningMessageWriter,
     ReasoningSpan,
@@ -70,6 +69,7 @@ from agentproto.agui._protocol.capabilities import (
     parse_capabilities,
 )
 from agentproto.agui._protocol.encoding import (
+    Transport,
     encode_event_jsonl,
     encode_event_sse,
     encode_jsonl_stream,
@@ -88,6 +88,7 @@ from agentproto.agui._reduce.conversation import Change, Conversation
 from agentproto.agui._serve import app as asgi
 from agentproto.agui._serve.app import EventStreamResponse, agent_app, run_events
 from agentproto.agui._serve.routes import agent_api_route, agent_route
+from agentproto.agui._thread.exchange import HttpError, HttpStatusError, HttpTimeoutError
 from agentproto.agui._thread.frontend_tools import (
     ToolFunction,
     aanswer_tool_calls,

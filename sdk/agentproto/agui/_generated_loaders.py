@@ -10,7 +10,10 @@ from agentproto._core.describe import (
     describe,
 )
 from agentproto._core.wire.checks import Unrecognised, _Context, _check_constraints as check, _error as err, _load_int as load_int, _type_error as type_error
-from agentproto._core.wire.loaders import CheckedDumper, Dumper, Loader, SlowPath, check_stamp, dump_foreign, exact_loader, list_loader, literal_loader, reject_unknown as unknown, tagged_loader, union_loader, value_dumper
+from agentproto._core.wire.converter import (
+    dump_foreign,
+)
+from agentproto._core.wire.loaders import CheckedDumper, Dumper, Loader, SlowPath, check_stamp, exact_loader, list_loader, literal_loader, reject_unknown as unknown, tagged_loader, union_loader, value_dumper
 from agentproto.agui import _generated as _m
 
 

@@ -34,7 +34,9 @@ Unions. A union of classes that share a constant-valued field (``type``,
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 import types
 import typing
 from collections.abc import Callable
@@ -75,7 +77,7 @@ from agentproto._core.wire.prefilter import prefilter
 from agentproto._core.wire.problems import with_all_problems
 from agentproto._core.wire.source import class_dumper_lines, class_loader_lines, loader_env
 
-__all__ = ["Unrecognised", "WireConverter", "escape_pointer"]
+__all__ = ["Unrecognised", "WireConverter", "dump_foreign", "escape_pointer"]
 
 T = TypeVar("T")
 Loader = Callable[[Any, str, "_Context"], Any]
@@ -559,3 +561,16 @@ class WireConverter(cattrs.Converter):
         if attrs.has(value.__class__):
             return self._compile_dumper(value.__class__)(value)
         return value
+
+
+def dump_foreign(value: Any) -> Any:
+    """A nested value a sealed module has no dumper for: an attrs instance of a
+    class defined elsewhere is dumped by a converter for its own module."""
+    if not attrs.has(value.__class__):
+        return value
+    return _foreign_converter(value.__class__.__module__).dump(value)
+
+
+@functools.cache
+def _foreign_converter(module: str) -> Any:
+    return WireConverter(sys.modules[module])

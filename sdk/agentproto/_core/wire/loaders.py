@@ -15,15 +15,11 @@ it loads: :func:`check_stamp` refuses a pair generated from different schemas.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.util
-import sys
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
-
-import attrs
 
 from agentproto._core.describe import describe
 from agentproto._core.errors import SchemaError
@@ -47,7 +43,6 @@ __all__ = [
     "by_method_loader",
     "check_stamp",
     "compiled_module",
-    "dump_foreign",
     "exact_loader",
     "int_loader",
     "list_loader",
@@ -310,18 +305,3 @@ def value_dumper(dumpers: Mapping[type, Dumper], other: Dumper) -> Dumper:
         return other(value)
 
     return dump_value
-
-
-def dump_foreign(value: Any) -> Any:
-    """A nested value a sealed module has no dumper for: an attrs instance of a
-    class defined elsewhere is dumped by a converter for its own module."""
-    if not attrs.has(value.__class__):
-        return value
-    return _foreign_converter(value.__class__.__module__).dump(value)
-
-
-@functools.cache
-def _foreign_converter(module: str) -> Any:
-    from agentproto._core.wire.converter import WireConverter  # the converter uses this module
-
-    return WireConverter(sys.modules[module])

@@ -34,17 +34,18 @@ from __future__ import annotations
 import base64
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from agentproto._core.errors import UsageError
 from agentproto._core.unset import UNSET, Unset
 from agentproto.acp import _generated_v2 as v2
+from agentproto.acp._protocol.blocks import Content, content_blocks
 from agentproto.acp._relay.combine import resync_update
 from agentproto.acp._state.entities import BY_CHUNK, BY_UPSERT
 from agentproto.acp._state.meta import Meta
 from agentproto.acp._state.session import SessionState
 
-__all__ = ["Content", "SessionUpdates", "Terminal", "ToolCall", "content_blocks", "new_id"]
+__all__ = ["SessionUpdates", "Terminal", "ToolCall", "new_id"]
 
 # entity kinds (names from agentproto.acp._state.entities) whose chunks need an upsert first
 _NEEDS_UPSERT: Final = frozenset({"tool_call", "terminal"})
@@ -54,19 +55,6 @@ _STATE_UPDATE: Final = v2.StateUpdateSessionUpdate
 def new_id(prefix: str) -> str:
     """A fresh opaque id (``prefix-<hex>``)."""
     return f"{prefix}-{uuid.uuid4().hex[:16]}"
-
-
-Content = str | v2.ContentBlock | Sequence[v2.ContentBlock]
-"""Message content: text, one content block, or blocks."""
-
-
-def content_blocks(content: Content) -> list[v2.ContentBlock]:
-    """The content blocks of ``content`` (a string is one text block)."""
-    if isinstance(content, str):
-        return [v2.TextContentBlock(text=content)]
-    if isinstance(content, list | tuple):
-        return list(content)
-    return [cast(v2.ContentBlock, content)]
 
 
 def _holds(state: SessionState, key: str) -> bool:

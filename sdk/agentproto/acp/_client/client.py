@@ -58,13 +58,13 @@ from agentproto._core.diagnostics import Diagnostic, DiagnosticLog, log_diagnost
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._agent.updates import Content, content_blocks
 from agentproto.acp._client.session import ClientHandlers, ClientSession
 from agentproto.acp._client.unstable import UnstableCalls
 from agentproto.acp._io.connection import ByteReader, ByteWriter, ClientSideConnection
 from agentproto.acp._io.transports import spawn_agent
 from agentproto.acp._io.v1bridge import ClientBridge, client_initialize_v2
 from agentproto.acp._protocol.api import CLIENT_METHODS, is_unstable
+from agentproto.acp._protocol.blocks import Content, content_blocks
 from agentproto.acp._protocol.errors import (
     AuthRequiredError,
     ConnectionClosedError,

@@ -41,7 +41,8 @@ from agentproto.acp._protocol.errors import RpcError, RpcErrorCode
 from agentproto.acp._protocol.methods import method_table
 from agentproto.acp._protocol.wire import _converter as _v2_converter
 from agentproto.acp._protocol.wire import make_v1_converter
-from agentproto.acp._relay.versions import V1ToV2Adapter, V2ToV1Adapter
+from agentproto.acp._relay.to_v1 import V2ToV1Adapter
+from agentproto.acp._relay.versions import V1ToV2Adapter
 from agentproto.acp._rpc.turn import CANCELLED, ERROR, state_update
 
 __all__ = [

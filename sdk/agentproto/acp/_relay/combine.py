@@ -45,16 +45,14 @@ from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._state.entities import (
     BY_CHUNK,
     BY_UPSERT,
+    Entity,
     EntityKind,
+    PlanState,
     kind_of,
     snapshot,
     union_members,
 )
 from agentproto.acp._state.meta import Meta, combine_meta, resync_meta
-from agentproto.acp._state.records import (
-    Entity,
-    PlanState,
-)
 from agentproto.acp._state.rules import LATEST
 
 __all__ = ["combine", "resync_update"]

@@ -48,7 +48,7 @@ from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.wire import _converter as v2_converter
 from agentproto.acp._protocol.wire import make_v1_converter
 from agentproto.acp._relay.gitpatch import make_patch, read_sections, whole_texts
-from agentproto.acp._state.records import TerminalState
+from agentproto.acp._state.entities import TerminalState
 
 __all__ = ["Report", "items_to_v1", "items_to_v2", "terminal_text", "v1_converter"]
 

@@ -115,7 +115,7 @@ from agentproto.acp._relay.content import v1_converter as _v1_converter
 from agentproto.acp._state.entities import BY_UPSERT, KINDS, EntityKind, union_members
 from agentproto.acp._state.meta import Meta, apply_meta_update
 
-__all__ = ["DEFAULT_PLAN_ID", "V1_KINDS", "WHOLE_META_V1", "V1ToV2Adapter", "V2ToV1Adapter"]
+__all__ = ["DEFAULT_PLAN_ID", "V1_KINDS", "WHOLE_META_V1", "V1ToV2Adapter"]
 
 DEFAULT_PLAN_ID = "main"
 """The v2 ``planId`` of the single plan of a v1 session (the v2 plan-variants RFD's id)."""
@@ -384,7 +384,7 @@ class V1ToV2Adapter(_Adapter):
 _META_PATCHED = frozenset(BY_UPSERT)
 
 
-# ---- what the v2 -> v1 direction reads (V2ToV1Adapter: agentproto.acp._relay.to_v1) -------------
+# ---- what the v2 -> v1 direction reads (V2ToV1Adapter, in .to_v1) ----------------------
 
 # the v2 tool call fields v1 ``tool_call_update`` has (Python names), ``_meta`` last
 _TOOL_CALL_ALL = (
@@ -403,8 +403,3 @@ _MESSAGE_UPSERTS = frozenset(
 # v2 kinds v1 lacks (tool call chunks and message upserts are converted all the same)
 _NO_V1 = frozenset(cls for tag, cls in _V2_MEMBERS.items() if tag not in _V1_MEMBERS)
 _V2_KINDS = frozenset(typing.get_args(v2.SessionUpdate))
-
-
-# V2ToV1Adapter lives in its own module (this one would pass 600 lines) and is importable from
-# here as it always was; imported last, once everything _to_v1 reads from this module exists.
-from agentproto.acp._relay.to_v1 import V2ToV1Adapter  # noqa: E402

@@ -54,11 +54,9 @@ from agentproto.acp._state.entities import (
     LIST_DEFAULT,
     EntityKind,
     PatchField,
-)
-from agentproto.acp._state.meta import apply_meta_update
-from agentproto.acp._state.records import (
     PlanState,
 )
+from agentproto.acp._state.meta import apply_meta_update
 
 if TYPE_CHECKING:
     from agentproto.acp._state.session import SessionState

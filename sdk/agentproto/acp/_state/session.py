@@ -39,7 +39,7 @@ from agentproto._core.diagnostics import Diagnostic, DiagnosticLog
 from agentproto._core.errors import LimitError, SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.wire import _converter
-from agentproto.acp._state import records as records
+from agentproto.acp._state import entities as records
 from agentproto.acp._state.entities import ENTITY_NAMES
 from agentproto.acp._state.rules import LATEST, Rule, build_rules, tool_call_rule
 

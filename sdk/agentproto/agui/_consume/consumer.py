@@ -30,10 +30,11 @@ from agentproto._core.diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic
 from agentproto._core.errors import AgentProtoError, UsageError, as_sdk_error
 from agentproto._core.json.codec import DEFAULT_MAX_DEPTH, check_value
 from agentproto.agui._consume.chunks import ChunkExpander
-from agentproto.agui._consume.decoder import EventDecoder, Middleware, Transport
+from agentproto.agui._consume.decoder import EventDecoder, Middleware
 from agentproto.agui._consume.later_stages import LaterStages
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._protocol.compat import upgrade_input
+from agentproto.agui._protocol.encoding import Transport
 from agentproto.agui._protocol.wire import _converter
 from agentproto.agui._reduce.conversation import Conversation
 from agentproto.agui._reduce.records import DEFAULT_MAX_ACTIVITY_NODES, DEFAULT_MAX_STATE_NODES

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 import orjson
@@ -56,9 +56,10 @@ from agentproto._core.wire.converter import Unrecognised, _Context
 from agentproto._core.wire.loaders import Loader
 from agentproto.agui._generated import Event
 from agentproto.agui._protocol.compat import CompatibilityBoundary
+from agentproto.agui._protocol.encoding import Transport
 from agentproto.agui._protocol.wire import EVENT_LOADERS, EVENT_NUMBER_MEMBERS, _load_event
 
-__all__ = ["EventDecoder", "Middleware", "Transport"]
+__all__ = ["EventDecoder", "Middleware"]
 
 Middleware = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 """A hook on raw events: return the (possibly changed) event, or None to drop it.
@@ -67,7 +68,6 @@ A hook with a ``bind_diagnostics(report)`` method (the compatibility repairs of
 :mod:`agentproto.agui.quirks`) is given, once, the function that records a
 diagnostic against the event being processed."""
 
-Transport = Literal["sse", "jsonl"]
 
 # An event type's loader, the member count at which an event it accepted holds no number
 # (-1: none) and the members of such an event that can hold one (None: any can).

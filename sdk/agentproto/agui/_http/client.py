@@ -18,10 +18,12 @@ import httpx
 
 from agentproto._core.errors import AgentProtoError, UsageError
 from agentproto.agui._consume.consumer import Consumer
-from agentproto.agui._consume.decoder import Middleware, Transport
+from agentproto.agui._consume.decoder import Middleware
 from agentproto.agui._consume.stream import aiter_events, iter_events
 from agentproto.agui._generated import Event, Message
-from agentproto.agui._http.exchange import (
+from agentproto.agui._protocol.encoding import Transport
+from agentproto.agui._reduce.conversation import Conversation
+from agentproto.agui._thread.exchange import (
     ERROR_BODY_BYTES,
     AgentThread,
     HttpError,
@@ -29,7 +31,6 @@ from agentproto.agui._http.exchange import (
     HttpTimeoutError,
     _Exchange,
 )
-from agentproto.agui._reduce.conversation import Conversation
 
 __all__ = ["DEFAULT_TIMEOUT", "AsyncHttpAgent", "HttpAgent"]
 

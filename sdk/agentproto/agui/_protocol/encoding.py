@@ -25,10 +25,9 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
-from typing import Final, TypeAlias, overload
+from typing import Final, Literal, TypeAlias, overload
 
 from agentproto._core.errors import UsageError
-from agentproto.agui._consume.decoder import Transport
 from agentproto.agui._generated import Event
 from agentproto.agui._protocol.frames import encode_event_jsonl, encode_event_sse
 
@@ -36,6 +35,7 @@ __all__ = [
     "JSONL_CONTENT_TYPE",
     "SSE_CONTENT_TYPE",
     "Events",
+    "Transport",
     "encode_event_jsonl",
     "encode_event_sse",
     "encode_jsonl_stream",
@@ -43,6 +43,9 @@ __all__ = [
     "negotiate_transport",
     "stream_headers",
 ]
+
+Transport: TypeAlias = Literal["sse", "jsonl"]
+"""The two transports of an AG-UI event stream: Server-Sent Events and JSON Lines."""
 
 SSE_CONTENT_TYPE: Final = "text/event-stream; charset=utf-8"
 """``content-type`` of an AG-UI SSE response."""

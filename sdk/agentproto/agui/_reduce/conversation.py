@@ -976,7 +976,7 @@ class Conversation:
 
     def _activity_delta(self, event: g.ActivityDeltaEvent, commit: bool) -> Change:
         patched = self._patched_content(event)
-        if patched.__class__ is Change:
+        if type(patched) is Change:
             return patched
         content, nodes = patched
         if not commit:

@@ -59,12 +59,12 @@ from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
 from agentproto._core.json.codec import loads
-from agentproto.agui._consume.decoder import Transport
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._produce.producer import RunProducer
 from agentproto.agui._protocol.compat import upgrade_input
 from agentproto.agui._protocol.encoding import (
     Events,
+    Transport,
     _encode_async,
     _encoder,
     negotiate_transport,

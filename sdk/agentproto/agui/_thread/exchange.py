@@ -44,9 +44,9 @@ from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import AgentProtoError, ProtocolError, UsageError
 from agentproto._core.json.codec import dumps, loads
 from agentproto.agui._consume.consumer import Consumer
-from agentproto.agui._consume.decoder import Middleware, Transport
+from agentproto.agui._consume.decoder import Middleware
 from agentproto.agui._generated import Message, RunAgentInput, UserMessage
-from agentproto.agui._protocol.encoding import JSONL_CONTENT_TYPE
+from agentproto.agui._protocol.encoding import JSONL_CONTENT_TYPE, Transport
 from agentproto.agui._reduce.conversation import Conversation
 from agentproto.agui._thread.run_input import dump_run_input, next_run_input
 from agentproto.agui._verify.verifier import RunRecord
