@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 import attrs
 
-from agentproto._core.wire.checks import _NONE_TYPES, _is_union, _strip_none, _unwrap_annotated
+from agentproto._core.wire.checks import NONE_TYPES, is_union, strip_none, unwrap_annotated
 from agentproto._core.wire.source import loader_fields
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class _Writer:
 
     def _value(self, tp: Any, src: str, dst: str, slot: str, depth: int) -> list[str]:
         """Lines checking the Python value ``src`` of type ``tp``, its JSON to ``dst``."""
-        tp = _unwrap_annotated(tp)
+        tp = unwrap_annotated(tp)
         if attrs.has(tp):
             return [
                 f"if {src}.__class__ is not _{tp.__name__}_cls:",
@@ -91,7 +91,7 @@ class _Writer:
         if get_origin(tp) is list:
             items = self._items(tp, src, dst, slot, depth)
             return [f"if {src}.__class__ is not list:", f"    {_SLOW}", *items]
-        if _is_union(tp):
+        if is_union(tp):
             return self._union(tp, src, dst, slot, depth)
         return [_SLOW]
 
@@ -109,7 +109,7 @@ class _Writer:
 
     def _union(self, tp: Any, src: str, dst: str, slot: str, depth: int) -> list[str]:
         writer = self._writer
-        members = [_unwrap_annotated(m) for m in get_args(tp) if m not in _NONE_TYPES]
+        members = [unwrap_annotated(m) for m in get_args(tp) if m not in NONE_TYPES]
         classes = [
             m for m in members if attrs.has(m) and not getattr(m, "__agentproto_other__", False)
         ]
@@ -159,14 +159,14 @@ def checked_dumper_lines(
     hints = writer.hints(cls)
     slots = {f.name: f"{prefix}F{i}" for i, f in enumerate(loader_fields(cls))}
     fields = _Writer(writer, env, tables)
-    lines = [f"def {checked_name(cls)}(o: Any, c: _Context) -> dict[str, Any]:"]
+    lines = [f"def {checked_name(cls)}(o: Any, c: Context) -> dict[str, Any]:"]
     lines.append("    d: dict[str, Any] = {}")
     for field in attrs.fields(cls):
         meta = field.metadata
         if meta.get("extra"):
             continue
         wire = meta["wire"]
-        tp = _strip_none(_unwrap_annotated(hints[field.name]))
+        tp = strip_none(unwrap_annotated(hints[field.name]))
         body = fields.field(field, tp, slots[field.name], f"d[{wire!r}]")
         lines.append(f"    v = o.{field.name}")
         null = ["if v is None:", f"    d[{wire!r}] = None", "else:"]

@@ -48,8 +48,8 @@ from agentproto._core import describe, errors, unset
 from agentproto._core.wire import checks as wirechecks
 from agentproto._core.wire import converter as converter_module
 from agentproto._core.wire import loaders as loaderkit
-from agentproto._core.wire.checks import _is_union, _unwrap_annotated
-from agentproto._core.wire.converter import _PLAIN_LOADERS, WireConverter
+from agentproto._core.wire.checks import is_union, unwrap_annotated
+from agentproto._core.wire.converter import PLAIN_LOADERS, WireConverter
 from agentproto._core.wire.source import class_dumper_lines, class_loader_lines, loader_env
 from codegen.checked import checked_dumper_lines, checked_name
 
@@ -57,7 +57,7 @@ __all__ = ["loaders_module_text", "loaders_path", "native_path"]
 
 _SHARED_FROM = (wirechecks, describe, errors, unset, loaderkit, converter_module)
 """Where the names shared by every class loader are imported from."""
-_LOADER_SIGNATURE = "(d: Any, p: str, c: _Context) -> Any"
+_LOADER_SIGNATURE = "(d: Any, p: str, c: Context) -> Any"
 
 
 def loaders_path(classes_path: Path) -> Path:
@@ -195,7 +195,7 @@ class LoaderWriter(WireConverter):
         self._checked_tables: list[str] = []
 
     def loader(self, tp: Any) -> Any:
-        tp = _unwrap_annotated(tp)
+        tp = unwrap_annotated(tp)
         ref = self._refs.get(tp)
         if ref is not None:
             return ref
@@ -269,7 +269,7 @@ class LoaderWriter(WireConverter):
             )
         table = [f"    _m.{c.__name__}: _load_{c.__name__}," for c in classes]
         table += [
-            f"    _m.{n}: {self._refs[_unwrap_annotated(v)].name}," for n, v in aliases.items()
+            f"    _m.{n}: {self._refs[unwrap_annotated(v)].name}," for n, v in aliases.items()
         ]
         self._table = table
         parts = [
@@ -340,7 +340,7 @@ class LoaderWriter(WireConverter):
             "Dumper": loaderkit.Dumper,
             "CheckedDumper": loaderkit.CheckedDumper,
             "SlowPath": loaderkit.SlowPath,
-            "_Context": wirechecks._Context,
+            "Context": wirechecks.Context,
             "value_dumper": loaderkit.value_dumper,
             "dump_foreign": converter_module.dump_foreign,
             "check_stamp": loaderkit.check_stamp,
@@ -348,7 +348,7 @@ class LoaderWriter(WireConverter):
         wanted |= shared
         wanted |= {name: getattr(loaderkit, name) for name in _factory_names(self._made)}
         # loaders referred to by name (the unused ones are dropped from the module)
-        wanted |= {f.__name__: f for f in _PLAIN_LOADERS.values()}
+        wanted |= {f.__name__: f for f in PLAIN_LOADERS.values()}
         by_source: dict[str, list[str]] = {}
         for name, value in wanted.items():
             source = _source_of(value)
@@ -395,7 +395,7 @@ def _is_alias(name: str, value: Any) -> bool:
     """A public alias the runtime may ask a loader for: a union, literal or list."""
     if name.startswith("_") or isinstance(value, type):
         return False
-    return _is_union(value) or get_origin(value) in (Literal, list)
+    return is_union(value) or get_origin(value) in (Literal, list)
 
 
 @contextmanager

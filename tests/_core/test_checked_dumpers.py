@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from agentproto import AgentProtoError, SchemaError
 from agentproto._core.wire.checks import Unrecognised
-from agentproto._core.wire.converter import _STRICT, python_context
+from agentproto._core.wire.converter import STRICT, python_context
 from agentproto._core.wire.loaders import SlowPath
 from agentproto.agui import _generated as _generated_agui
 from agentproto.agui import _generated_loaders as _loaders_agui
@@ -107,11 +107,11 @@ def test_what_a_checked_dumper_returns_is_the_dump_and_loads_strictly(
     table: str, cls: type, data: st.DataObject
 ) -> None:
     obj = data.draw(instances(cls, _generated_agui))
-    for ctx in (_STRICT, python_context(None)):
+    for ctx in (STRICT, python_context(None)):
         # the quick way is the way taken: a valid object is never sent the slow way
         assert _vouched(table, cls, obj, ctx) is not None
     obj = _mutated(data, obj)
-    for ctx in (_STRICT, python_context(None)):
+    for ctx in (STRICT, python_context(None)):
         _vouched(table, cls, obj, ctx)
 
 
@@ -119,19 +119,19 @@ def test_what_a_checked_dumper_returns_is_the_dump_and_loads_strictly(
 def test_every_event_of_a_long_run_is_dumped_the_quick_way(table: str) -> None:
     events = [parse_event(w) for w in generate_run(3_000, seed=7)]
     for event in events:
-        assert _vouched(table, event.__class__, event, _STRICT) is not None
+        assert _vouched(table, event.__class__, event, STRICT) is not None
 
 
 def test_the_runtime_dumps_with_the_native_dumpers_when_compiled() -> None:
     """The compiled build's events go through the compiled checked dumpers; the pure
     build's through the plain ones (the native module is not imported there)."""
     table = "native" if _wire._NATIVE is not None else "plain"
-    assert _wire._CHECKED._dumpers == {cls: TABLES[table][cls] for cls in EVENT_CLASSES}
+    assert _wire.CHECKED._dumpers == {cls: TABLES[table][cls] for cls in EVENT_CLASSES}
 
 
 def _old_way(event: Any, ctx: Any) -> Any:
     """What dump_event(check=True) did before checked dumpers: dump, then load strictly."""
-    wire = _wire._converter.dump(event)
+    wire = _wire.CONVERTER.dump(event)
     _wire.check_wire(wire, ctx)
     return wire
 
@@ -153,15 +153,15 @@ def test_a_checked_event_dump_decides_as_dumping_and_checking_did(
     cls: type, data: st.DataObject
 ) -> None:
     event = _mutated(data, data.draw(instances(cls, _generated_agui)))
-    for ctx in (_STRICT, python_context(None)):
-        assert _outcome(_wire._CHECKED.dump, event, ctx) == _outcome(_old_way, event, ctx)
+    for ctx in (STRICT, python_context(None)):
+        assert _outcome(_wire.CHECKED.dump, event, ctx) == _outcome(_old_way, event, ctx)
 
 
 def test_an_object_that_is_no_event_is_refused_as_before() -> None:
     tool = schema.Tool(name="t", description="d", parameters={})
     with pytest.raises(SchemaError) as caught:
         encode_event_jsonl(tool)  # type: ignore[arg-type]
-    assert _outcome(_wire._CHECKED.dump, tool, _STRICT) == _outcome(_old_way, tool, _STRICT)
+    assert _outcome(_wire.CHECKED.dump, tool, STRICT) == _outcome(_old_way, tool, STRICT)
     assert caught.value.keyword == "oneOf"
 
 
@@ -169,9 +169,9 @@ def test_an_object_that_is_no_event_is_refused_as_before() -> None:
 def test_a_subclassed_value_takes_the_slow_way_and_passes(table: str) -> None:
     event = schema.TextMessageContentEvent(message_id="m", delta=_Str("hi"))
     try:
-        TABLES[table][schema.TextMessageContentEvent](event, _STRICT)
+        TABLES[table][schema.TextMessageContentEvent](event, STRICT)
     except DECLINED:
         pass
     else:
         pytest.fail("a str subclass was vouched for without the slow way")
-    assert _outcome(_wire._CHECKED.dump, event, _STRICT) == _outcome(_old_way, event, _STRICT)
+    assert _outcome(_wire.CHECKED.dump, event, STRICT) == _outcome(_old_way, event, STRICT)

@@ -115,7 +115,7 @@ def test_runtime_converters_compile_nothing_for_generated_classes(
     for path in sorted(FIXTURES.glob("*/valid/*.json")):
         tp = getattr(schema, path.parts[-3])
         document = json.loads(path.read_text(encoding="utf-8"))
-        agui_wire._converter.dump(agui_wire._converter.load(document, tp))
+        agui_wire.CONVERTER.dump(agui_wire.CONVERTER.load(document, tp))
         count += 1
     assert count > 20
     update = {
@@ -212,10 +212,10 @@ _CONTENT_ITEMS = [
 
 
 def _loaded(load: Any, value: Any, path: str, diagnostics: list[Diagnostic] | None) -> Any:
-    from agentproto._core.wire.checks import _Context
+    from agentproto._core.wire.checks import Context
 
     try:
-        got = load(value, path, _Context(diagnostics))
+        got = load(value, path, Context(diagnostics))
     except (SchemaError, Unrecognised) as exc:
         return type(exc).__name__, str(exc), getattr(exc, "keyword", None)
     return got, diagnostics

@@ -483,7 +483,7 @@ def test_what_both_versions_share_is_read_from_the_generated_classes() -> None:
         "rawInput",
         "rawOutput",
     )
-    assert set(_versions._TOOL_CALL_ALL) == {
+    assert set(_versions.TOOL_CALL_ALL) == {
         "title",
         "name",
         "kind",
@@ -501,13 +501,13 @@ def test_what_both_versions_share_is_read_from_the_generated_classes() -> None:
         "subagent_update": "subagent",
         "session_message": "session_message",
     }
-    assert _versions._MESSAGE_CHUNK_KINDS == {
+    assert _versions.MESSAGE_CHUNK_KINDS == {
         "user_message_chunk": "user_message",
         "agent_message_chunk": "agent_message",
         "agent_thought_chunk": "agent_thought",
     }
-    no_v1 = {cls.__name__ for cls in _versions._NO_V1} - {
-        cls.__name__ for cls in _versions._MESSAGE_UPSERTS
+    no_v1 = {cls.__name__ for cls in _versions.NO_V1} - {
+        cls.__name__ for cls in _versions.MESSAGE_UPSERTS
     }
     assert no_v1 == {
         "TerminalUpdateSessionUpdate",

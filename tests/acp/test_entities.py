@@ -50,7 +50,7 @@ def regenerated(monkeypatch: pytest.MonkeyPatch) -> Iterator[type]:
     monkeypatch.setitem(KINDS, "tool_call", kind)
     monkeypatch.setitem(BY_UPSERT, cls, kind)
     monkeypatch.setitem(_entities._BY_STATE, ToolCallState, kind)
-    monkeypatch.setitem(_session._RULES, cls, upsert_rule(kind))
+    monkeypatch.setitem(_session.RULES, cls, upsert_rule(kind))
     yield cls
 
 
@@ -126,8 +126,8 @@ def test_dispatch_covers_every_member_of_the_generated_union() -> None:
     """Every member has a rule; only the catch-all takes the tolerated path; the fast path
     holds every other kind."""
     members = typing.get_args(schema.SessionUpdate)
-    assert set(_session._RULES) == set(members)
-    tolerated = [cls for cls in members if _session._RULES[cls] in TOLERATED]
+    assert set(_session.RULES) == set(members)
+    tolerated = [cls for cls in members if _session.RULES[cls] in TOLERATED]
     assert tolerated == [schema.OtherSessionUpdate]
     assert set(_store._FAST_PATH) == set(union_members(schema.SessionUpdate))
 
@@ -138,7 +138,7 @@ def test_a_bug_in_a_rule_is_not_reported_as_bad_input(monkeypatch: pytest.Monkey
     def broken(state: SessionState, update: Any) -> None:
         raise TypeError("a bug")
 
-    monkeypatch.setitem(_session._RULES, schema.ToolCallUpdateSessionUpdate, broken)
+    monkeypatch.setitem(_session.RULES, schema.ToolCallUpdateSessionUpdate, broken)
     with pytest.raises(TypeError, match="a bug"):
         SessionState().apply(schema.ToolCallUpdateSessionUpdate(tool_call_id="c1"))
 

@@ -17,7 +17,7 @@ from agentproto._core.json.codec import dumps
 from agentproto.agui import EventDecoder
 from agentproto.agui._consume import decoder as decoder_module
 from agentproto.agui._generated import AddOperation
-from agentproto.agui._protocol.wire import EVENT_NUMBER_MEMBERS, _converter
+from agentproto.agui._protocol.wire import CONVERTER, EVENT_NUMBER_MEMBERS
 from tests.benchmarks.builds import build_of
 
 
@@ -140,7 +140,7 @@ def test_where_an_accepted_event_can_hold_a_number() -> None:
     required patch can; a JSON Patch operation keeps members it does not know."""
     assert EVENT_NUMBER_MEMBERS["TEXT_MESSAGE_CONTENT"] == (3, ("rawEvent", "metadata"))
     assert EVENT_NUMBER_MEMBERS["STATE_DELTA"] == (-1, ("delta", "rawEvent", "metadata"))
-    assert _converter.number_members(AddOperation) == (-1, None)
+    assert CONVERTER.number_members(AddOperation) == (-1, None)
 
 
 @pytest.mark.skipif(

@@ -17,11 +17,11 @@ import pytest
 
 from agentproto._core.errors import SchemaError
 from agentproto._core.wire.checks import Unrecognised
-from agentproto._core.wire.converter import _STRICT, _Context, python_context
+from agentproto._core.wire.converter import STRICT, Context, python_context
 from agentproto._core.wire.loaders import compiled_module
 from agentproto.agui import _generated, _generated_loaders, _generated_native
 from agentproto.agui._generated import Event
-from agentproto.agui._protocol.wire import _converter
+from agentproto.agui._protocol.wire import CONVERTER
 from tests.benchmarks.builds import build_of
 from tests.benchmarks.run_generator import generate_run
 
@@ -51,8 +51,8 @@ def _variants(event: dict[str, Any]) -> Iterator[dict[str, Any]]:
 _EVENTS = [e for e in generate_run(600, 7) if isinstance(e, dict)]
 _KINDS = sorted({e["type"] for e in _EVENTS})
 _CONTEXTS = {
-    "strict": lambda found: _STRICT,
-    "tolerant": lambda found: _Context(found),
+    "strict": lambda found: STRICT,
+    "tolerant": lambda found: Context(found),
     "python": lambda found: python_context(found),
 }
 
@@ -89,6 +89,6 @@ def test_the_runtime_loads_through_the_native_loaders_only_when_compiled() -> No
     assert (native is not None) == (build_of() == "compiled")
     table = _generated_native.LOADERS if native is not None else _generated_loaders.LOADERS
     assert (
-        _converter._loaders[_generated.TextMessageContentEvent]
+        CONVERTER._loaders[_generated.TextMessageContentEvent]
         is table[_generated.TextMessageContentEvent]
     )

@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentproto import SchemaError
-from agentproto._core.wire.converter import _STRICT, _Context
+from agentproto._core.wire.converter import STRICT, Context
 from agentproto.agui import Consumer
 from agentproto.agui import _generated as g
 from agentproto.agui._protocol.compat import NULL_RETIREMENTS, CompatibilityBoundary
 from agentproto.agui._protocol.kinds import EVENT_CLASSES
-from agentproto.agui._protocol.wire import _converter
+from agentproto.agui._protocol.wire import CONVERTER
 from tests.strategies import instances
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
@@ -219,8 +219,8 @@ def test_the_schema_refuses_every_retired_null(cls: type, wire: str, data: st.Da
     """Each retired null stands where the current schema refuses a null (what lets the
     decoder load an event of these types without the boundary, and send it there only
     when its loader refuses it)."""
-    document = _converter.dump(data.draw(instances(cls, g)))
+    document = CONVERTER.dump(data.draw(instances(cls, g)))
     document[wire] = None
-    for ctx in (_STRICT, _Context([])):
+    for ctx in (STRICT, Context([])):
         with pytest.raises(SchemaError):
-            _converter.loader(cls)(document, "", ctx)
+            CONVERTER.loader(cls)(document, "", ctx)

@@ -9,14 +9,14 @@ from agentproto._core.describe import (
     describe,
 )
 from agentproto._core.wire.checks import (
+    Context,
     SchemaError,
     Unrecognised,
-    _Context,
-    _check_constraints as check,
-    _error as err,
-    _load_int as load_int,
-    _load_number as load_number,
-    _type_error as type_error,
+    check_constraints as check,
+    load_int,
+    load_number,
+    type_error,
+    wire_error as err,
 )
 from agentproto._core.wire.converter import (
     dump_foreign,
@@ -29,7 +29,7 @@ check_stamp(_m, "ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c18
 new = object.__new__
 
 
-def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AcceptCreateElicitationResponse_cls)
@@ -88,7 +88,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
+def _load_AcpMcpServer(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AcpMcpServer_cls)
@@ -147,7 +147,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthStatusCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusCapabilities_cls)
@@ -184,7 +184,7 @@ def _load_AuthStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_LogoutCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_LogoutCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LogoutCapabilities_cls)
@@ -221,7 +221,7 @@ def _load_LogoutCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentAuthCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentAuthCapabilities_cls)
@@ -298,7 +298,7 @@ def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_PromptCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptCapabilities_cls)
@@ -380,7 +380,7 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_McpCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpCapabilities_cls)
@@ -462,7 +462,7 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionListCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionListCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionListCapabilities_cls)
@@ -499,7 +499,7 @@ def _load_SessionListCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionDeleteCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionDeleteCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionDeleteCapabilities_cls)
@@ -536,7 +536,7 @@ def _load_SessionDeleteCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionAdditionalDirectoriesCapabilities_cls)
@@ -573,7 +573,7 @@ def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: _Context) 
     return o
 
 
-def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptOverrideCapabilities_cls)
@@ -610,7 +610,7 @@ def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: _Context) -
     return o
 
 
-def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptModeCapabilities_cls)
@@ -667,7 +667,7 @@ def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> An
     return o
 
 
-def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptCapabilities_cls)
@@ -724,7 +724,7 @@ def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionForkCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionForkCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionForkCapabilities_cls)
@@ -761,7 +761,7 @@ def _load_SessionForkCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionArchiveCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionArchiveCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionArchiveCapabilities_cls)
@@ -798,7 +798,7 @@ def _load_SessionArchiveCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionStatusCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusCapabilities_cls)
@@ -835,7 +835,7 @@ def _load_SessionStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionTitleCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionTitleCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionTitleCapabilities_cls)
@@ -872,7 +872,7 @@ def _load_SessionTitleCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionResumeCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionResumeCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionResumeCapabilities_cls)
@@ -909,7 +909,7 @@ def _load_SessionResumeCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionCloseCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionCloseCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionCloseCapabilities_cls)
@@ -946,7 +946,7 @@ def _load_SessionCloseCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionCapabilities_cls)
@@ -1183,7 +1183,7 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProvidersCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ProvidersCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProvidersCapabilities_cls)
@@ -1220,7 +1220,7 @@ def _load_ProvidersCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentCapabilities_cls)
@@ -1360,7 +1360,7 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
+def _load_Annotations(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Annotations_cls)
@@ -1453,7 +1453,7 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
+def _load_TextContentBlock(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextContentBlock_cls)
@@ -1525,7 +1525,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
+def _load_ImageContentBlock(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ImageContentBlock_cls)
@@ -1622,7 +1622,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
+def _load_AudioContentBlock(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AudioContentBlock_cls)
@@ -1701,7 +1701,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
+def _load_ResourceLinkContentBlock(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceLinkContentBlock_cls)
@@ -1852,7 +1852,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
+def _load_TextResourceContents(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextResourceContents_cls)
@@ -1921,7 +1921,7 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
+def _load_BlobResourceContents(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BlobResourceContents_cls)
@@ -1990,7 +1990,7 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
+def _load_ResourceContentBlock(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceContentBlock_cls)
@@ -2061,7 +2061,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentMessageChunkSessionUpdate_cls)
@@ -2133,7 +2133,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UserMessageChunkSessionUpdate_cls)
@@ -2205,7 +2205,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentThoughtChunkSessionUpdate_cls)
@@ -2277,7 +2277,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
+def _load_ContentToolCallContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ContentToolCallContent_cls)
@@ -2331,7 +2331,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
+def _load_DiffToolCallContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DiffToolCallContent_cls)
@@ -2408,7 +2408,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalToolCallContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalToolCallContent_cls)
@@ -2460,7 +2460,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallLocation(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallLocation_cls)
@@ -2524,7 +2524,7 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallSessionUpdate_cls)
@@ -2709,7 +2709,7 @@ def _load_ToolCallSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallUpdateSessionUpdate_cls)
@@ -2917,7 +2917,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanEntry(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanEntry_cls)
@@ -2973,7 +2973,7 @@ def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanSessionUpdate_cls)
@@ -3030,7 +3030,7 @@ def _load_PlanSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
+def _load_ItemsPlanUpdateContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ItemsPlanUpdateContent_cls)
@@ -3094,7 +3094,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
+def _load_FilePlanUpdateContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FilePlanUpdateContent_cls)
@@ -3153,7 +3153,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
+def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MarkdownPlanUpdateContent_cls)
@@ -3212,7 +3212,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanUpdateSessionUpdate_cls)
@@ -3266,7 +3266,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanRemovedSessionUpdate_cls)
@@ -3318,7 +3318,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UnstructuredCommandInput(d: Any, p: str, c: _Context) -> Any:
+def _load_UnstructuredCommandInput(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnstructuredCommandInput_cls)
@@ -3362,7 +3362,7 @@ def _load_UnstructuredCommandInput(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AvailableCommand(d: Any, p: str, c: _Context) -> Any:
+def _load_AvailableCommand(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AvailableCommand_cls)
@@ -3433,7 +3433,7 @@ def _load_AvailableCommand(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AvailableCommandsUpdateSessionUpdate_cls)
@@ -3490,7 +3490,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
     return o
 
 
-def _load_CurrentModeUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_CurrentModeUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CurrentModeUpdateSessionUpdate_cls)
@@ -3542,7 +3542,7 @@ def _load_CurrentModeUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionConfigSelectOption(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelectOption_cls)
@@ -3611,7 +3611,7 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionConfigSelectGroup(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelectGroup_cls)
@@ -3674,7 +3674,7 @@ def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
+def _load_SelectSessionConfigOption(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectSessionConfigOption_cls)
@@ -3782,7 +3782,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
+def _load_BooleanSessionConfigOption(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanSessionConfigOption_cls)
@@ -3884,7 +3884,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ConfigOptionUpdateSessionUpdate_cls)
@@ -3951,7 +3951,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfoUpdateSessionUpdate_cls)
@@ -4032,7 +4032,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Cost(d: Any, p: str, c: _Context) -> Any:
+def _load_Cost(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Cost_cls)
@@ -4083,7 +4083,7 @@ def _load_Cost(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UsageUpdateSessionUpdate_cls)
@@ -4166,7 +4166,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_NoticeSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NoticeSessionUpdate_cls)
@@ -4244,7 +4244,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionUpdateSessionUpdate_cls)
@@ -4351,7 +4351,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionSummaryChunkSessionUpdate_cls)
@@ -4412,7 +4412,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
     return o
 
 
-def _load_SessionCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionCancelCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionCancelCapabilities_cls)
@@ -4449,7 +4449,7 @@ def _load_SessionCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentSessionCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentSessionCapabilities_cls)
@@ -4506,7 +4506,7 @@ def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_RunningStateUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunningStateUpdate_cls)
@@ -4551,7 +4551,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Usage(d: Any, p: str, c: _Context) -> Any:
+def _load_Usage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Usage_cls)
@@ -4675,7 +4675,7 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_IdleStateUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IdleStateUpdate_cls)
@@ -4758,7 +4758,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_RequiresActionStateUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequiresActionStateUpdate_cls)
@@ -4803,7 +4803,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_UnknownStateUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnknownStateUpdate_cls)
@@ -4848,7 +4848,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherStateUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherStateUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherStateUpdate_cls)
@@ -4869,7 +4869,7 @@ def _load_OtherStateUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentUpdateSessionUpdate_cls)
@@ -5027,7 +5027,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionMessageSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageSessionUpdate_cls)
@@ -5181,7 +5181,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageChunkSessionUpdate_cls)
@@ -5242,7 +5242,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionNotification_cls)
@@ -5295,7 +5295,7 @@ def _load_SessionNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_CompleteElicitationNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompleteElicitationNotification_cls)
@@ -5339,7 +5339,7 @@ def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthAccount(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthAccount_cls)
@@ -5455,7 +5455,7 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthStatusUpdateNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusUpdateNotification_cls)
@@ -5516,7 +5516,7 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentNotification_cls)
@@ -5555,7 +5555,7 @@ def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_WriteTextFileRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_WriteTextFileRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_WriteTextFileRequest_cls)
@@ -5613,7 +5613,7 @@ def _load_WriteTextFileRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReadTextFileRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ReadTextFileRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReadTextFileRequest_cls)
@@ -5692,7 +5692,7 @@ def _load_ReadTextFileRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallUpdate_cls)
@@ -5892,7 +5892,7 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
+def _load_PermissionOption(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PermissionOption_cls)
@@ -5949,7 +5949,7 @@ def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_RequestPermissionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestPermissionRequest_cls)
@@ -6005,7 +6005,7 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
+def _load_EnvVariable(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EnvVariable_cls)
@@ -6056,7 +6056,7 @@ def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CreateTerminalRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_CreateTerminalRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CreateTerminalRequest_cls)
@@ -6157,7 +6157,7 @@ def _load_CreateTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalOutputRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalOutputRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalOutputRequest_cls)
@@ -6208,7 +6208,7 @@ def _load_TerminalOutputRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReleaseTerminalRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ReleaseTerminalRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReleaseTerminalRequest_cls)
@@ -6259,7 +6259,7 @@ def _load_ReleaseTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_WaitForTerminalExitRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_WaitForTerminalExitRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_WaitForTerminalExitRequest_cls)
@@ -6310,7 +6310,7 @@ def _load_WaitForTerminalExitRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_KillTerminalRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_KillTerminalRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_KillTerminalRequest_cls)
@@ -6361,7 +6361,7 @@ def _load_KillTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_MessageMcpRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MessageMcpRequest_cls)
@@ -6433,7 +6433,7 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationSchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationSchema_cls)
@@ -6548,7 +6548,7 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_FormCreateElicitationRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FormCreateElicitationRequest_cls)
@@ -6606,7 +6606,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_UrlCreateElicitationRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UrlCreateElicitationRequest_cls)
@@ -6672,7 +6672,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherCreateElicitationRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherCreateElicitationRequest_cls)
@@ -6723,7 +6723,7 @@ def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentRequest_cls)
@@ -6768,7 +6768,7 @@ def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ArchiveSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArchiveSessionRequest_cls)
@@ -6812,7 +6812,7 @@ def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ArchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ArchiveSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArchiveSessionResponse_cls)
@@ -6849,7 +6849,7 @@ def _load_ArchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
+def _load_StringMultiSelectItems(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringMultiSelectItems_cls)
@@ -6900,7 +6900,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherMultiSelectItems(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherMultiSelectItems_cls)
@@ -6921,7 +6921,7 @@ def _load_OtherMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
+def _load_EnumOption(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EnumOption_cls)
@@ -6990,7 +6990,7 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TitledMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
+def _load_TitledMultiSelectItems(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TitledMultiSelectItems_cls)
@@ -7033,7 +7033,7 @@ def _load_TitledMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArrayElicitationPropertySchema_cls)
@@ -7168,7 +7168,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
+def _load_AudioContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AudioContent_cls)
@@ -7239,7 +7239,7 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthCapabilities_cls)
@@ -7291,7 +7291,7 @@ def _load_AuthCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthMethodAgent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthMethodAgent_cls)
@@ -7360,7 +7360,7 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthMethodTerminal(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthMethodTerminal_cls)
@@ -7452,7 +7452,7 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthStatusRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthStatusRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusRequest_cls)
@@ -7489,7 +7489,7 @@ def _load_AuthStatusRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthStatusResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusResponse_cls)
@@ -7550,7 +7550,7 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthenticateRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthenticateRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthenticateRequest_cls)
@@ -7594,7 +7594,7 @@ def _load_AuthenticateRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthenticateResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthenticateResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthenticateResponse_cls)
@@ -7631,7 +7631,7 @@ def _load_AuthenticateResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_AvailableCommandsUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AvailableCommandsUpdate_cls)
@@ -7680,7 +7680,7 @@ def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BooleanConfigOptionCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_BooleanConfigOptionCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanConfigOptionCapabilities_cls)
@@ -7717,7 +7717,7 @@ def _load_BooleanConfigOptionCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanElicitationPropertySchema_cls)
@@ -7816,7 +7816,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_BooleanPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanPropertySchema_cls)
@@ -7907,7 +7907,7 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanSetSessionConfigOptionRequest_cls)
@@ -7973,7 +7973,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
     return o
 
 
-def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelCreateElicitationResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelCreateElicitationResponse_cls)
@@ -8018,7 +8018,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CancelNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelNotification_cls)
@@ -8062,7 +8062,7 @@ def _load_CancelNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CancelRequestNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelRequestNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelRequestNotification_cls)
@@ -8105,7 +8105,7 @@ def _load_CancelRequestNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelledRequestPermissionOutcome_cls)
@@ -8127,7 +8127,7 @@ def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_FileSystemCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_FileSystemCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FileSystemCapabilities_cls)
@@ -8194,7 +8194,7 @@ def _load_FileSystemCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionConfigOptionsCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionConfigOptionsCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigOptionsCapabilities_cls)
@@ -8251,7 +8251,7 @@ def _load_SessionConfigOptionsCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ClientSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ClientSessionCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientSessionCapabilities_cls)
@@ -8348,7 +8348,7 @@ def _load_ClientSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentCapabilities_cls)
@@ -8385,7 +8385,7 @@ def _load_SubagentCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanCapabilities_cls)
@@ -8422,7 +8422,7 @@ def _load_PlanCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationFormCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationFormCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationFormCapabilities_cls)
@@ -8459,7 +8459,7 @@ def _load_ElicitationFormCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationUrlCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationUrlCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationUrlCapabilities_cls)
@@ -8496,7 +8496,7 @@ def _load_ElicitationUrlCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationCapabilities_cls)
@@ -8573,7 +8573,7 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ClientCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientCapabilities_cls)
@@ -8739,7 +8739,7 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_MessageMcpNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MessageMcpNotification_cls)
@@ -8811,7 +8811,7 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_ClientNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientNotification_cls)
@@ -8850,7 +8850,7 @@ def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
+def _load_Implementation(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Implementation_cls)
@@ -8919,7 +8919,7 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_InitializeRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_InitializeRequest_cls)
@@ -9004,7 +9004,7 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ListProvidersRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ListProvidersRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListProvidersRequest_cls)
@@ -9041,7 +9041,7 @@ def _load_ListProvidersRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_SetProviderRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetProviderRequest_cls)
@@ -9110,7 +9110,7 @@ def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_DisableProviderRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DisableProviderRequest_cls)
@@ -9154,7 +9154,7 @@ def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_LogoutRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_LogoutRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LogoutRequest_cls)
@@ -9191,7 +9191,7 @@ def _load_LogoutRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
+def _load_HttpHeader(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_HttpHeader_cls)
@@ -9242,7 +9242,7 @@ def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
+def _load_HttpMcpServer(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_HttpMcpServer_cls)
@@ -9307,7 +9307,7 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SseMcpServer(d: Any, p: str, c: _Context) -> Any:
+def _load_SseMcpServer(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SseMcpServer_cls)
@@ -9372,7 +9372,7 @@ def _load_SseMcpServer(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
+def _load_McpServerStdio(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerStdio_cls)
@@ -9435,7 +9435,7 @@ def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
+def _load_SystemPrompt(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SystemPrompt_cls)
@@ -9495,7 +9495,7 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_NewSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NewSessionRequest_cls)
@@ -9572,7 +9572,7 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_LoadSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_LoadSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LoadSessionRequest_cls)
@@ -9656,7 +9656,7 @@ def _load_LoadSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ListSessionsRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ListSessionsRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListSessionsRequest_cls)
@@ -9729,7 +9729,7 @@ def _load_ListSessionsRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_DeleteSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeleteSessionRequest_cls)
@@ -9773,7 +9773,7 @@ def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ForkSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ForkSessionRequest_cls)
@@ -9863,7 +9863,7 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_UnarchiveSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnarchiveSessionRequest_cls)
@@ -9907,7 +9907,7 @@ def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionStatusRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusRequest_cls)
@@ -9951,7 +9951,7 @@ def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_SetSessionTitleRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionTitleRequest_cls)
@@ -10002,7 +10002,7 @@ def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ResumeSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResumeSessionRequest_cls)
@@ -10092,7 +10092,7 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_CloseSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CloseSessionRequest_cls)
@@ -10136,7 +10136,7 @@ def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetSessionModeRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_SetSessionModeRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionModeRequest_cls)
@@ -10187,7 +10187,7 @@ def _load_SetSessionModeRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_PromptRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptRequest_cls)
@@ -10247,7 +10247,7 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ValueIdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ValueIdSetSessionConfigOptionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ValueIdSetSessionConfigOptionRequest_cls)
@@ -10305,7 +10305,7 @@ def _load_ValueIdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
     return o
 
 
-def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ClientRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientRequest_cls)
@@ -10350,7 +10350,7 @@ def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CloseSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_CloseSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CloseSessionResponse_cls)
@@ -10387,7 +10387,7 @@ def _load_CloseSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
+def _load_CompactionSummaryChunk(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionSummaryChunk_cls)
@@ -10440,7 +10440,7 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_CompactionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionUpdate_cls)
@@ -10539,7 +10539,7 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_ConfigOptionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ConfigOptionUpdate_cls)
@@ -10598,7 +10598,7 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Content(d: Any, p: str, c: _Context) -> Any:
+def _load_Content(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Content_cls)
@@ -10644,7 +10644,7 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
+def _load_ContentChunk(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ContentChunk_cls)
@@ -10708,7 +10708,7 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CreateTerminalResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_CreateTerminalResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CreateTerminalResponse_cls)
@@ -10752,7 +10752,7 @@ def _load_CreateTerminalResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CurrentModeUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_CurrentModeUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CurrentModeUpdate_cls)
@@ -10796,7 +10796,7 @@ def _load_CurrentModeUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeclineCreateElicitationResponse_cls)
@@ -10841,7 +10841,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DeleteSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_DeleteSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeleteSessionResponse_cls)
@@ -10878,7 +10878,7 @@ def _load_DeleteSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Diff(d: Any, p: str, c: _Context) -> Any:
+def _load_Diff(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Diff_cls)
@@ -10947,7 +10947,7 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DisableProviderResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_DisableProviderResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DisableProviderResponse_cls)
@@ -10984,7 +10984,7 @@ def _load_DisableProviderResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationAcceptAction(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationAcceptAction(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationAcceptAction_cls)
@@ -11015,7 +11015,7 @@ def _load_ElicitationAcceptAction(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationRequestScope(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationRequestScope(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationRequestScope_cls)
@@ -11035,7 +11035,7 @@ def _load_ElicitationRequestScope(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationSessionScope(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationSessionScope_cls)
@@ -11077,7 +11077,7 @@ def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
+def _load_EmbeddedResource(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EmbeddedResource_cls)
@@ -11140,7 +11140,7 @@ def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Error(d: Any, p: str, c: _Context) -> Any:
+def _load_Error(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Error_cls)
@@ -11186,7 +11186,7 @@ def _load_Error(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ErrorAgentResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ErrorAgentResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorAgentResponse_cls)
@@ -11212,7 +11212,7 @@ def _load_ErrorAgentResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ErrorClientResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ErrorClientResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorClientResponse_cls)
@@ -11238,7 +11238,7 @@ def _load_ErrorClientResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpError(d: Any, p: str, c: _Context) -> Any:
+def _load_McpError(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpError_cls)
@@ -11278,7 +11278,7 @@ def _load_McpError(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ErrorMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ErrorMessageMcpResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorMessageMcpResponse_cls)
@@ -11321,7 +11321,7 @@ def _load_ErrorMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ErrorProxyResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ErrorProxyResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorProxyResponse_cls)
@@ -11347,7 +11347,7 @@ def _load_ErrorProxyResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ErrorStopReason(d: Any, p: str, c: _Context) -> Any:
+def _load_ErrorStopReason(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorStopReason_cls)
@@ -11384,7 +11384,7 @@ def _load_ErrorStopReason(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionMode(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionMode(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMode_cls)
@@ -11453,7 +11453,7 @@ def _load_SessionMode(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionModeState(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionModeState(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionModeState_cls)
@@ -11509,7 +11509,7 @@ def _load_SessionModeState(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ForkSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ForkSessionResponse_cls)
@@ -11603,7 +11603,7 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
+def _load_ImageContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ImageContent_cls)
@@ -11692,7 +11692,7 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalAuthMethod(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalAuthMethod_cls)
@@ -11792,7 +11792,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_InitializeResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_InitializeResponse_cls)
@@ -11894,7 +11894,7 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IntegerElicitationPropertySchema_cls)
@@ -12017,7 +12017,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_IntegerPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IntegerPropertySchema_cls)
@@ -12132,7 +12132,7 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_KillTerminalResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_KillTerminalResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_KillTerminalResponse_cls)
@@ -12169,7 +12169,7 @@ def _load_KillTerminalResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
+def _load_ProviderCurrentConfig(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProviderCurrentConfig_cls)
@@ -12220,7 +12220,7 @@ def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
+def _load_ProviderInfo(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProviderInfo_cls)
@@ -12298,7 +12298,7 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ListProvidersResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ListProvidersResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListProvidersResponse_cls)
@@ -12341,7 +12341,7 @@ def _load_ListProvidersResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionInfo(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfo_cls)
@@ -12463,7 +12463,7 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ListSessionsResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListSessionsResponse_cls)
@@ -12530,7 +12530,7 @@ def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_LoadSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_LoadSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LoadSessionResponse_cls)
@@ -12617,7 +12617,7 @@ def _load_LoadSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_LogoutResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_LogoutResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LogoutResponse_cls)
@@ -12654,7 +12654,7 @@ def _load_LogoutResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
+def _load_McpServerAcp(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerAcp_cls)
@@ -12705,7 +12705,7 @@ def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
+def _load_McpServerHttp(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerHttp_cls)
@@ -12762,7 +12762,7 @@ def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpServerSse(d: Any, p: str, c: _Context) -> Any:
+def _load_McpServerSse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerSse_cls)
@@ -12819,7 +12819,7 @@ def _load_McpServerSse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_MultiSelectPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultiSelectPropertySchema_cls)
@@ -12946,7 +12946,7 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_NewSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NewSessionResponse_cls)
@@ -13040,7 +13040,7 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Notice(d: Any, p: str, c: _Context) -> Any:
+def _load_Notice(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Notice_cls)
@@ -13110,7 +13110,7 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_NumberElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NumberElicitationPropertySchema_cls)
@@ -13233,7 +13233,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_NumberPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NumberPropertySchema_cls)
@@ -13348,7 +13348,7 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherCreateElicitationResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherCreateElicitationResponse_cls)
@@ -13392,7 +13392,7 @@ def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherElicitationPropertySchema_cls)
@@ -13413,7 +13413,7 @@ def _load_OtherElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Plan(d: Any, p: str, c: _Context) -> Any:
+def _load_Plan(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Plan_cls)
@@ -13462,7 +13462,7 @@ def _load_Plan(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanFile(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanFile_cls)
@@ -13513,7 +13513,7 @@ def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanItems(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanItems_cls)
@@ -13569,7 +13569,7 @@ def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanMarkdown(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanMarkdown_cls)
@@ -13620,7 +13620,7 @@ def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanRemoved(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanRemoved_cls)
@@ -13664,7 +13664,7 @@ def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanUpdate_cls)
@@ -13710,7 +13710,7 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_PromptResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptResponse_cls)
@@ -13773,7 +13773,7 @@ def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_ProxySuccessorNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxySuccessorNotification_cls)
@@ -13826,7 +13826,7 @@ def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_ProxyNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxyNotification_cls)
@@ -13865,7 +13865,7 @@ def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ProxySuccessorRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxySuccessorRequest_cls)
@@ -13918,7 +13918,7 @@ def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ProxyRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxyRequest_cls)
@@ -13963,7 +13963,7 @@ def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReadTextFileResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ReadTextFileResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReadTextFileResponse_cls)
@@ -14007,7 +14007,7 @@ def _load_ReadTextFileResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReleaseTerminalResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ReleaseTerminalResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReleaseTerminalResponse_cls)
@@ -14044,7 +14044,7 @@ def _load_ReleaseTerminalResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RequestElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
+def _load_RequestElicitationFormMode(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestElicitationFormMode_cls)
@@ -14064,7 +14064,7 @@ def _load_RequestElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RequestElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
+def _load_RequestElicitationUrlMode(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestElicitationUrlMode_cls)
@@ -14092,7 +14092,7 @@ def _load_RequestElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectedRequestPermissionOutcome_cls)
@@ -14144,7 +14144,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_RequestPermissionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestPermissionResponse_cls)
@@ -14190,7 +14190,7 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
+def _load_ResourceLink(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceLink_cls)
@@ -14333,7 +14333,7 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetProviderResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_SetProviderResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetProviderResponse_cls)
@@ -14370,7 +14370,7 @@ def _load_SetProviderResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UnarchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_UnarchiveSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnarchiveSessionResponse_cls)
@@ -14407,7 +14407,7 @@ def _load_UnarchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionStatusResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusResponse_cls)
@@ -14451,7 +14451,7 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_SetSessionTitleResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionTitleResponse_cls)
@@ -14495,7 +14495,7 @@ def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ResumeSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResumeSessionResponse_cls)
@@ -14582,7 +14582,7 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetSessionModeResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_SetSessionModeResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionModeResponse_cls)
@@ -14619,7 +14619,7 @@ def _load_SetSessionModeResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionConfigOptionResponse_cls)
@@ -14678,7 +14678,7 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResultAgentResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ResultAgentResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultAgentResponse_cls)
@@ -14704,7 +14704,7 @@ def _load_ResultAgentResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_WriteTextFileResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_WriteTextFileResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_WriteTextFileResponse_cls)
@@ -14741,7 +14741,7 @@ def _load_WriteTextFileResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalExitStatus(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalExitStatus_cls)
@@ -14816,7 +14816,7 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalOutputResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalOutputResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalOutputResponse_cls)
@@ -14887,7 +14887,7 @@ def _load_TerminalOutputResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_WaitForTerminalExitResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_WaitForTerminalExitResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_WaitForTerminalExitResponse_cls)
@@ -14962,7 +14962,7 @@ def _load_WaitForTerminalExitResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ResultMessageMcpResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultMessageMcpResponse_cls)
@@ -15006,7 +15006,7 @@ def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResultClientResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ResultClientResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultClientResponse_cls)
@@ -15032,7 +15032,7 @@ def _load_ResultClientResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResultProxyResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ResultProxyResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultProxyResponse_cls)
@@ -15058,7 +15058,7 @@ def _load_ResultProxyResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_SelectedPermissionOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectedPermissionOutcome_cls)
@@ -15102,7 +15102,7 @@ def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionConfigBoolean(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionConfigBoolean(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigBoolean_cls)
@@ -15123,7 +15123,7 @@ def _load_SessionConfigBoolean(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionConfigSelect(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionConfigSelect(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelect_cls)
@@ -15150,7 +15150,7 @@ def _load_SessionConfigSelect(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionElicitationFormMode(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionElicitationFormMode_cls)
@@ -15170,7 +15170,7 @@ def _load_SessionElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionElicitationUrlMode(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionElicitationUrlMode_cls)
@@ -15198,7 +15198,7 @@ def _load_SessionElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionInfoUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfoUpdate_cls)
@@ -15271,7 +15271,7 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessage_cls)
@@ -15417,7 +15417,7 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionMessageChunk(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageChunk_cls)
@@ -15470,7 +15470,7 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_StringElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringElicitationPropertySchema_cls)
@@ -15654,7 +15654,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_StringPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringPropertySchema_cls)
@@ -15830,7 +15830,7 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentUpdate_cls)
@@ -15980,7 +15980,7 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
+def _load_Terminal(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Terminal_cls)
@@ -16024,7 +16024,7 @@ def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
+def _load_TextContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextContent_cls)
@@ -16088,7 +16088,7 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCall(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCall_cls)
@@ -16265,7 +16265,7 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_UsageUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UsageUpdate_cls)

@@ -12,14 +12,14 @@ from agentproto._core.unset import (
     UNSET,
 )
 from agentproto._core.wire.checks import (
+    Context,
     SchemaError,
     Unrecognised,
-    _Context,
-    _check_constraints as check,
-    _error as err,
-    _load_int as load_int,
-    _load_number as load_number,
-    _type_error as type_error,
+    check_constraints as check,
+    load_int,
+    load_number,
+    type_error,
+    wire_error as err,
 )
 from agentproto._core.wire.converter import (
     dump_foreign,
@@ -32,7 +32,7 @@ check_stamp(_m, "49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b3
 new = object.__new__
 
 
-def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AcceptCreateElicitationResponse_cls)
@@ -91,7 +91,7 @@ def _load_AcceptCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
+def _load_AcpMcpServer(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AcpMcpServer_cls)
@@ -150,7 +150,7 @@ def _load_AcpMcpServer(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AddDiffChange(d: Any, p: str, c: _Context) -> Any:
+def _load_AddDiffChange(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AddDiffChange_cls)
@@ -238,7 +238,7 @@ def _load_AddDiffChange(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthStatusCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusCapabilities_cls)
@@ -275,7 +275,7 @@ def _load_AuthStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentAuthCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentAuthCapabilities_cls)
@@ -332,7 +332,7 @@ def _load_AgentAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentAuthMethod(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentAuthMethod(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentAuthMethod_cls)
@@ -409,7 +409,7 @@ def _load_AgentAuthMethod(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PromptImageCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_PromptImageCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptImageCapabilities_cls)
@@ -446,7 +446,7 @@ def _load_PromptImageCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PromptAudioCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_PromptAudioCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptAudioCapabilities_cls)
@@ -483,7 +483,7 @@ def _load_PromptAudioCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PromptEmbeddedContextCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_PromptEmbeddedContextCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptEmbeddedContextCapabilities_cls)
@@ -520,7 +520,7 @@ def _load_PromptEmbeddedContextCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_PromptCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptCapabilities_cls)
@@ -617,7 +617,7 @@ def _load_PromptCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpStdioCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_McpStdioCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpStdioCapabilities_cls)
@@ -654,7 +654,7 @@ def _load_McpStdioCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpHttpCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_McpHttpCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpHttpCapabilities_cls)
@@ -691,7 +691,7 @@ def _load_McpHttpCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpAcpCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_McpAcpCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpAcpCapabilities_cls)
@@ -728,7 +728,7 @@ def _load_McpAcpCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_McpCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpCapabilities_cls)
@@ -825,7 +825,7 @@ def _load_McpCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionDeleteCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionDeleteCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionDeleteCapabilities_cls)
@@ -862,7 +862,7 @@ def _load_SessionDeleteCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionAdditionalDirectoriesCapabilities_cls)
@@ -899,7 +899,7 @@ def _load_SessionAdditionalDirectoriesCapabilities(d: Any, p: str, c: _Context) 
     return o
 
 
-def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptOverrideCapabilities_cls)
@@ -936,7 +936,7 @@ def _load_SessionSystemPromptOverrideCapabilities(d: Any, p: str, c: _Context) -
     return o
 
 
-def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptModeCapabilities_cls)
@@ -993,7 +993,7 @@ def _load_SessionSystemPromptModeCapabilities(d: Any, p: str, c: _Context) -> An
     return o
 
 
-def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionSystemPromptCapabilities_cls)
@@ -1050,7 +1050,7 @@ def _load_SessionSystemPromptCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionForkCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionForkCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionForkCapabilities_cls)
@@ -1087,7 +1087,7 @@ def _load_SessionForkCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionArchiveCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionArchiveCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionArchiveCapabilities_cls)
@@ -1124,7 +1124,7 @@ def _load_SessionArchiveCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionStatusCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusCapabilities_cls)
@@ -1161,7 +1161,7 @@ def _load_SessionStatusCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionTitleCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionTitleCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionTitleCapabilities_cls)
@@ -1198,7 +1198,7 @@ def _load_SessionTitleCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionCapabilities_cls)
@@ -1415,7 +1415,7 @@ def _load_SessionCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProvidersCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ProvidersCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProvidersCapabilities_cls)
@@ -1452,7 +1452,7 @@ def _load_ProvidersCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentCapabilities_cls)
@@ -1549,7 +1549,7 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
+def _load_Annotations(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Annotations_cls)
@@ -1646,7 +1646,7 @@ def _load_Annotations(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
+def _load_TextContentBlock(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextContentBlock_cls)
@@ -1718,7 +1718,7 @@ def _load_TextContentBlock(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
+def _load_ImageContentBlock(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ImageContentBlock_cls)
@@ -1815,7 +1815,7 @@ def _load_ImageContentBlock(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
+def _load_AudioContentBlock(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AudioContentBlock_cls)
@@ -1894,7 +1894,7 @@ def _load_AudioContentBlock(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Icon(d: Any, p: str, c: _Context) -> Any:
+def _load_Icon(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Icon_cls)
@@ -1994,7 +1994,7 @@ def _load_Icon(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
+def _load_ResourceLinkContentBlock(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceLinkContentBlock_cls)
@@ -2167,7 +2167,7 @@ def _load_ResourceLinkContentBlock(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
+def _load_TextResourceContents(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextResourceContents_cls)
@@ -2236,7 +2236,7 @@ def _load_TextResourceContents(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
+def _load_BlobResourceContents(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BlobResourceContents_cls)
@@ -2305,7 +2305,7 @@ def _load_BlobResourceContents(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
+def _load_ResourceContentBlock(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceContentBlock_cls)
@@ -2376,7 +2376,7 @@ def _load_ResourceContentBlock(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherContentBlock(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherContentBlock(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherContentBlock_cls)
@@ -2397,7 +2397,7 @@ def _load_OtherContentBlock(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentMessage_cls)
@@ -2471,7 +2471,7 @@ def _load_AgentMessage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentMessageChunkSessionUpdate_cls)
@@ -2532,7 +2532,7 @@ def _load_AgentMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentMessageSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentMessageSessionUpdate_cls)
@@ -2614,7 +2614,7 @@ def _load_AgentMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UserMessageChunkSessionUpdate_cls)
@@ -2675,7 +2675,7 @@ def _load_UserMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UserMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_UserMessageSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UserMessageSessionUpdate_cls)
@@ -2757,7 +2757,7 @@ def _load_UserMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentThoughtChunkSessionUpdate_cls)
@@ -2818,7 +2818,7 @@ def _load_AgentThoughtChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentThoughtSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentThoughtSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentThoughtSessionUpdate_cls)
@@ -2900,7 +2900,7 @@ def _load_AgentThoughtSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StateUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_StateUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StateUpdateSessionUpdate_cls)
@@ -2922,7 +2922,7 @@ def _load_StateUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
+def _load_ContentToolCallContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ContentToolCallContent_cls)
@@ -2976,7 +2976,7 @@ def _load_ContentToolCallContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DeleteDiffChange(d: Any, p: str, c: _Context) -> Any:
+def _load_DeleteDiffChange(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeleteDiffChange_cls)
@@ -3064,7 +3064,7 @@ def _load_DeleteDiffChange(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ModifyDiffChange(d: Any, p: str, c: _Context) -> Any:
+def _load_ModifyDiffChange(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ModifyDiffChange_cls)
@@ -3152,7 +3152,7 @@ def _load_ModifyDiffChange(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MoveDiffChange(d: Any, p: str, c: _Context) -> Any:
+def _load_MoveDiffChange(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MoveDiffChange_cls)
@@ -3247,7 +3247,7 @@ def _load_MoveDiffChange(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CopyDiffChange(d: Any, p: str, c: _Context) -> Any:
+def _load_CopyDiffChange(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CopyDiffChange_cls)
@@ -3342,7 +3342,7 @@ def _load_CopyDiffChange(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherDiffChange(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherDiffChange(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherDiffChange_cls)
@@ -3422,7 +3422,7 @@ def _load_OtherDiffChange(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DiffPatch(d: Any, p: str, c: _Context) -> Any:
+def _load_DiffPatch(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DiffPatch_cls)
@@ -3473,7 +3473,7 @@ def _load_DiffPatch(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
+def _load_DiffToolCallContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DiffToolCallContent_cls)
@@ -3554,7 +3554,7 @@ def _load_DiffToolCallContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalToolCallContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalToolCallContent_cls)
@@ -3606,7 +3606,7 @@ def _load_TerminalToolCallContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherToolCallContent(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherToolCallContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherToolCallContent_cls)
@@ -3627,7 +3627,7 @@ def _load_OtherToolCallContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallContentChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallContentChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallContentChunkSessionUpdate_cls)
@@ -3688,7 +3688,7 @@ def _load_ToolCallContentChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallLocation(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallLocation_cls)
@@ -3752,7 +3752,7 @@ def _load_ToolCallLocation(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallCancelCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallCancelCapabilities_cls)
@@ -3789,7 +3789,7 @@ def _load_ToolCallCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallCapabilities_cls)
@@ -3846,7 +3846,7 @@ def _load_ToolCallCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallUpdateSessionUpdate_cls)
@@ -4076,7 +4076,7 @@ def _load_ToolCallUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalOutput(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalOutput(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalOutput_cls)
@@ -4120,7 +4120,7 @@ def _load_TerminalOutput(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalExitStatus(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalExitStatus_cls)
@@ -4193,7 +4193,7 @@ def _load_TerminalExitStatus(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalSize(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalSize(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalSize_cls)
@@ -4252,7 +4252,7 @@ def _load_TerminalSize(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalCancelCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalCancelCapabilities_cls)
@@ -4289,7 +4289,7 @@ def _load_TerminalCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalCapabilities_cls)
@@ -4346,7 +4346,7 @@ def _load_TerminalCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalUpdateSessionUpdate_cls)
@@ -4514,7 +4514,7 @@ def _load_TerminalUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalOutputChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalOutputChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalOutputChunkSessionUpdate_cls)
@@ -4573,7 +4573,7 @@ def _load_TerminalOutputChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanEntry(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanEntry_cls)
@@ -4631,7 +4631,7 @@ def _load_PlanEntry(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
+def _load_ItemsPlanUpdateContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ItemsPlanUpdateContent_cls)
@@ -4689,7 +4689,7 @@ def _load_ItemsPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
+def _load_FilePlanUpdateContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FilePlanUpdateContent_cls)
@@ -4748,7 +4748,7 @@ def _load_FilePlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
+def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MarkdownPlanUpdateContent_cls)
@@ -4807,7 +4807,7 @@ def _load_MarkdownPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherPlanUpdateContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherPlanUpdateContent_cls)
@@ -4835,7 +4835,7 @@ def _load_OtherPlanUpdateContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanUpdateSessionUpdate_cls)
@@ -4889,7 +4889,7 @@ def _load_PlanUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanRemovedSessionUpdate_cls)
@@ -4941,7 +4941,7 @@ def _load_PlanRemovedSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextAvailableCommandInput(d: Any, p: str, c: _Context) -> Any:
+def _load_TextAvailableCommandInput(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextAvailableCommandInput_cls)
@@ -4993,7 +4993,7 @@ def _load_TextAvailableCommandInput(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherAvailableCommandInput(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherAvailableCommandInput(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherAvailableCommandInput_cls)
@@ -5014,7 +5014,7 @@ def _load_OtherAvailableCommandInput(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CommandAvailableCommand(d: Any, p: str, c: _Context) -> Any:
+def _load_CommandAvailableCommand(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CommandAvailableCommand_cls)
@@ -5096,7 +5096,7 @@ def _load_CommandAvailableCommand(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherAvailableCommand(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherAvailableCommand(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherAvailableCommand_cls)
@@ -5131,7 +5131,7 @@ def _load_OtherAvailableCommand(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AvailableCommandsUpdateSessionUpdate_cls)
@@ -5192,7 +5192,7 @@ def _load_AvailableCommandsUpdateSessionUpdate(d: Any, p: str, c: _Context) -> A
     return o
 
 
-def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionConfigSelectOption(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelectOption_cls)
@@ -5261,7 +5261,7 @@ def _load_SessionConfigSelectOption(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionConfigSelectGroup(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelectGroup_cls)
@@ -5325,7 +5325,7 @@ def _load_SessionConfigSelectGroup(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
+def _load_SelectSessionConfigOption(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectSessionConfigOption_cls)
@@ -5433,7 +5433,7 @@ def _load_SelectSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
+def _load_BooleanSessionConfigOption(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanSessionConfigOption_cls)
@@ -5535,7 +5535,7 @@ def _load_BooleanSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherSessionConfigOption(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherSessionConfigOption_cls)
@@ -5629,7 +5629,7 @@ def _load_OtherSessionConfigOption(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ConfigOptionUpdateSessionUpdate_cls)
@@ -5690,7 +5690,7 @@ def _load_ConfigOptionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfoUpdateSessionUpdate_cls)
@@ -5771,7 +5771,7 @@ def _load_SessionInfoUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Cost(d: Any, p: str, c: _Context) -> Any:
+def _load_Cost(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Cost_cls)
@@ -5822,7 +5822,7 @@ def _load_Cost(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UsageUpdateSessionUpdate_cls)
@@ -5905,7 +5905,7 @@ def _load_UsageUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_NoticeSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NoticeSessionUpdate_cls)
@@ -5983,7 +5983,7 @@ def _load_NoticeSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionUpdateSessionUpdate_cls)
@@ -6090,7 +6090,7 @@ def _load_CompactionUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionSummaryChunkSessionUpdate_cls)
@@ -6151,7 +6151,7 @@ def _load_CompactionSummaryChunkSessionUpdate(d: Any, p: str, c: _Context) -> An
     return o
 
 
-def _load_SessionCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionCancelCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionCancelCapabilities_cls)
@@ -6188,7 +6188,7 @@ def _load_SessionCancelCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentSessionCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentSessionCapabilities_cls)
@@ -6245,7 +6245,7 @@ def _load_SubagentSessionCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalBackgroundWork(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalBackgroundWork(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalBackgroundWork_cls)
@@ -6297,7 +6297,7 @@ def _load_TerminalBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallBackgroundWork(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallBackgroundWork(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallBackgroundWork_cls)
@@ -6349,7 +6349,7 @@ def _load_ToolCallBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentBackgroundWork(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentBackgroundWork(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentBackgroundWork_cls)
@@ -6401,7 +6401,7 @@ def _load_SubagentBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherBackgroundWork(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherBackgroundWork(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherBackgroundWork_cls)
@@ -6422,7 +6422,7 @@ def _load_OtherBackgroundWork(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_RunningStateUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunningStateUpdate_cls)
@@ -6497,7 +6497,7 @@ def _load_RunningStateUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Usage(d: Any, p: str, c: _Context) -> Any:
+def _load_Usage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Usage_cls)
@@ -6621,7 +6621,7 @@ def _load_Usage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_IdleStateUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IdleStateUpdate_cls)
@@ -6734,7 +6734,7 @@ def _load_IdleStateUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_RequiresActionStateUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequiresActionStateUpdate_cls)
@@ -6809,7 +6809,7 @@ def _load_RequiresActionStateUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_UnknownStateUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnknownStateUpdate_cls)
@@ -6884,7 +6884,7 @@ def _load_UnknownStateUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherStateUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherStateUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherStateUpdate_cls)
@@ -6905,7 +6905,7 @@ def _load_OtherStateUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentUpdateSessionUpdate_cls)
@@ -7063,7 +7063,7 @@ def _load_SubagentUpdateSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionMessageSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageSessionUpdate_cls)
@@ -7217,7 +7217,7 @@ def _load_SessionMessageSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageChunkSessionUpdate_cls)
@@ -7278,7 +7278,7 @@ def _load_SessionMessageChunkSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherSessionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherSessionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherSessionUpdate_cls)
@@ -7299,7 +7299,7 @@ def _load_OtherSessionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UpdateSessionNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_UpdateSessionNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UpdateSessionNotification_cls)
@@ -7352,7 +7352,7 @@ def _load_UpdateSessionNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_CompleteElicitationNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompleteElicitationNotification_cls)
@@ -7396,7 +7396,7 @@ def _load_CompleteElicitationNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthAccount(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthAccount_cls)
@@ -7512,7 +7512,7 @@ def _load_AuthAccount(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthStatusUpdateNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusUpdateNotification_cls)
@@ -7573,7 +7573,7 @@ def _load_AuthStatusUpdateNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentNotification_cls)
@@ -7612,7 +7612,7 @@ def _load_AgentNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
+def _load_PermissionOption(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PermissionOption_cls)
@@ -7670,7 +7670,7 @@ def _load_PermissionOption(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallUpdate_cls)
@@ -7892,7 +7892,7 @@ def _load_ToolCallUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallRequestPermissionSubject(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallRequestPermissionSubject_cls)
@@ -7943,7 +7943,7 @@ def _load_ToolCallRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CommandRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
+def _load_CommandRequestPermissionSubject(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CommandRequestPermissionSubject_cls)
@@ -8038,7 +8038,7 @@ def _load_CommandRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherRequestPermissionSubject(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherRequestPermissionSubject_cls)
@@ -8059,7 +8059,7 @@ def _load_OtherRequestPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_RequestPermissionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestPermissionRequest_cls)
@@ -8153,7 +8153,7 @@ def _load_RequestPermissionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_MessageMcpRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MessageMcpRequest_cls)
@@ -8225,7 +8225,7 @@ def _load_MessageMcpRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationSchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationSchema_cls)
@@ -8330,7 +8330,7 @@ def _load_ElicitationSchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_FormCreateElicitationRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FormCreateElicitationRequest_cls)
@@ -8388,7 +8388,7 @@ def _load_FormCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_UrlCreateElicitationRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UrlCreateElicitationRequest_cls)
@@ -8454,7 +8454,7 @@ def _load_UrlCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherCreateElicitationRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherCreateElicitationRequest_cls)
@@ -8505,7 +8505,7 @@ def _load_OtherCreateElicitationRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentRequest_cls)
@@ -8550,7 +8550,7 @@ def _load_AgentRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentThought(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentThought(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentThought_cls)
@@ -8624,7 +8624,7 @@ def _load_AgentThought(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ArchiveSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArchiveSessionRequest_cls)
@@ -8668,7 +8668,7 @@ def _load_ArchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ArchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ArchiveSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArchiveSessionResponse_cls)
@@ -8705,7 +8705,7 @@ def _load_ArchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
+def _load_StringMultiSelectItems(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringMultiSelectItems_cls)
@@ -8757,7 +8757,7 @@ def _load_StringMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherMultiSelectItems(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherMultiSelectItems_cls)
@@ -8778,7 +8778,7 @@ def _load_OtherMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
+def _load_EnumOption(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EnumOption_cls)
@@ -8847,7 +8847,7 @@ def _load_EnumOption(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TitledMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
+def _load_TitledMultiSelectItems(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TitledMultiSelectItems_cls)
@@ -8891,7 +8891,7 @@ def _load_TitledMultiSelectItems(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ArrayElicitationPropertySchema_cls)
@@ -9026,7 +9026,7 @@ def _load_ArrayElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
+def _load_AudioContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AudioContent_cls)
@@ -9097,7 +9097,7 @@ def _load_AudioContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthMethodAgent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthMethodAgent_cls)
@@ -9166,7 +9166,7 @@ def _load_AuthMethodAgent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
+def _load_EnvVariable(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EnvVariable_cls)
@@ -9217,7 +9217,7 @@ def _load_EnvVariable(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthMethodTerminal(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthMethodTerminal_cls)
@@ -9310,7 +9310,7 @@ def _load_AuthMethodTerminal(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthStatusRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthStatusRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusRequest_cls)
@@ -9347,7 +9347,7 @@ def _load_AuthStatusRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_AuthStatusResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AuthStatusResponse_cls)
@@ -9408,7 +9408,7 @@ def _load_AuthStatusResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_AvailableCommandsUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AvailableCommandsUpdate_cls)
@@ -9461,7 +9461,7 @@ def _load_AvailableCommandsUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BackgroundSubagent(d: Any, p: str, c: _Context) -> Any:
+def _load_BackgroundSubagent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BackgroundSubagent_cls)
@@ -9505,7 +9505,7 @@ def _load_BackgroundSubagent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BackgroundTerminal(d: Any, p: str, c: _Context) -> Any:
+def _load_BackgroundTerminal(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BackgroundTerminal_cls)
@@ -9549,7 +9549,7 @@ def _load_BackgroundTerminal(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BackgroundToolCall(d: Any, p: str, c: _Context) -> Any:
+def _load_BackgroundToolCall(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BackgroundToolCall_cls)
@@ -9593,7 +9593,7 @@ def _load_BackgroundToolCall(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanElicitationPropertySchema_cls)
@@ -9692,7 +9692,7 @@ def _load_BooleanElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_BooleanPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanPropertySchema_cls)
@@ -9783,7 +9783,7 @@ def _load_BooleanPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BooleanSetSessionConfigOptionRequest_cls)
@@ -9849,7 +9849,7 @@ def _load_BooleanSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> A
     return o
 
 
-def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelCreateElicitationResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelCreateElicitationResponse_cls)
@@ -9894,7 +9894,7 @@ def _load_CancelCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CancelRequestNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelRequestNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelRequestNotification_cls)
@@ -9937,7 +9937,7 @@ def _load_CancelRequestNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CancelSessionNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelSessionNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelSessionNotification_cls)
@@ -9981,7 +9981,7 @@ def _load_CancelSessionNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CancelTerminalRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelTerminalRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelTerminalRequest_cls)
@@ -10032,7 +10032,7 @@ def _load_CancelTerminalRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CancelTerminalResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelTerminalResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelTerminalResponse_cls)
@@ -10069,7 +10069,7 @@ def _load_CancelTerminalResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CancelToolCallRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelToolCallRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelToolCallRequest_cls)
@@ -10120,7 +10120,7 @@ def _load_CancelToolCallRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CancelToolCallResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelToolCallResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelToolCallResponse_cls)
@@ -10157,7 +10157,7 @@ def _load_CancelToolCallResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CancelledPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelledPermissionOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelledPermissionOutcome_cls)
@@ -10194,7 +10194,7 @@ def _load_CancelledPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CancelledRequestPermissionOutcome_cls)
@@ -10239,7 +10239,7 @@ def _load_CancelledRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalAuthCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalAuthCapabilities_cls)
@@ -10276,7 +10276,7 @@ def _load_TerminalAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ClientAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ClientAuthCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientAuthCapabilities_cls)
@@ -10333,7 +10333,7 @@ def _load_ClientAuthCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationFormCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationFormCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationFormCapabilities_cls)
@@ -10370,7 +10370,7 @@ def _load_ElicitationFormCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationUrlCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationUrlCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationUrlCapabilities_cls)
@@ -10407,7 +10407,7 @@ def _load_ElicitationUrlCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationCapabilities_cls)
@@ -10484,7 +10484,7 @@ def _load_ElicitationCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ClientCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientCapabilities_cls)
@@ -10561,7 +10561,7 @@ def _load_ClientCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_MessageMcpNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MessageMcpNotification_cls)
@@ -10633,7 +10633,7 @@ def _load_MessageMcpNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_ClientNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientNotification_cls)
@@ -10672,7 +10672,7 @@ def _load_ClientNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
+def _load_Implementation(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Implementation_cls)
@@ -10741,7 +10741,7 @@ def _load_Implementation(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_InitializeRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_InitializeRequest_cls)
@@ -10812,7 +10812,7 @@ def _load_InitializeRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_LoginAuthRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_LoginAuthRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LoginAuthRequest_cls)
@@ -10856,7 +10856,7 @@ def _load_LoginAuthRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ListProvidersRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ListProvidersRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListProvidersRequest_cls)
@@ -10893,7 +10893,7 @@ def _load_ListProvidersRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_SetProviderRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetProviderRequest_cls)
@@ -10962,7 +10962,7 @@ def _load_SetProviderRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_DisableProviderRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DisableProviderRequest_cls)
@@ -11006,7 +11006,7 @@ def _load_DisableProviderRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_LogoutAuthRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_LogoutAuthRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LogoutAuthRequest_cls)
@@ -11043,7 +11043,7 @@ def _load_LogoutAuthRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
+def _load_HttpHeader(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_HttpHeader_cls)
@@ -11094,7 +11094,7 @@ def _load_HttpHeader(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
+def _load_HttpMcpServer(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_HttpMcpServer_cls)
@@ -11165,7 +11165,7 @@ def _load_HttpMcpServer(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StdioMcpServer(d: Any, p: str, c: _Context) -> Any:
+def _load_StdioMcpServer(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StdioMcpServer_cls)
@@ -11248,7 +11248,7 @@ def _load_StdioMcpServer(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherMcpServer(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherMcpServer(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherMcpServer_cls)
@@ -11269,7 +11269,7 @@ def _load_OtherMcpServer(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
+def _load_SystemPrompt(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SystemPrompt_cls)
@@ -11329,7 +11329,7 @@ def _load_SystemPrompt(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_NewSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NewSessionRequest_cls)
@@ -11422,7 +11422,7 @@ def _load_NewSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ListSessionsRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ListSessionsRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListSessionsRequest_cls)
@@ -11495,7 +11495,7 @@ def _load_ListSessionsRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_DeleteSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeleteSessionRequest_cls)
@@ -11539,7 +11539,7 @@ def _load_DeleteSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ForkSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ForkSessionRequest_cls)
@@ -11639,7 +11639,7 @@ def _load_ForkSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_UnarchiveSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnarchiveSessionRequest_cls)
@@ -11683,7 +11683,7 @@ def _load_UnarchiveSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionStatusRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusRequest_cls)
@@ -11727,7 +11727,7 @@ def _load_SessionStatusRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_SetSessionTitleRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionTitleRequest_cls)
@@ -11778,7 +11778,7 @@ def _load_SetSessionTitleRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StartReplayFrom(d: Any, p: str, c: _Context) -> Any:
+def _load_StartReplayFrom(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StartReplayFrom_cls)
@@ -11823,7 +11823,7 @@ def _load_StartReplayFrom(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherReplayFrom(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherReplayFrom(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherReplayFrom_cls)
@@ -11844,7 +11844,7 @@ def _load_OtherReplayFrom(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ResumeSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResumeSessionRequest_cls)
@@ -11962,7 +11962,7 @@ def _load_ResumeSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_CloseSessionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CloseSessionRequest_cls)
@@ -12006,7 +12006,7 @@ def _load_CloseSessionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_PromptRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptRequest_cls)
@@ -12067,7 +12067,7 @@ def _load_PromptRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_IdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_IdSetSessionConfigOptionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IdSetSessionConfigOptionRequest_cls)
@@ -12133,7 +12133,7 @@ def _load_IdSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherSetSessionConfigOptionRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherSetSessionConfigOptionRequest_cls)
@@ -12198,7 +12198,7 @@ def _load_OtherSetSessionConfigOptionRequest(d: Any, p: str, c: _Context) -> Any
     return o
 
 
-def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ClientRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ClientRequest_cls)
@@ -12243,7 +12243,7 @@ def _load_ClientRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CloseSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_CloseSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CloseSessionResponse_cls)
@@ -12280,7 +12280,7 @@ def _load_CloseSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Command(d: Any, p: str, c: _Context) -> Any:
+def _load_Command(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Command_cls)
@@ -12354,7 +12354,7 @@ def _load_Command(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CommandPermissionSubject(d: Any, p: str, c: _Context) -> Any:
+def _load_CommandPermissionSubject(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CommandPermissionSubject_cls)
@@ -12441,7 +12441,7 @@ def _load_CommandPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
+def _load_CompactionSummaryChunk(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionSummaryChunk_cls)
@@ -12494,7 +12494,7 @@ def _load_CompactionSummaryChunk(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_CompactionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CompactionUpdate_cls)
@@ -12593,7 +12593,7 @@ def _load_CompactionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_ConfigOptionUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ConfigOptionUpdate_cls)
@@ -12646,7 +12646,7 @@ def _load_ConfigOptionUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Content(d: Any, p: str, c: _Context) -> Any:
+def _load_Content(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Content_cls)
@@ -12692,7 +12692,7 @@ def _load_Content(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
+def _load_ContentChunk(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ContentChunk_cls)
@@ -12745,7 +12745,7 @@ def _load_ContentChunk(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeclineCreateElicitationResponse_cls)
@@ -12790,7 +12790,7 @@ def _load_DeclineCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DeleteSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_DeleteSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeleteSessionResponse_cls)
@@ -12827,7 +12827,7 @@ def _load_DeleteSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Diff(d: Any, p: str, c: _Context) -> Any:
+def _load_Diff(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Diff_cls)
@@ -12900,7 +12900,7 @@ def _load_Diff(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DiffPathChange(d: Any, p: str, c: _Context) -> Any:
+def _load_DiffPathChange(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DiffPathChange_cls)
@@ -12921,7 +12921,7 @@ def _load_DiffPathChange(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DiffPathPairChange(d: Any, p: str, c: _Context) -> Any:
+def _load_DiffPathPairChange(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DiffPathPairChange_cls)
@@ -12949,7 +12949,7 @@ def _load_DiffPathPairChange(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DisableProviderResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_DisableProviderResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DisableProviderResponse_cls)
@@ -12986,7 +12986,7 @@ def _load_DisableProviderResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationAcceptAction(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationAcceptAction(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationAcceptAction_cls)
@@ -13017,7 +13017,7 @@ def _load_ElicitationAcceptAction(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationRequestScope(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationRequestScope(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationRequestScope_cls)
@@ -13037,7 +13037,7 @@ def _load_ElicitationRequestScope(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
+def _load_ElicitationSessionScope(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ElicitationSessionScope_cls)
@@ -13079,7 +13079,7 @@ def _load_ElicitationSessionScope(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
+def _load_EmbeddedResource(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_EmbeddedResource_cls)
@@ -13142,7 +13142,7 @@ def _load_EmbeddedResource(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UnsupportedProtocolVersionErrorData(d: Any, p: str, c: _Context) -> Any:
+def _load_UnsupportedProtocolVersionErrorData(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnsupportedProtocolVersionErrorData_cls)
@@ -13198,7 +13198,7 @@ def _load_UnsupportedProtocolVersionErrorData(d: Any, p: str, c: _Context) -> An
     return o
 
 
-def _load_SessionNotFoundErrorData(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionNotFoundErrorData(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionNotFoundErrorData_cls)
@@ -13242,7 +13242,7 @@ def _load_SessionNotFoundErrorData(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Error(d: Any, p: str, c: _Context) -> Any:
+def _load_Error(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Error_cls)
@@ -13293,7 +13293,7 @@ def _load_Error(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ErrorAgentResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ErrorAgentResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorAgentResponse_cls)
@@ -13322,7 +13322,7 @@ def _load_ErrorAgentResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ErrorClientResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ErrorClientResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorClientResponse_cls)
@@ -13351,7 +13351,7 @@ def _load_ErrorClientResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpError(d: Any, p: str, c: _Context) -> Any:
+def _load_McpError(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpError_cls)
@@ -13391,7 +13391,7 @@ def _load_McpError(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ErrorMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ErrorMessageMcpResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorMessageMcpResponse_cls)
@@ -13434,7 +13434,7 @@ def _load_ErrorMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ErrorProxyResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ErrorProxyResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorProxyResponse_cls)
@@ -13463,7 +13463,7 @@ def _load_ErrorProxyResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ErrorStopReason(d: Any, p: str, c: _Context) -> Any:
+def _load_ErrorStopReason(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ErrorStopReason_cls)
@@ -13500,7 +13500,7 @@ def _load_ErrorStopReason(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ForkSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ForkSessionResponse_cls)
@@ -13598,7 +13598,7 @@ def _load_ForkSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
+def _load_ImageContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ImageContent_cls)
@@ -13687,7 +13687,7 @@ def _load_ImageContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalAuthMethod(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalAuthMethod_cls)
@@ -13788,7 +13788,7 @@ def _load_TerminalAuthMethod(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherAuthMethod(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherAuthMethod(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherAuthMethod_cls)
@@ -13823,7 +13823,7 @@ def _load_OtherAuthMethod(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_InitializeResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_InitializeResponse_cls)
@@ -13921,7 +13921,7 @@ def _load_InitializeResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IntegerElicitationPropertySchema_cls)
@@ -14044,7 +14044,7 @@ def _load_IntegerElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_IntegerPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IntegerPropertySchema_cls)
@@ -14159,7 +14159,7 @@ def _load_IntegerPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
+def _load_ProviderCurrentConfig(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProviderCurrentConfig_cls)
@@ -14210,7 +14210,7 @@ def _load_ProviderCurrentConfig(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
+def _load_ProviderInfo(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProviderInfo_cls)
@@ -14288,7 +14288,7 @@ def _load_ProviderInfo(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ListProvidersResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ListProvidersResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListProvidersResponse_cls)
@@ -14331,7 +14331,7 @@ def _load_ListProvidersResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionInfo(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfo_cls)
@@ -14448,7 +14448,7 @@ def _load_SessionInfo(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ListSessionsResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ListSessionsResponse_cls)
@@ -14509,7 +14509,7 @@ def _load_ListSessionsResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_LoginAuthResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_LoginAuthResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LoginAuthResponse_cls)
@@ -14546,7 +14546,7 @@ def _load_LoginAuthResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_LogoutAuthResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_LogoutAuthResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_LogoutAuthResponse_cls)
@@ -14583,7 +14583,7 @@ def _load_LogoutAuthResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
+def _load_McpServerAcp(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerAcp_cls)
@@ -14634,7 +14634,7 @@ def _load_McpServerAcp(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
+def _load_McpServerHttp(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerHttp_cls)
@@ -14697,7 +14697,7 @@ def _load_McpServerHttp(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
+def _load_McpServerStdio(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_McpServerStdio_cls)
@@ -14772,7 +14772,7 @@ def _load_McpServerStdio(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_MultiSelectPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultiSelectPropertySchema_cls)
@@ -14899,7 +14899,7 @@ def _load_MultiSelectPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_NewSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NewSessionResponse_cls)
@@ -14997,7 +14997,7 @@ def _load_NewSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Notice(d: Any, p: str, c: _Context) -> Any:
+def _load_Notice(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Notice_cls)
@@ -15067,7 +15067,7 @@ def _load_Notice(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_NumberElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NumberElicitationPropertySchema_cls)
@@ -15190,7 +15190,7 @@ def _load_NumberElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_NumberPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_NumberPropertySchema_cls)
@@ -15305,7 +15305,7 @@ def _load_NumberPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherCreateElicitationResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherCreateElicitationResponse_cls)
@@ -15349,7 +15349,7 @@ def _load_OtherCreateElicitationResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherElicitationPropertySchema_cls)
@@ -15370,7 +15370,7 @@ def _load_OtherElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OtherRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_OtherRequestPermissionOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OtherRequestPermissionOutcome_cls)
@@ -15391,7 +15391,7 @@ def _load_OtherRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanFile(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanFile_cls)
@@ -15442,7 +15442,7 @@ def _load_PlanFile(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanItems(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanItems_cls)
@@ -15492,7 +15492,7 @@ def _load_PlanItems(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanMarkdown(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanMarkdown_cls)
@@ -15543,7 +15543,7 @@ def _load_PlanMarkdown(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanRemoved(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanRemoved_cls)
@@ -15587,7 +15587,7 @@ def _load_PlanRemoved(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_PlanUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PlanUpdate_cls)
@@ -15633,7 +15633,7 @@ def _load_PlanUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_PromptResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_PromptResponse_cls)
@@ -15677,7 +15677,7 @@ def _load_PromptResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_ProxySuccessorNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxySuccessorNotification_cls)
@@ -15730,7 +15730,7 @@ def _load_ProxySuccessorNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
+def _load_ProxyNotification(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxyNotification_cls)
@@ -15769,7 +15769,7 @@ def _load_ProxyNotification(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ProxySuccessorRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxySuccessorRequest_cls)
@@ -15822,7 +15822,7 @@ def _load_ProxySuccessorRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
+def _load_ProxyRequest(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ProxyRequest_cls)
@@ -15867,7 +15867,7 @@ def _load_ProxyRequest(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReplayFromStart(d: Any, p: str, c: _Context) -> Any:
+def _load_ReplayFromStart(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReplayFromStart_cls)
@@ -15904,7 +15904,7 @@ def _load_ReplayFromStart(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RequestElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
+def _load_RequestElicitationFormMode(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestElicitationFormMode_cls)
@@ -15924,7 +15924,7 @@ def _load_RequestElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RequestElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
+def _load_RequestElicitationUrlMode(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestElicitationUrlMode_cls)
@@ -15952,7 +15952,7 @@ def _load_RequestElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectedRequestPermissionOutcome_cls)
@@ -16004,7 +16004,7 @@ def _load_SelectedRequestPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_RequestPermissionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RequestPermissionResponse_cls)
@@ -16050,7 +16050,7 @@ def _load_RequestPermissionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
+def _load_ResourceLink(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResourceLink_cls)
@@ -16215,7 +16215,7 @@ def _load_ResourceLink(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetProviderResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_SetProviderResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetProviderResponse_cls)
@@ -16252,7 +16252,7 @@ def _load_SetProviderResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UnarchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_UnarchiveSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UnarchiveSessionResponse_cls)
@@ -16289,7 +16289,7 @@ def _load_UnarchiveSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionStatusResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionStatusResponse_cls)
@@ -16356,7 +16356,7 @@ def _load_SessionStatusResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_SetSessionTitleResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionTitleResponse_cls)
@@ -16400,7 +16400,7 @@ def _load_SetSessionTitleResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ResumeSessionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResumeSessionResponse_cls)
@@ -16491,7 +16491,7 @@ def _load_ResumeSessionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SetSessionConfigOptionResponse_cls)
@@ -16544,7 +16544,7 @@ def _load_SetSessionConfigOptionResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResultAgentResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ResultAgentResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultAgentResponse_cls)
@@ -16570,7 +16570,7 @@ def _load_ResultAgentResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ResultMessageMcpResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultMessageMcpResponse_cls)
@@ -16614,7 +16614,7 @@ def _load_ResultMessageMcpResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResultClientResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ResultClientResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultClientResponse_cls)
@@ -16640,7 +16640,7 @@ def _load_ResultClientResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResultProxyResponse(d: Any, p: str, c: _Context) -> Any:
+def _load_ResultProxyResponse(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResultProxyResponse_cls)
@@ -16666,7 +16666,7 @@ def _load_ResultProxyResponse(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_SelectedPermissionOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SelectedPermissionOutcome_cls)
@@ -16710,7 +16710,7 @@ def _load_SelectedPermissionOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionConfigBoolean(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionConfigBoolean(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigBoolean_cls)
@@ -16731,7 +16731,7 @@ def _load_SessionConfigBoolean(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionConfigSelect(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionConfigSelect(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionConfigSelect_cls)
@@ -16758,7 +16758,7 @@ def _load_SessionConfigSelect(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionElicitationFormMode(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionElicitationFormMode_cls)
@@ -16778,7 +16778,7 @@ def _load_SessionElicitationFormMode(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionElicitationUrlMode(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionElicitationUrlMode_cls)
@@ -16806,7 +16806,7 @@ def _load_SessionElicitationUrlMode(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionInfoUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionInfoUpdate_cls)
@@ -16879,7 +16879,7 @@ def _load_SessionInfoUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessage_cls)
@@ -17025,7 +17025,7 @@ def _load_SessionMessage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
+def _load_SessionMessageChunk(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SessionMessageChunk_cls)
@@ -17078,7 +17078,7 @@ def _load_SessionMessageChunk(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_StringElicitationPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringElicitationPropertySchema_cls)
@@ -17261,7 +17261,7 @@ def _load_StringElicitationPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
+def _load_StringPropertySchema(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StringPropertySchema_cls)
@@ -17436,7 +17436,7 @@ def _load_StringPropertySchema(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentUpdate_cls)
@@ -17586,7 +17586,7 @@ def _load_SubagentUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
+def _load_Terminal(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Terminal_cls)
@@ -17630,7 +17630,7 @@ def _load_Terminal(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalOutputChunk(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalOutputChunk(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalOutputChunk_cls)
@@ -17681,7 +17681,7 @@ def _load_TerminalOutputChunk(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_TerminalUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TerminalUpdate_cls)
@@ -17841,7 +17841,7 @@ def _load_TerminalUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextCommandInput(d: Any, p: str, c: _Context) -> Any:
+def _load_TextCommandInput(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextCommandInput_cls)
@@ -17885,7 +17885,7 @@ def _load_TextCommandInput(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
+def _load_TextContent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextContent_cls)
@@ -17949,7 +17949,7 @@ def _load_TextContent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallContentChunk(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallContentChunk(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallContentChunk_cls)
@@ -18002,7 +18002,7 @@ def _load_ToolCallContentChunk(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallPermissionSubject(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallPermissionSubject(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallPermissionSubject_cls)
@@ -18045,7 +18045,7 @@ def _load_ToolCallPermissionSubject(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
+def _load_UsageUpdate(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UsageUpdate_cls)
@@ -18120,7 +18120,7 @@ def _load_UsageUpdate(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_UserMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UserMessage_cls)

@@ -9,7 +9,7 @@ from typing import Any, Final
 from agentproto._core.describe import (
     describe,
 )
-from agentproto._core.wire.checks import Unrecognised, _Context, _check_constraints as check, _error as err, _load_int as load_int, _type_error as type_error
+from agentproto._core.wire.checks import Context, Unrecognised, check_constraints as check, load_int, type_error, wire_error as err
 from agentproto._core.wire.converter import (
     dump_foreign,
 )
@@ -21,7 +21,7 @@ check_stamp(_m, "de4aec0550830e7ca163fa451d523671e56249c1079ff80af8a7a5a25ef7463
 new = object.__new__
 
 
-def _load_AddOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_AddOperation(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AddOperation_cls)
@@ -59,7 +59,7 @@ def _load_AddOperation(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RemoveOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_RemoveOperation(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RemoveOperation_cls)
@@ -90,7 +90,7 @@ def _load_RemoveOperation(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReplaceOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_ReplaceOperation(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReplaceOperation_cls)
@@ -128,7 +128,7 @@ def _load_ReplaceOperation(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MoveOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_MoveOperation(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MoveOperation_cls)
@@ -168,7 +168,7 @@ def _load_MoveOperation(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CopyOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_CopyOperation(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CopyOperation_cls)
@@ -208,7 +208,7 @@ def _load_CopyOperation(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TestOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_TestOperation(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TestOperation_cls)
@@ -246,7 +246,7 @@ def _load_TestOperation(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ActivityDeltaEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ActivityDeltaEvent_cls)
@@ -340,7 +340,7 @@ def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ActivityMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_ActivityMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ActivityMessage_cls)
@@ -403,7 +403,7 @@ def _load_ActivityMessage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ActivitySnapshotEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ActivitySnapshotEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ActivitySnapshotEvent_cls)
@@ -499,7 +499,7 @@ def _load_ActivitySnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_IdentityCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_IdentityCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_IdentityCapabilities_cls)
@@ -576,7 +576,7 @@ def _load_IdentityCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TransportCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_TransportCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TransportCapabilities_cls)
@@ -633,7 +633,7 @@ def _load_TransportCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Tool(d: Any, p: str, c: _Context) -> Any:
+def _load_Tool(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Tool_cls)
@@ -681,7 +681,7 @@ def _load_Tool(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolsCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolsCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolsCapabilities_cls)
@@ -732,7 +732,7 @@ def _load_ToolsCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_OutputCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_OutputCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_OutputCapabilities_cls)
@@ -765,7 +765,7 @@ def _load_OutputCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StateCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_StateCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StateCapabilities_cls)
@@ -813,7 +813,7 @@ def _load_StateCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentInfo(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentInfo(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentInfo_cls)
@@ -841,7 +841,7 @@ def _load_SubagentInfo(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MultiAgentCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_MultiAgentCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultiAgentCapabilities_cls)
@@ -892,7 +892,7 @@ def _load_MultiAgentCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReasoningCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningCapabilities_cls)
@@ -931,7 +931,7 @@ def _load_ReasoningCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MultimodalInputCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_MultimodalInputCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultimodalInputCapabilities_cls)
@@ -988,7 +988,7 @@ def _load_MultimodalInputCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MultimodalOutputCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_MultimodalOutputCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultimodalOutputCapabilities_cls)
@@ -1018,7 +1018,7 @@ def _load_MultimodalOutputCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MultimodalCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_MultimodalCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MultimodalCapabilities_cls)
@@ -1054,7 +1054,7 @@ def _load_MultimodalCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ExecutionCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ExecutionCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ExecutionCapabilities_cls)
@@ -1110,7 +1110,7 @@ def _load_ExecutionCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_HumanInTheLoopCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_HumanInTheLoopCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_HumanInTheLoopCapabilities_cls)
@@ -1176,7 +1176,7 @@ def _load_HumanInTheLoopCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentCapabilities(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AgentCapabilities_cls)
@@ -1319,7 +1319,7 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_FunctionCall(d: Any, p: str, c: _Context) -> Any:
+def _load_FunctionCall(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FunctionCall_cls)
@@ -1343,7 +1343,7 @@ def _load_FunctionCall(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCall(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCall_cls)
@@ -1405,7 +1405,7 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AssistantMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_AssistantMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AssistantMessage_cls)
@@ -1500,7 +1500,7 @@ def _load_AssistantMessage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Attributable(d: Any, p: str, c: _Context) -> Any:
+def _load_Attributable(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Attributable_cls)
@@ -1526,7 +1526,7 @@ def _load_Attributable(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DataSource(d: Any, p: str, c: _Context) -> Any:
+def _load_DataSource(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DataSource_cls)
@@ -1558,7 +1558,7 @@ def _load_DataSource(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UrlSource(d: Any, p: str, c: _Context) -> Any:
+def _load_UrlSource(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UrlSource_cls)
@@ -1594,7 +1594,7 @@ def _load_UrlSource(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_FileSource(d: Any, p: str, c: _Context) -> Any:
+def _load_FileSource(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_FileSource_cls)
@@ -1639,7 +1639,7 @@ def _load_FileSource(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_AudioPart(d: Any, p: str, c: _Context) -> Any:
+def _load_AudioPart(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_AudioPart_cls)
@@ -1688,7 +1688,7 @@ def _load_AudioPart(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BaseEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_BaseEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BaseEvent_cls)
@@ -1746,7 +1746,7 @@ def _load_BaseEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_BaseMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_BaseMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_BaseMessage_cls)
@@ -1824,7 +1824,7 @@ def _load_BaseMessage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Context(d: Any, p: str, c: _Context) -> Any:
+def _load_Context(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Context_cls)
@@ -1848,7 +1848,7 @@ def _load_Context(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_CustomEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_CustomEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_CustomEvent_cls)
@@ -1926,7 +1926,7 @@ def _load_CustomEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DeveloperMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_DeveloperMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DeveloperMessage_cls)
@@ -2007,7 +2007,7 @@ def _load_DeveloperMessage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_DocumentPart(d: Any, p: str, c: _Context) -> Any:
+def _load_DocumentPart(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_DocumentPart_cls)
@@ -2056,7 +2056,7 @@ def _load_DocumentPart(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ImagePart(d: Any, p: str, c: _Context) -> Any:
+def _load_ImagePart(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ImagePart_cls)
@@ -2105,7 +2105,7 @@ def _load_ImagePart(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_Interrupt(d: Any, p: str, c: _Context) -> Any:
+def _load_Interrupt(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_Interrupt_cls)
@@ -2189,7 +2189,7 @@ def _load_Interrupt(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SystemMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_SystemMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SystemMessage_cls)
@@ -2270,7 +2270,7 @@ def _load_SystemMessage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextPart(d: Any, p: str, c: _Context) -> Any:
+def _load_TextPart(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextPart_cls)
@@ -2317,7 +2317,7 @@ def _load_TextPart(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_VideoPart(d: Any, p: str, c: _Context) -> Any:
+def _load_VideoPart(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_VideoPart_cls)
@@ -2366,7 +2366,7 @@ def _load_VideoPart(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_UserMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_UserMessage_cls)
@@ -2446,7 +2446,7 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolMessage_cls)
@@ -2533,7 +2533,7 @@ def _load_ToolMessage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReasoningMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningMessage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningMessage_cls)
@@ -2605,7 +2605,7 @@ def _load_ReasoningMessage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_MessagesSnapshotEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_MessagesSnapshotEvent_cls)
@@ -2676,7 +2676,7 @@ def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RawEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_RawEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RawEvent_cls)
@@ -2756,7 +2756,7 @@ def _load_RawEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningEncryptedValueEvent_cls)
@@ -2849,7 +2849,7 @@ def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReasoningEndEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningEndEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningEndEvent_cls)
@@ -2920,7 +2920,7 @@ def _load_ReasoningEndEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningMessageChunkEvent_cls)
@@ -3002,7 +3002,7 @@ def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReasoningMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningMessageContentEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningMessageContentEvent_cls)
@@ -3080,7 +3080,7 @@ def _load_ReasoningMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReasoningMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningMessageEndEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningMessageEndEvent_cls)
@@ -3151,7 +3151,7 @@ def _load_ReasoningMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningMessageStartEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningMessageStartEvent_cls)
@@ -3230,7 +3230,7 @@ def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ReasoningStartEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningStartEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ReasoningStartEvent_cls)
@@ -3301,7 +3301,7 @@ def _load_ReasoningStartEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ResumeEntry(d: Any, p: str, c: _Context) -> Any:
+def _load_ResumeEntry(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ResumeEntry_cls)
@@ -3348,7 +3348,7 @@ def _load_ResumeEntry(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RunAgentInput(d: Any, p: str, c: _Context) -> Any:
+def _load_RunAgentInput(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunAgentInput_cls)
@@ -3466,7 +3466,7 @@ def _load_RunAgentInput(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
+def _load_TokenUsage(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TokenUsage_cls)
@@ -3574,7 +3574,7 @@ def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RunErrorEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_RunErrorEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunErrorEvent_cls)
@@ -3657,7 +3657,7 @@ def _load_RunErrorEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RunFinishedCancelledOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_RunFinishedCancelledOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunFinishedCancelledOutcome_cls)
@@ -3675,7 +3675,7 @@ def _load_RunFinishedCancelledOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RunFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_RunFinishedSuccessOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunFinishedSuccessOutcome_cls)
@@ -3707,7 +3707,7 @@ def _load_RunFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RunFinishedInterruptOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_RunFinishedInterruptOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunFinishedInterruptOutcome_cls)
@@ -3732,7 +3732,7 @@ def _load_RunFinishedInterruptOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_RunFinishedEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunFinishedEvent_cls)
@@ -3839,7 +3839,7 @@ def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_RunStartedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_RunStartedEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_RunStartedEvent_cls)
@@ -3938,7 +3938,7 @@ def _load_RunStartedEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_StateDeltaEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StateDeltaEvent_cls)
@@ -4018,7 +4018,7 @@ def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StateSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_StateSnapshotEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StateSnapshotEvent_cls)
@@ -4089,7 +4089,7 @@ def _load_StateSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StepFinishedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_StepFinishedEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StepFinishedEvent_cls)
@@ -4160,7 +4160,7 @@ def _load_StepFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_StepStartedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_StepStartedEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_StepStartedEvent_cls)
@@ -4231,7 +4231,7 @@ def _load_StepStartedEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentErrorEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentErrorEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentErrorEvent_cls)
@@ -4309,7 +4309,7 @@ def _load_SubagentErrorEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentFinishedSuccessOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentFinishedSuccessOutcome_cls)
@@ -4327,7 +4327,7 @@ def _load_SubagentFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentFinishedSuspendedOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentFinishedSuspendedOutcome(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentFinishedSuspendedOutcome_cls)
@@ -4359,7 +4359,7 @@ def _load_SubagentFinishedSuspendedOutcome(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentFinishedEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentFinishedEvent_cls)
@@ -4447,7 +4447,7 @@ def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_SubagentStartedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentStartedEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_SubagentStartedEvent_cls)
@@ -4552,7 +4552,7 @@ def _load_SubagentStartedEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_TextMessageChunkEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextMessageChunkEvent_cls)
@@ -4655,7 +4655,7 @@ def _load_TextMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_TextMessageContentEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextMessageContentEvent_cls)
@@ -4733,7 +4733,7 @@ def _load_TextMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_TextMessageEndEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextMessageEndEvent_cls)
@@ -4804,7 +4804,7 @@ def _load_TextMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_TextMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_TextMessageStartEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_TextMessageStartEvent_cls)
@@ -4896,7 +4896,7 @@ def _load_TextMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallArgsEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallArgsEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallArgsEvent_cls)
@@ -4974,7 +4974,7 @@ def _load_ToolCallArgsEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallChunkEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallChunkEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallChunkEvent_cls)
@@ -5074,7 +5074,7 @@ def _load_ToolCallChunkEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallEndEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallEndEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallEndEvent_cls)
@@ -5145,7 +5145,7 @@ def _load_ToolCallEndEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallResultEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallResultEvent_cls)
@@ -5239,7 +5239,7 @@ def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
     return o
 
 
-def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallStartEvent(d: Any, p: str, c: Context) -> Any:
     if d.__class__ is not dict:
         raise type_error('object', d, p)
     o: Any = new(_ToolCallStartEvent_cls)
@@ -7508,7 +7508,7 @@ def _dump_VideoPart(o: Any) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_AddOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_AddOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -7536,7 +7536,7 @@ def _dump_checked_AddOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RemoveOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RemoveOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -7560,7 +7560,7 @@ def _dump_checked_RemoveOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ReplaceOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReplaceOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -7588,7 +7588,7 @@ def _dump_checked_ReplaceOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_MoveOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MoveOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -7618,7 +7618,7 @@ def _dump_checked_MoveOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_CopyOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_CopyOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -7648,7 +7648,7 @@ def _dump_checked_CopyOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TestOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TestOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -7676,7 +7676,7 @@ def _dump_checked_TestOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ActivityDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ActivityDeltaEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7736,7 +7736,7 @@ def _dump_checked_ActivityDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ActivityMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ActivityMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if v.__class__ is not str:
@@ -7773,7 +7773,7 @@ def _dump_checked_ActivityMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ActivitySnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ActivitySnapshotEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7832,7 +7832,7 @@ def _dump_checked_ActivitySnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_IdentityCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_IdentityCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.name
     if v is not None:
@@ -7874,7 +7874,7 @@ def _dump_checked_IdentityCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TransportCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TransportCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.streaming
     if v is not None:
@@ -7904,7 +7904,7 @@ def _dump_checked_TransportCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_Tool(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_Tool(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.name
     if v.__class__ is not str:
@@ -7931,7 +7931,7 @@ def _dump_checked_Tool(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolsCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolsCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.supported
     if v is not None:
@@ -7962,7 +7962,7 @@ def _dump_checked_ToolsCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_OutputCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_OutputCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.structured_output
     if v is not None:
@@ -7977,7 +7977,7 @@ def _dump_checked_OutputCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_StateCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_StateCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.snapshots
     if v is not None:
@@ -8002,7 +8002,7 @@ def _dump_checked_StateCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_SubagentInfo(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentInfo(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.name
     if v.__class__ is not str:
@@ -8016,7 +8016,7 @@ def _dump_checked_SubagentInfo(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_MultiAgentCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MultiAgentCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.supported
     if v is not None:
@@ -8047,7 +8047,7 @@ def _dump_checked_MultiAgentCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ReasoningCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.supported
     if v is not None:
@@ -8067,7 +8067,7 @@ def _dump_checked_ReasoningCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_MultimodalInputCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MultimodalInputCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.image
     if v is not None:
@@ -8097,7 +8097,7 @@ def _dump_checked_MultimodalInputCapabilities(o: Any, c: _Context) -> dict[str, 
     return d
 
 
-def _dump_checked_MultimodalOutputCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MultimodalOutputCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.image
     if v is not None:
@@ -8112,7 +8112,7 @@ def _dump_checked_MultimodalOutputCapabilities(o: Any, c: _Context) -> dict[str,
     return d
 
 
-def _dump_checked_MultimodalCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MultimodalCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.input
     if v is not None:
@@ -8127,7 +8127,7 @@ def _dump_checked_MultimodalCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ExecutionCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ExecutionCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.code_execution
     if v is not None:
@@ -8162,7 +8162,7 @@ def _dump_checked_ExecutionCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_HumanInTheLoopCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_HumanInTheLoopCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.supported
     if v is not None:
@@ -8197,7 +8197,7 @@ def _dump_checked_HumanInTheLoopCapabilities(o: Any, c: _Context) -> dict[str, A
     return d
 
 
-def _dump_checked_AgentCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_AgentCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.identity
     if v is not None:
@@ -8259,7 +8259,7 @@ def _dump_checked_AgentCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_FunctionCall(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_FunctionCall(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.name
     if v.__class__ is not str:
@@ -8272,7 +8272,7 @@ def _dump_checked_FunctionCall(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCall(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCall(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if v.__class__ is not str:
@@ -8308,7 +8308,7 @@ def _dump_checked_ToolCall(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_AssistantMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_AssistantMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if v.__class__ is not str:
@@ -8366,7 +8366,7 @@ def _dump_checked_AssistantMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_Attributable(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_Attributable(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.subagent_run_id
     if v is not None:
@@ -8383,7 +8383,7 @@ def _dump_checked_Attributable(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_DataSource(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_DataSource(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8402,7 +8402,7 @@ def _dump_checked_DataSource(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_UrlSource(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_UrlSource(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8422,7 +8422,7 @@ def _dump_checked_UrlSource(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_FileSource(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_FileSource(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8447,7 +8447,7 @@ def _dump_checked_FileSource(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_AudioPart(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_AudioPart(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8476,7 +8476,7 @@ def _dump_checked_AudioPart(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_BaseEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_BaseEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8516,7 +8516,7 @@ def _dump_checked_BaseEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_BaseMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_BaseMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if v.__class__ is not str:
@@ -8563,7 +8563,7 @@ def _dump_checked_BaseMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_Context(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_Context(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.description
     if v.__class__ is not str:
@@ -8576,7 +8576,7 @@ def _dump_checked_Context(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_CustomEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_CustomEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8624,7 +8624,7 @@ def _dump_checked_CustomEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_DeveloperMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_DeveloperMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if v.__class__ is not str:
@@ -8670,7 +8670,7 @@ def _dump_checked_DeveloperMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_DocumentPart(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_DocumentPart(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8699,7 +8699,7 @@ def _dump_checked_DocumentPart(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ImagePart(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ImagePart(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8728,7 +8728,7 @@ def _dump_checked_ImagePart(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_Interrupt(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_Interrupt(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if v.__class__ is not str:
@@ -8775,7 +8775,7 @@ def _dump_checked_Interrupt(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_SystemMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SystemMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if v.__class__ is not str:
@@ -8821,7 +8821,7 @@ def _dump_checked_SystemMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TextPart(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TextPart(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8848,7 +8848,7 @@ def _dump_checked_TextPart(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_VideoPart(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_VideoPart(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8877,7 +8877,7 @@ def _dump_checked_VideoPart(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_UserMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_UserMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if v.__class__ is not str:
@@ -8935,7 +8935,7 @@ def _dump_checked_UserMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if v.__class__ is not str:
@@ -8997,7 +8997,7 @@ def _dump_checked_ToolMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ReasoningMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if v.__class__ is not str:
@@ -9038,7 +9038,7 @@ def _dump_checked_ReasoningMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_MessagesSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MessagesSnapshotEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9085,7 +9085,7 @@ def _dump_checked_MessagesSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RawEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RawEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9134,7 +9134,7 @@ def _dump_checked_RawEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ReasoningEncryptedValueEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningEncryptedValueEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9191,7 +9191,7 @@ def _dump_checked_ReasoningEncryptedValueEvent(o: Any, c: _Context) -> dict[str,
     return d
 
 
-def _dump_checked_ReasoningEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningEndEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9235,7 +9235,7 @@ def _dump_checked_ReasoningEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ReasoningMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningMessageChunkEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9285,7 +9285,7 @@ def _dump_checked_ReasoningMessageChunkEvent(o: Any, c: _Context) -> dict[str, A
     return d
 
 
-def _dump_checked_ReasoningMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningMessageContentEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9333,7 +9333,7 @@ def _dump_checked_ReasoningMessageContentEvent(o: Any, c: _Context) -> dict[str,
     return d
 
 
-def _dump_checked_ReasoningMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningMessageEndEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9377,7 +9377,7 @@ def _dump_checked_ReasoningMessageEndEvent(o: Any, c: _Context) -> dict[str, Any
     return d
 
 
-def _dump_checked_ReasoningMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningMessageStartEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9427,7 +9427,7 @@ def _dump_checked_ReasoningMessageStartEvent(o: Any, c: _Context) -> dict[str, A
     return d
 
 
-def _dump_checked_ReasoningStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningStartEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9471,7 +9471,7 @@ def _dump_checked_ReasoningStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ResumeEntry(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ResumeEntry(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.interrupt_id
     if v.__class__ is not str:
@@ -9498,7 +9498,7 @@ def _dump_checked_ResumeEntry(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RunAgentInput(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunAgentInput(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.thread_id
     if v.__class__ is not str:
@@ -9580,7 +9580,7 @@ def _dump_checked_RunAgentInput(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TokenUsage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TokenUsage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.provider
     if v is not None:
@@ -9655,7 +9655,7 @@ def _dump_checked_TokenUsage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RunErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunErrorEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9710,7 +9710,7 @@ def _dump_checked_RunErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RunFinishedCancelledOutcome(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunFinishedCancelledOutcome(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9721,7 +9721,7 @@ def _dump_checked_RunFinishedCancelledOutcome(o: Any, c: _Context) -> dict[str, 
     return d
 
 
-def _dump_checked_RunFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunFinishedSuccessOutcome(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9737,7 +9737,7 @@ def _dump_checked_RunFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, An
     return d
 
 
-def _dump_checked_RunFinishedInterruptOutcome(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunFinishedInterruptOutcome(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9759,7 +9759,7 @@ def _dump_checked_RunFinishedInterruptOutcome(o: Any, c: _Context) -> dict[str, 
     return d
 
 
-def _dump_checked_RunFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunFinishedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9827,7 +9827,7 @@ def _dump_checked_RunFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RunStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunStartedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9885,7 +9885,7 @@ def _dump_checked_RunStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_StateDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_StateDeltaEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9937,7 +9937,7 @@ def _dump_checked_StateDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_StateSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_StateSnapshotEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -9981,7 +9981,7 @@ def _dump_checked_StateSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_StepFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_StepFinishedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10025,7 +10025,7 @@ def _dump_checked_StepFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_StepStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_StepStartedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10069,7 +10069,7 @@ def _dump_checked_StepStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_SubagentErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentErrorEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10117,7 +10117,7 @@ def _dump_checked_SubagentErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_SubagentFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentFinishedSuccessOutcome(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10128,7 +10128,7 @@ def _dump_checked_SubagentFinishedSuccessOutcome(o: Any, c: _Context) -> dict[st
     return d
 
 
-def _dump_checked_SubagentFinishedSuspendedOutcome(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentFinishedSuspendedOutcome(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10144,7 +10144,7 @@ def _dump_checked_SubagentFinishedSuspendedOutcome(o: Any, c: _Context) -> dict[
     return d
 
 
-def _dump_checked_SubagentFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentFinishedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10197,7 +10197,7 @@ def _dump_checked_SubagentFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_SubagentStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentStartedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10260,7 +10260,7 @@ def _dump_checked_SubagentStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TextMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TextMessageChunkEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10320,7 +10320,7 @@ def _dump_checked_TextMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TextMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TextMessageContentEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10368,7 +10368,7 @@ def _dump_checked_TextMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]
     return d
 
 
-def _dump_checked_TextMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TextMessageEndEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10412,7 +10412,7 @@ def _dump_checked_TextMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TextMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TextMessageStartEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10466,7 +10466,7 @@ def _dump_checked_TextMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCallArgsEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCallArgsEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10514,7 +10514,7 @@ def _dump_checked_ToolCallArgsEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCallChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCallChunkEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10574,7 +10574,7 @@ def _dump_checked_ToolCallChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCallEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCallEndEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10618,7 +10618,7 @@ def _dump_checked_ToolCallEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCallResultEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -10689,7 +10689,7 @@ def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCallStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCallStartEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v

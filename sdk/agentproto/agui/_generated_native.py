@@ -8,7 +8,7 @@ from typing import Any, Final
 from agentproto._core.describe import (
     describe,
 )
-from agentproto._core.wire.checks import Unrecognised, _Context, _check_constraints as check, _error as err, _load_int as load_int, _type_error as type_error
+from agentproto._core.wire.checks import Context, Unrecognised, check_constraints as check, load_int, type_error, wire_error as err
 from agentproto._core.wire.loaders import CheckedDumper, Loader, SlowPath, check_stamp, exact_loader, list_loader, literal_loader, reject_unknown as unknown, tagged_loader, union_loader
 from agentproto.agui import _generated as _m
 from agentproto._core.errors import chained
@@ -18,7 +18,7 @@ import agentproto.agui._generated_loaders as _p
 check_stamp(_m, "de4aec0550830e7ca163fa451d523671e56249c1079ff80af8a7a5a25ef74639", __name__)
 
 
-def _load_AddOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_AddOperation(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_op: Any
@@ -59,7 +59,7 @@ def _load_AddOperation(d: Any, p: str, c: _Context) -> Any:
     return _AddOperation_build(o_op, o_path, o_value, o_extra)
 
 
-def _load_RemoveOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_RemoveOperation(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_op: Any
@@ -92,7 +92,7 @@ def _load_RemoveOperation(d: Any, p: str, c: _Context) -> Any:
     return _RemoveOperation_build(o_op, o_path, o_extra)
 
 
-def _load_ReplaceOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_ReplaceOperation(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_op: Any
@@ -133,7 +133,7 @@ def _load_ReplaceOperation(d: Any, p: str, c: _Context) -> Any:
     return _ReplaceOperation_build(o_op, o_path, o_value, o_extra)
 
 
-def _load_MoveOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_MoveOperation(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_op: Any
@@ -176,7 +176,7 @@ def _load_MoveOperation(d: Any, p: str, c: _Context) -> Any:
     return _MoveOperation_build(o_op, o_from_, o_path, o_extra)
 
 
-def _load_CopyOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_CopyOperation(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_op: Any
@@ -219,7 +219,7 @@ def _load_CopyOperation(d: Any, p: str, c: _Context) -> Any:
     return _CopyOperation_build(o_op, o_from_, o_path, o_extra)
 
 
-def _load_TestOperation(d: Any, p: str, c: _Context) -> Any:
+def _load_TestOperation(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_op: Any
@@ -260,7 +260,7 @@ def _load_TestOperation(d: Any, p: str, c: _Context) -> Any:
     return _TestOperation_build(o_op, o_path, o_value, o_extra)
 
 
-def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ActivityDeltaEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -361,7 +361,7 @@ def _load_ActivityDeltaEvent(d: Any, p: str, c: _Context) -> Any:
     return _ActivityDeltaEvent_build(o_type, o_message_id, o_activity_type, o_patch, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ActivityMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_ActivityMessage(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_id: Any
@@ -429,7 +429,7 @@ def _load_ActivityMessage(d: Any, p: str, c: _Context) -> Any:
     return _ActivityMessage_build(o_id, o_role, o_activity_type, o_content, o_metadata, o_subagent_run_id)
 
 
-def _load_ActivitySnapshotEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ActivitySnapshotEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -533,7 +533,7 @@ def _load_ActivitySnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     return _ActivitySnapshotEvent_build(o_type, o_message_id, o_activity_type, o_content, o_replace, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_IdentityCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_IdentityCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_name: Any
@@ -616,7 +616,7 @@ def _load_IdentityCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _IdentityCapabilities_build(o_name, o_type, o_description, o_version, o_provider, o_documentation_url, o_metadata)
 
 
-def _load_TransportCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_TransportCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_streaming: Any
@@ -677,7 +677,7 @@ def _load_TransportCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _TransportCapabilities_build(o_streaming, o_websocket, o_http_binary, o_push_notifications, o_resumable)
 
 
-def _load_Tool(d: Any, p: str, c: _Context) -> Any:
+def _load_Tool(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_name: Any
@@ -728,7 +728,7 @@ def _load_Tool(d: Any, p: str, c: _Context) -> Any:
     return _Tool_build(o_name, o_description, o_parameters, o_metadata)
 
 
-def _load_ToolsCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolsCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_supported: Any
@@ -782,7 +782,7 @@ def _load_ToolsCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _ToolsCapabilities_build(o_supported, o_items, o_parallel_calls, o_client_provided)
 
 
-def _load_OutputCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_OutputCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_structured_output: Any
@@ -816,7 +816,7 @@ def _load_OutputCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _OutputCapabilities_build(o_structured_output, o_supported_mime_types)
 
 
-def _load_StateCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_StateCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_snapshots: Any
@@ -867,7 +867,7 @@ def _load_StateCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _StateCapabilities_build(o_snapshots, o_deltas, o_memory, o_persistent_state)
 
 
-def _load_SubagentInfo(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentInfo(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_name: Any
@@ -896,7 +896,7 @@ def _load_SubagentInfo(d: Any, p: str, c: _Context) -> Any:
     return _SubagentInfo_build(o_name, o_description)
 
 
-def _load_MultiAgentCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_MultiAgentCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_supported: Any
@@ -950,7 +950,7 @@ def _load_MultiAgentCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _MultiAgentCapabilities_build(o_supported, o_delegation, o_handoffs, o_subagents)
 
 
-def _load_ReasoningCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_supported: Any
@@ -991,7 +991,7 @@ def _load_ReasoningCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _ReasoningCapabilities_build(o_supported, o_streaming, o_encrypted)
 
 
-def _load_MultimodalInputCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_MultimodalInputCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_image: Any
@@ -1052,7 +1052,7 @@ def _load_MultimodalInputCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _MultimodalInputCapabilities_build(o_image, o_audio, o_video, o_pdf, o_file)
 
 
-def _load_MultimodalOutputCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_MultimodalOutputCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_image: Any
@@ -1083,7 +1083,7 @@ def _load_MultimodalOutputCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _MultimodalOutputCapabilities_build(o_image, o_audio)
 
 
-def _load_MultimodalCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_MultimodalCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_input: Any
@@ -1120,7 +1120,7 @@ def _load_MultimodalCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _MultimodalCapabilities_build(o_input, o_output)
 
 
-def _load_ExecutionCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_ExecutionCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_code_execution: Any
@@ -1179,7 +1179,7 @@ def _load_ExecutionCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _ExecutionCapabilities_build(o_code_execution, o_sandboxed, o_max_iterations, o_max_execution_time)
 
 
-def _load_HumanInTheLoopCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_HumanInTheLoopCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_supported: Any
@@ -1250,7 +1250,7 @@ def _load_HumanInTheLoopCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _HumanInTheLoopCapabilities_build(o_supported, o_approvals, o_interventions, o_feedback, o_interrupts, o_approve_with_edits)
 
 
-def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
+def _load_AgentCapabilities(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_identity: Any
@@ -1403,7 +1403,7 @@ def _load_AgentCapabilities(d: Any, p: str, c: _Context) -> Any:
     return _AgentCapabilities_build(o_identity, o_transport, o_tools, o_output, o_state, o_multi_agent, o_reasoning, o_multimodal, o_execution, o_human_in_the_loop, o_custom)
 
 
-def _load_FunctionCall(d: Any, p: str, c: _Context) -> Any:
+def _load_FunctionCall(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_name: Any
@@ -1428,7 +1428,7 @@ def _load_FunctionCall(d: Any, p: str, c: _Context) -> Any:
     return _FunctionCall_build(o_name, o_arguments)
 
 
-def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCall(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_id: Any
@@ -1495,7 +1495,7 @@ def _load_ToolCall(d: Any, p: str, c: _Context) -> Any:
     return _ToolCall_build(o_id, o_type, o_function, o_encrypted_value, o_encrypted_value_type, o_metadata)
 
 
-def _load_AssistantMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_AssistantMessage(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_id: Any
@@ -1598,7 +1598,7 @@ def _load_AssistantMessage(d: Any, p: str, c: _Context) -> Any:
     return _AssistantMessage_build(o_id, o_role, o_content, o_tool_calls, o_name, o_encrypted_value, o_encrypted_value_type, o_metadata, o_subagent_run_id)
 
 
-def _load_Attributable(d: Any, p: str, c: _Context) -> Any:
+def _load_Attributable(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_subagent_run_id: Any
@@ -1625,7 +1625,7 @@ def _load_Attributable(d: Any, p: str, c: _Context) -> Any:
     return _Attributable_build(o_subagent_run_id, o_extra)
 
 
-def _load_DataSource(d: Any, p: str, c: _Context) -> Any:
+def _load_DataSource(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -1659,7 +1659,7 @@ def _load_DataSource(d: Any, p: str, c: _Context) -> Any:
     return _DataSource_build(o_type, o_value, o_mime_type)
 
 
-def _load_UrlSource(d: Any, p: str, c: _Context) -> Any:
+def _load_UrlSource(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -1697,7 +1697,7 @@ def _load_UrlSource(d: Any, p: str, c: _Context) -> Any:
     return _UrlSource_build(o_type, o_value, o_mime_type)
 
 
-def _load_FileSource(d: Any, p: str, c: _Context) -> Any:
+def _load_FileSource(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -1745,7 +1745,7 @@ def _load_FileSource(d: Any, p: str, c: _Context) -> Any:
     return _FileSource_build(o_type, o_value, o_provider, o_mime_type)
 
 
-def _load_AudioPart(d: Any, p: str, c: _Context) -> Any:
+def _load_AudioPart(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -1797,7 +1797,7 @@ def _load_AudioPart(d: Any, p: str, c: _Context) -> Any:
     return _AudioPart_build(o_type, o_source, o_id, o_metadata)
 
 
-def _load_BaseEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_BaseEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -1859,7 +1859,7 @@ def _load_BaseEvent(d: Any, p: str, c: _Context) -> Any:
     return _BaseEvent_build(o_type, o_timestamp, o_raw_event, o_metadata, o_extra)
 
 
-def _load_BaseMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_BaseMessage(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_id: Any
@@ -1944,7 +1944,7 @@ def _load_BaseMessage(d: Any, p: str, c: _Context) -> Any:
     return _BaseMessage_build(o_id, o_role, o_name, o_encrypted_value, o_encrypted_value_type, o_metadata, o_subagent_run_id, o_extra)
 
 
-def _load_Context(d: Any, p: str, c: _Context) -> Any:
+def _load_Context(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_description: Any
@@ -1969,7 +1969,7 @@ def _load_Context(d: Any, p: str, c: _Context) -> Any:
     return _Context_build(o_description, o_value)
 
 
-def _load_CustomEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_CustomEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -2053,7 +2053,7 @@ def _load_CustomEvent(d: Any, p: str, c: _Context) -> Any:
     return _CustomEvent_build(o_type, o_name, o_value, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_DeveloperMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_DeveloperMessage(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_id: Any
@@ -2141,7 +2141,7 @@ def _load_DeveloperMessage(d: Any, p: str, c: _Context) -> Any:
     return _DeveloperMessage_build(o_id, o_role, o_content, o_name, o_encrypted_value, o_encrypted_value_type, o_metadata, o_subagent_run_id)
 
 
-def _load_DocumentPart(d: Any, p: str, c: _Context) -> Any:
+def _load_DocumentPart(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -2193,7 +2193,7 @@ def _load_DocumentPart(d: Any, p: str, c: _Context) -> Any:
     return _DocumentPart_build(o_type, o_source, o_id, o_metadata)
 
 
-def _load_ImagePart(d: Any, p: str, c: _Context) -> Any:
+def _load_ImagePart(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -2245,7 +2245,7 @@ def _load_ImagePart(d: Any, p: str, c: _Context) -> Any:
     return _ImagePart_build(o_type, o_source, o_id, o_metadata)
 
 
-def _load_Interrupt(d: Any, p: str, c: _Context) -> Any:
+def _load_Interrupt(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_id: Any
@@ -2336,7 +2336,7 @@ def _load_Interrupt(d: Any, p: str, c: _Context) -> Any:
     return _Interrupt_build(o_id, o_reason, o_message, o_tool_call_id, o_response_schema, o_expires_at, o_metadata, o_subagent_run_id)
 
 
-def _load_SystemMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_SystemMessage(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_id: Any
@@ -2424,7 +2424,7 @@ def _load_SystemMessage(d: Any, p: str, c: _Context) -> Any:
     return _SystemMessage_build(o_id, o_role, o_content, o_name, o_encrypted_value, o_encrypted_value_type, o_metadata, o_subagent_run_id)
 
 
-def _load_TextPart(d: Any, p: str, c: _Context) -> Any:
+def _load_TextPart(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -2474,7 +2474,7 @@ def _load_TextPart(d: Any, p: str, c: _Context) -> Any:
     return _TextPart_build(o_type, o_text, o_id, o_metadata)
 
 
-def _load_VideoPart(d: Any, p: str, c: _Context) -> Any:
+def _load_VideoPart(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -2526,7 +2526,7 @@ def _load_VideoPart(d: Any, p: str, c: _Context) -> Any:
     return _VideoPart_build(o_type, o_source, o_id, o_metadata)
 
 
-def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_UserMessage(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_id: Any
@@ -2613,7 +2613,7 @@ def _load_UserMessage(d: Any, p: str, c: _Context) -> Any:
     return _UserMessage_build(o_id, o_role, o_content, o_name, o_encrypted_value, o_encrypted_value_type, o_metadata, o_subagent_run_id)
 
 
-def _load_ToolMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolMessage(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_id: Any
@@ -2708,7 +2708,7 @@ def _load_ToolMessage(d: Any, p: str, c: _Context) -> Any:
     return _ToolMessage_build(o_id, o_role, o_content, o_tool_call_id, o_error, o_encrypted_value, o_encrypted_value_type, o_metadata, o_subagent_run_id)
 
 
-def _load_ReasoningMessage(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningMessage(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_id: Any
@@ -2786,7 +2786,7 @@ def _load_ReasoningMessage(d: Any, p: str, c: _Context) -> Any:
     return _ReasoningMessage_build(o_id, o_role, o_content, o_encrypted_value, o_encrypted_value_type, o_metadata, o_subagent_run_id)
 
 
-def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_MessagesSnapshotEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -2861,7 +2861,7 @@ def _load_MessagesSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     return _MessagesSnapshotEvent_build(o_type, o_messages, o_timestamp, o_raw_event, o_metadata)
 
 
-def _load_RawEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_RawEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -2947,7 +2947,7 @@ def _load_RawEvent(d: Any, p: str, c: _Context) -> Any:
     return _RawEvent_build(o_type, o_event, o_source, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -3048,7 +3048,7 @@ def _load_ReasoningEncryptedValueEvent(d: Any, p: str, c: _Context) -> Any:
     return _ReasoningEncryptedValueEvent_build(o_type, o_subtype, o_entity_id, o_encrypted_value, o_encrypted_value_type, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ReasoningEndEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningEndEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -3124,7 +3124,7 @@ def _load_ReasoningEndEvent(d: Any, p: str, c: _Context) -> Any:
     return _ReasoningEndEvent_build(o_type, o_message_id, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -3212,7 +3212,7 @@ def _load_ReasoningMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
     return _ReasoningMessageChunkEvent_build(o_type, o_message_id, o_delta, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ReasoningMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningMessageContentEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -3296,7 +3296,7 @@ def _load_ReasoningMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
     return _ReasoningMessageContentEvent_build(o_type, o_message_id, o_delta, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ReasoningMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningMessageEndEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -3372,7 +3372,7 @@ def _load_ReasoningMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
     return _ReasoningMessageEndEvent_build(o_type, o_message_id, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningMessageStartEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -3457,7 +3457,7 @@ def _load_ReasoningMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
     return _ReasoningMessageStartEvent_build(o_type, o_message_id, o_role, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ReasoningStartEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ReasoningStartEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -3533,7 +3533,7 @@ def _load_ReasoningStartEvent(d: Any, p: str, c: _Context) -> Any:
     return _ReasoningStartEvent_build(o_type, o_message_id, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ResumeEntry(d: Any, p: str, c: _Context) -> Any:
+def _load_ResumeEntry(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_interrupt_id: Any
@@ -3583,7 +3583,7 @@ def _load_ResumeEntry(d: Any, p: str, c: _Context) -> Any:
     return _ResumeEntry_build(o_interrupt_id, o_status, o_payload, o_metadata)
 
 
-def _load_RunAgentInput(d: Any, p: str, c: _Context) -> Any:
+def _load_RunAgentInput(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_thread_id: Any
@@ -3710,7 +3710,7 @@ def _load_RunAgentInput(d: Any, p: str, c: _Context) -> Any:
     return _RunAgentInput_build(o_thread_id, o_run_id, o_messages, o_protocol_version, o_parent_run_id, o_state, o_tools, o_context, o_forwarded_props, o_resume)
 
 
-def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
+def _load_TokenUsage(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_provider: Any
@@ -3825,7 +3825,7 @@ def _load_TokenUsage(d: Any, p: str, c: _Context) -> Any:
     return _TokenUsage_build(o_provider, o_model, o_input_tokens, o_output_tokens, o_total_tokens, o_reasoning_tokens, o_cached_input_tokens, o_cache_write_input_tokens)
 
 
-def _load_RunErrorEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_RunErrorEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -3914,7 +3914,7 @@ def _load_RunErrorEvent(d: Any, p: str, c: _Context) -> Any:
     return _RunErrorEvent_build(o_type, o_message, o_code, o_usage, o_timestamp, o_raw_event, o_metadata)
 
 
-def _load_RunFinishedCancelledOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_RunFinishedCancelledOutcome(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -3932,7 +3932,7 @@ def _load_RunFinishedCancelledOutcome(d: Any, p: str, c: _Context) -> Any:
     return _RunFinishedCancelledOutcome_build(o_type)
 
 
-def _load_RunFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_RunFinishedSuccessOutcome(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -3965,7 +3965,7 @@ def _load_RunFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
     return _RunFinishedSuccessOutcome_build(o_type, o_pending_tool_call_ids)
 
 
-def _load_RunFinishedInterruptOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_RunFinishedInterruptOutcome(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -3991,7 +3991,7 @@ def _load_RunFinishedInterruptOutcome(d: Any, p: str, c: _Context) -> Any:
     return _RunFinishedInterruptOutcome_build(o_type, o_interrupts)
 
 
-def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_RunFinishedEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4106,7 +4106,7 @@ def _load_RunFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     return _RunFinishedEvent_build(o_type, o_thread_id, o_run_id, o_result, o_outcome, o_usage, o_timestamp, o_raw_event, o_metadata)
 
 
-def _load_RunStartedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_RunStartedEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4213,7 +4213,7 @@ def _load_RunStartedEvent(d: Any, p: str, c: _Context) -> Any:
     return _RunStartedEvent_build(o_type, o_thread_id, o_run_id, o_protocol_version, o_parent_run_id, o_input, o_timestamp, o_raw_event, o_metadata)
 
 
-def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_StateDeltaEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4298,7 +4298,7 @@ def _load_StateDeltaEvent(d: Any, p: str, c: _Context) -> Any:
     return _StateDeltaEvent_build(o_type, o_delta, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_StateSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_StateSnapshotEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4374,7 +4374,7 @@ def _load_StateSnapshotEvent(d: Any, p: str, c: _Context) -> Any:
     return _StateSnapshotEvent_build(o_type, o_snapshot, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_StepFinishedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_StepFinishedEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4450,7 +4450,7 @@ def _load_StepFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     return _StepFinishedEvent_build(o_type, o_step_name, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_StepStartedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_StepStartedEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4526,7 +4526,7 @@ def _load_StepStartedEvent(d: Any, p: str, c: _Context) -> Any:
     return _StepStartedEvent_build(o_type, o_step_name, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_SubagentErrorEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentErrorEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4610,7 +4610,7 @@ def _load_SubagentErrorEvent(d: Any, p: str, c: _Context) -> Any:
     return _SubagentErrorEvent_build(o_type, o_subagent_run_id, o_message, o_code, o_timestamp, o_raw_event, o_metadata)
 
 
-def _load_SubagentFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentFinishedSuccessOutcome(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4628,7 +4628,7 @@ def _load_SubagentFinishedSuccessOutcome(d: Any, p: str, c: _Context) -> Any:
     return _SubagentFinishedSuccessOutcome_build(o_type)
 
 
-def _load_SubagentFinishedSuspendedOutcome(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentFinishedSuspendedOutcome(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4661,7 +4661,7 @@ def _load_SubagentFinishedSuspendedOutcome(d: Any, p: str, c: _Context) -> Any:
     return _SubagentFinishedSuspendedOutcome_build(o_type, o_interrupt_ids)
 
 
-def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentFinishedEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4755,7 +4755,7 @@ def _load_SubagentFinishedEvent(d: Any, p: str, c: _Context) -> Any:
     return _SubagentFinishedEvent_build(o_type, o_subagent_run_id, o_result, o_outcome, o_timestamp, o_raw_event, o_metadata)
 
 
-def _load_SubagentStartedEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_SubagentStartedEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4869,7 +4869,7 @@ def _load_SubagentStartedEvent(d: Any, p: str, c: _Context) -> Any:
     return _SubagentStartedEvent_build(o_type, o_subagent_run_id, o_name, o_description, o_parent_subagent_run_id, o_parent_tool_call_id, o_parent_message_id, o_timestamp, o_raw_event, o_metadata)
 
 
-def _load_TextMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_TextMessageChunkEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -4980,7 +4980,7 @@ def _load_TextMessageChunkEvent(d: Any, p: str, c: _Context) -> Any:
     return _TextMessageChunkEvent_build(o_type, o_message_id, o_role, o_delta, o_name, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_TextMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_TextMessageContentEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -5064,7 +5064,7 @@ def _load_TextMessageContentEvent(d: Any, p: str, c: _Context) -> Any:
     return _TextMessageContentEvent_build(o_type, o_message_id, o_delta, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_TextMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_TextMessageEndEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -5140,7 +5140,7 @@ def _load_TextMessageEndEvent(d: Any, p: str, c: _Context) -> Any:
     return _TextMessageEndEvent_build(o_type, o_message_id, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_TextMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_TextMessageStartEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -5239,7 +5239,7 @@ def _load_TextMessageStartEvent(d: Any, p: str, c: _Context) -> Any:
     return _TextMessageStartEvent_build(o_type, o_message_id, o_role, o_name, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ToolCallArgsEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallArgsEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -5323,7 +5323,7 @@ def _load_ToolCallArgsEvent(d: Any, p: str, c: _Context) -> Any:
     return _ToolCallArgsEvent_build(o_type, o_tool_call_id, o_delta, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ToolCallChunkEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallChunkEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -5431,7 +5431,7 @@ def _load_ToolCallChunkEvent(d: Any, p: str, c: _Context) -> Any:
     return _ToolCallChunkEvent_build(o_type, o_tool_call_id, o_tool_call_name, o_parent_message_id, o_delta, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ToolCallEndEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallEndEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -5507,7 +5507,7 @@ def _load_ToolCallEndEvent(d: Any, p: str, c: _Context) -> Any:
     return _ToolCallEndEvent_build(o_type, o_tool_call_id, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallResultEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -5609,7 +5609,7 @@ def _load_ToolCallResultEvent(d: Any, p: str, c: _Context) -> Any:
     return _ToolCallResultEvent_build(o_type, o_message_id, o_tool_call_id, o_content, o_role, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
+def _load_ToolCallStartEvent(d: Any, p: str, c: Context) -> Any:
     if type(d) is not dict:
         raise type_error('object', d, p)
     o_type: Any
@@ -5703,7 +5703,7 @@ def _load_ToolCallStartEvent(d: Any, p: str, c: _Context) -> Any:
     return _ToolCallStartEvent_build(o_type, o_tool_call_id, o_tool_call_name, o_parent_message_id, o_timestamp, o_raw_event, o_metadata, o_subagent_run_id)
 
 
-def _dump_checked_AddOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_AddOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -5731,7 +5731,7 @@ def _dump_checked_AddOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RemoveOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RemoveOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -5755,7 +5755,7 @@ def _dump_checked_RemoveOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ReplaceOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReplaceOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -5783,7 +5783,7 @@ def _dump_checked_ReplaceOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_MoveOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MoveOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -5813,7 +5813,7 @@ def _dump_checked_MoveOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_CopyOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_CopyOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -5843,7 +5843,7 @@ def _dump_checked_CopyOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TestOperation(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TestOperation(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.op
     w = v
@@ -5871,7 +5871,7 @@ def _dump_checked_TestOperation(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ActivityDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ActivityDeltaEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -5931,7 +5931,7 @@ def _dump_checked_ActivityDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ActivityMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ActivityMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if type(v) is not str:
@@ -5968,7 +5968,7 @@ def _dump_checked_ActivityMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ActivitySnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ActivitySnapshotEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -6027,7 +6027,7 @@ def _dump_checked_ActivitySnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_IdentityCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_IdentityCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.name
     if v is not None:
@@ -6069,7 +6069,7 @@ def _dump_checked_IdentityCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TransportCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TransportCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.streaming
     if v is not None:
@@ -6099,7 +6099,7 @@ def _dump_checked_TransportCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_Tool(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_Tool(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.name
     if type(v) is not str:
@@ -6126,7 +6126,7 @@ def _dump_checked_Tool(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolsCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolsCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.supported
     if v is not None:
@@ -6157,7 +6157,7 @@ def _dump_checked_ToolsCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_OutputCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_OutputCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.structured_output
     if v is not None:
@@ -6172,7 +6172,7 @@ def _dump_checked_OutputCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_StateCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_StateCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.snapshots
     if v is not None:
@@ -6197,7 +6197,7 @@ def _dump_checked_StateCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_SubagentInfo(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentInfo(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.name
     if type(v) is not str:
@@ -6211,7 +6211,7 @@ def _dump_checked_SubagentInfo(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_MultiAgentCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MultiAgentCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.supported
     if v is not None:
@@ -6242,7 +6242,7 @@ def _dump_checked_MultiAgentCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ReasoningCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.supported
     if v is not None:
@@ -6262,7 +6262,7 @@ def _dump_checked_ReasoningCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_MultimodalInputCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MultimodalInputCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.image
     if v is not None:
@@ -6292,7 +6292,7 @@ def _dump_checked_MultimodalInputCapabilities(o: Any, c: _Context) -> dict[str, 
     return d
 
 
-def _dump_checked_MultimodalOutputCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MultimodalOutputCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.image
     if v is not None:
@@ -6307,7 +6307,7 @@ def _dump_checked_MultimodalOutputCapabilities(o: Any, c: _Context) -> dict[str,
     return d
 
 
-def _dump_checked_MultimodalCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MultimodalCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.input
     if v is not None:
@@ -6322,7 +6322,7 @@ def _dump_checked_MultimodalCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ExecutionCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ExecutionCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.code_execution
     if v is not None:
@@ -6357,7 +6357,7 @@ def _dump_checked_ExecutionCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_HumanInTheLoopCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_HumanInTheLoopCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.supported
     if v is not None:
@@ -6392,7 +6392,7 @@ def _dump_checked_HumanInTheLoopCapabilities(o: Any, c: _Context) -> dict[str, A
     return d
 
 
-def _dump_checked_AgentCapabilities(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_AgentCapabilities(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.identity
     if v is not None:
@@ -6454,7 +6454,7 @@ def _dump_checked_AgentCapabilities(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_FunctionCall(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_FunctionCall(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.name
     if type(v) is not str:
@@ -6467,7 +6467,7 @@ def _dump_checked_FunctionCall(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCall(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCall(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if type(v) is not str:
@@ -6503,7 +6503,7 @@ def _dump_checked_ToolCall(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_AssistantMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_AssistantMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if type(v) is not str:
@@ -6561,7 +6561,7 @@ def _dump_checked_AssistantMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_Attributable(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_Attributable(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.subagent_run_id
     if v is not None:
@@ -6578,7 +6578,7 @@ def _dump_checked_Attributable(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_DataSource(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_DataSource(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -6597,7 +6597,7 @@ def _dump_checked_DataSource(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_UrlSource(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_UrlSource(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -6617,7 +6617,7 @@ def _dump_checked_UrlSource(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_FileSource(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_FileSource(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -6642,7 +6642,7 @@ def _dump_checked_FileSource(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_AudioPart(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_AudioPart(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -6671,7 +6671,7 @@ def _dump_checked_AudioPart(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_BaseEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_BaseEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -6711,7 +6711,7 @@ def _dump_checked_BaseEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_BaseMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_BaseMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if type(v) is not str:
@@ -6758,7 +6758,7 @@ def _dump_checked_BaseMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_Context(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_Context(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.description
     if type(v) is not str:
@@ -6771,7 +6771,7 @@ def _dump_checked_Context(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_CustomEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_CustomEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -6819,7 +6819,7 @@ def _dump_checked_CustomEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_DeveloperMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_DeveloperMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if type(v) is not str:
@@ -6865,7 +6865,7 @@ def _dump_checked_DeveloperMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_DocumentPart(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_DocumentPart(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -6894,7 +6894,7 @@ def _dump_checked_DocumentPart(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ImagePart(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ImagePart(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -6923,7 +6923,7 @@ def _dump_checked_ImagePart(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_Interrupt(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_Interrupt(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if type(v) is not str:
@@ -6970,7 +6970,7 @@ def _dump_checked_Interrupt(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_SystemMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SystemMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if type(v) is not str:
@@ -7016,7 +7016,7 @@ def _dump_checked_SystemMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TextPart(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TextPart(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7043,7 +7043,7 @@ def _dump_checked_TextPart(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_VideoPart(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_VideoPart(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7072,7 +7072,7 @@ def _dump_checked_VideoPart(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_UserMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_UserMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if type(v) is not str:
@@ -7130,7 +7130,7 @@ def _dump_checked_UserMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if type(v) is not str:
@@ -7192,7 +7192,7 @@ def _dump_checked_ToolMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ReasoningMessage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningMessage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.id
     if type(v) is not str:
@@ -7233,7 +7233,7 @@ def _dump_checked_ReasoningMessage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_MessagesSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_MessagesSnapshotEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7280,7 +7280,7 @@ def _dump_checked_MessagesSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RawEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RawEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7329,7 +7329,7 @@ def _dump_checked_RawEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ReasoningEncryptedValueEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningEncryptedValueEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7386,7 +7386,7 @@ def _dump_checked_ReasoningEncryptedValueEvent(o: Any, c: _Context) -> dict[str,
     return d
 
 
-def _dump_checked_ReasoningEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningEndEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7430,7 +7430,7 @@ def _dump_checked_ReasoningEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ReasoningMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningMessageChunkEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7480,7 +7480,7 @@ def _dump_checked_ReasoningMessageChunkEvent(o: Any, c: _Context) -> dict[str, A
     return d
 
 
-def _dump_checked_ReasoningMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningMessageContentEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7528,7 +7528,7 @@ def _dump_checked_ReasoningMessageContentEvent(o: Any, c: _Context) -> dict[str,
     return d
 
 
-def _dump_checked_ReasoningMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningMessageEndEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7572,7 +7572,7 @@ def _dump_checked_ReasoningMessageEndEvent(o: Any, c: _Context) -> dict[str, Any
     return d
 
 
-def _dump_checked_ReasoningMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningMessageStartEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7622,7 +7622,7 @@ def _dump_checked_ReasoningMessageStartEvent(o: Any, c: _Context) -> dict[str, A
     return d
 
 
-def _dump_checked_ReasoningStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ReasoningStartEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7666,7 +7666,7 @@ def _dump_checked_ReasoningStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ResumeEntry(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ResumeEntry(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.interrupt_id
     if type(v) is not str:
@@ -7693,7 +7693,7 @@ def _dump_checked_ResumeEntry(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RunAgentInput(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunAgentInput(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.thread_id
     if type(v) is not str:
@@ -7775,7 +7775,7 @@ def _dump_checked_RunAgentInput(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TokenUsage(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TokenUsage(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.provider
     if v is not None:
@@ -7850,7 +7850,7 @@ def _dump_checked_TokenUsage(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RunErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunErrorEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7905,7 +7905,7 @@ def _dump_checked_RunErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RunFinishedCancelledOutcome(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunFinishedCancelledOutcome(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7916,7 +7916,7 @@ def _dump_checked_RunFinishedCancelledOutcome(o: Any, c: _Context) -> dict[str, 
     return d
 
 
-def _dump_checked_RunFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunFinishedSuccessOutcome(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7932,7 +7932,7 @@ def _dump_checked_RunFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, An
     return d
 
 
-def _dump_checked_RunFinishedInterruptOutcome(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunFinishedInterruptOutcome(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -7954,7 +7954,7 @@ def _dump_checked_RunFinishedInterruptOutcome(o: Any, c: _Context) -> dict[str, 
     return d
 
 
-def _dump_checked_RunFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunFinishedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8022,7 +8022,7 @@ def _dump_checked_RunFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_RunStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_RunStartedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8080,7 +8080,7 @@ def _dump_checked_RunStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_StateDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_StateDeltaEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8132,7 +8132,7 @@ def _dump_checked_StateDeltaEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_StateSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_StateSnapshotEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8176,7 +8176,7 @@ def _dump_checked_StateSnapshotEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_StepFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_StepFinishedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8220,7 +8220,7 @@ def _dump_checked_StepFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_StepStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_StepStartedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8264,7 +8264,7 @@ def _dump_checked_StepStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_SubagentErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentErrorEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8312,7 +8312,7 @@ def _dump_checked_SubagentErrorEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_SubagentFinishedSuccessOutcome(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentFinishedSuccessOutcome(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8323,7 +8323,7 @@ def _dump_checked_SubagentFinishedSuccessOutcome(o: Any, c: _Context) -> dict[st
     return d
 
 
-def _dump_checked_SubagentFinishedSuspendedOutcome(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentFinishedSuspendedOutcome(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8339,7 +8339,7 @@ def _dump_checked_SubagentFinishedSuspendedOutcome(o: Any, c: _Context) -> dict[
     return d
 
 
-def _dump_checked_SubagentFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentFinishedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8392,7 +8392,7 @@ def _dump_checked_SubagentFinishedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_SubagentStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_SubagentStartedEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8455,7 +8455,7 @@ def _dump_checked_SubagentStartedEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TextMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TextMessageChunkEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8515,7 +8515,7 @@ def _dump_checked_TextMessageChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TextMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TextMessageContentEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8563,7 +8563,7 @@ def _dump_checked_TextMessageContentEvent(o: Any, c: _Context) -> dict[str, Any]
     return d
 
 
-def _dump_checked_TextMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TextMessageEndEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8607,7 +8607,7 @@ def _dump_checked_TextMessageEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_TextMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_TextMessageStartEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8661,7 +8661,7 @@ def _dump_checked_TextMessageStartEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCallArgsEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCallArgsEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8709,7 +8709,7 @@ def _dump_checked_ToolCallArgsEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCallChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCallChunkEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8769,7 +8769,7 @@ def _dump_checked_ToolCallChunkEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCallEndEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCallEndEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8813,7 +8813,7 @@ def _dump_checked_ToolCallEndEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCallResultEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v
@@ -8884,7 +8884,7 @@ def _dump_checked_ToolCallResultEvent(o: Any, c: _Context) -> dict[str, Any]:
     return d
 
 
-def _dump_checked_ToolCallStartEvent(o: Any, c: _Context) -> dict[str, Any]:
+def _dump_checked_ToolCallStartEvent(o: Any, c: Context) -> dict[str, Any]:
     d: dict[str, Any] = {}
     v = o.type
     w = v

@@ -79,7 +79,7 @@ _ALARM_BYTES: Final = 8192
 _BRACKET_DELTA: Final = tuple(
     1 if i in (0x5B, 0x7B) else -1 if i in (0x5D, 0x7D) else 0 for i in range(256)
 )
-_NOT_BRACKETS: Final = bytes(i for i in range(256) if i not in (0x5B, 0x5D, 0x7B, 0x7D))
+NOT_BRACKETS: Final = bytes(i for i in range(256) if i not in (0x5B, 0x5D, 0x7B, 0x7D))
 _DEPTH_WINDOW: Final = 4096
 
 # --- encoding ------------------------------------------------------------------
@@ -89,7 +89,7 @@ _ORJSON_LIMITS: Final = ("Integer exceeds 64-bit range", "Recursion limit reache
 _MAX_ENCODE_DEPTH: Final = 10_000
 
 
-class _Failure(Exception):
+class Failure(Exception):
     """Why a document failed to parse and where (a byte offset into it).
 
     Internal to ``agentproto._core``: :func:`loads` turns it into a
@@ -198,40 +198,40 @@ def loads(
             a number that is not finite.
     """
     try:
-        return _loads(data, max_depth, exact_ints)
-    except _Failure as failure:
+        return loads_located(data, max_depth, exact_ints)
+    except Failure as failure:
         raise chained(DecodeError(failure.message, offset=offset + failure.pos), None)
 
 
-def _loads(data: bytes | str, max_depth: int, exact_ints: bool = True) -> Any:
-    """Parse like :func:`loads`, raising :class:`_Failure` with a relative offset."""
+def loads_located(data: bytes | str, max_depth: int, exact_ints: bool = True) -> Any:
+    """Parse like :func:`loads`, raising :class:`Failure` with a relative offset."""
     try:
         value = orjson.loads(data)
     except (orjson.JSONDecodeError, RecursionError) as exc:
-        return _recover(data, max_depth, exc)
+        return recover(data, max_depth, exc)
     size = len(data)
     if size > max_depth or (exact_ints and size >= _DIGIT_RUN_LENGTH):
         raw = data.encode("utf-8") if isinstance(data, str) else data
         if size > max_depth or has_digit_run(raw):
-            return _finish(data, raw, value, max_depth, exact_ints)
+            return finish(data, raw, value, max_depth, exact_ints)
     return value
 
 
-def _finish(
+def finish(
     data: bytes | str, raw: bytes, value: Any, max_depth: int, exact_ints: bool = True
 ) -> Any:
     """Check the depth of a parsed document and re-parse it if it may hold big integers."""
     if len(raw) > max_depth:  # a document of n bytes nests at most n deep
         pos = _depth_failure(raw, max_depth)
         if pos is not None:
-            raise _Failure(f"JSON nests deeper than {max_depth} levels", pos)
+            raise Failure(f"JSON nests deeper than {max_depth} levels", pos)
     if exact_ints and has_digit_run(raw):
         text = data if isinstance(data, str) else raw.decode("utf-8")
         return _loads_exact(text, 0, check_strings=False)
     return value
 
 
-def _recover(data: bytes | str, max_depth: int, exc: Exception) -> Any:
+def recover(data: bytes | str, max_depth: int, exc: Exception) -> Any:
     """Explain why orjson failed, or parse exactly when only big integers did."""
     if isinstance(data, str):
         text = data
@@ -239,23 +239,23 @@ def _recover(data: bytes | str, max_depth: int, exc: Exception) -> Any:
             raw = data.encode("utf-8")
         except UnicodeEncodeError as bad:
             pos = len(data[: bad.start].encode("utf-8", "surrogatepass"))
-            raise chained(_Failure("text contains a lone surrogate", pos), None)
+            raise chained(Failure("text contains a lone surrogate", pos), None)
     else:
         raw = data
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as bad:
-            raise chained(_Failure(f"invalid UTF-8 ({bad.reason})", bad.start), None)
+            raise chained(Failure(f"invalid UTF-8 ({bad.reason})", bad.start), None)
     depth_pos = _depth_failure(raw, max_depth)
     if depth_pos is not None:
-        raise _Failure(f"JSON nests deeper than {max_depth} levels", depth_pos)
+        raise Failure(f"JSON nests deeper than {max_depth} levels", depth_pos)
     if not isinstance(exc, orjson.JSONDecodeError):
-        raise _Failure("JSON nests too deeply for the parser", 0)
+        raise Failure("JSON nests too deeply for the parser", 0)
     pos = _byte_pos(text, exc.pos)
     if exc.msg.startswith("number is infinity") and has_digit_run(raw):
         # Possibly an integer beyond a double's range, which is valid JSON.
         return _loads_exact(text, pos, check_strings=True)
-    raise _Failure(f"invalid JSON: {exc.msg}", pos)
+    raise Failure(f"invalid JSON: {exc.msg}", pos)
 
 
 def _byte_pos(text: str, char_pos: int) -> int:
@@ -282,15 +282,15 @@ def _loads_exact(text: str, fallback_pos: int, *, check_strings: bool) -> Any:
     try:
         value = json.loads(text, parse_float=_finite_float, parse_constant=_reject_constant)
     except RecursionError:
-        raise chained(_Failure("JSON nests too deeply for the parser", 0), None)
+        raise chained(Failure("JSON nests too deeply for the parser", 0), None)
     except json.JSONDecodeError as exc:
-        raise chained(_Failure(f"invalid JSON: {exc.msg}", _byte_pos(text, exc.pos)), None)
+        raise chained(Failure(f"invalid JSON: {exc.msg}", _byte_pos(text, exc.pos)), None)
     except ValueError as exc:  # a non-finite float, or an integer past int's digit limit
-        raise chained(_Failure(f"invalid JSON number: {exc}", fallback_pos), None)
+        raise chained(Failure(f"invalid JSON number: {exc}", fallback_pos), None)
     if check_strings:
         problem = _find_problem(value)
         if problem is not None:
-            raise _Failure(f"invalid JSON: {problem[1]}", fallback_pos)
+            raise Failure(f"invalid JSON: {problem[1]}", fallback_pos)
     return value
 
 
@@ -300,7 +300,7 @@ def _depth_failure(raw: bytes, max_depth: int) -> int | None:
         return None
     masked = raw.replace(b"\\\\", b"  ").replace(b'\\"', b"  ")
     parts = masked.split(b'"')  # even pieces are outside strings, odd ones inside
-    brackets = b"".join(parts[::2]).translate(None, _NOT_BRACKETS)
+    brackets = b"".join(parts[::2]).translate(None, NOT_BRACKETS)
     delta = _BRACKET_DELTA.__getitem__
     if max(accumulate(map(delta, brackets)), default=0) <= max_depth:
         return None

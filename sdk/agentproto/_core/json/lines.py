@@ -48,14 +48,14 @@ import orjson
 
 from agentproto._core.errors import DecodeError, UsageError, chained
 from agentproto._core.json.codec import (
-    _NOT_BRACKETS,
     DEFAULT_MAX_DEPTH,
-    _Failure,
-    _finish,
-    _loads,
-    _recover,
+    NOT_BRACKETS,
+    Failure,
     dumps,
+    finish,
     has_digit_run,
+    loads_located,
+    recover,
 )
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "JSONLine", "JSONLinesDecoder", "encode_jsonl"]
@@ -338,7 +338,7 @@ class JSONLinesDecoder:
                 # a valid document of n bytes nests at most n / 2 deep, and at most half
                 # as deep as its number of brackets (one pass); only then is it scanned
                 if self._exact or (
-                    size > twice_depth and len(raw.translate(None, _NOT_BRACKETS)) > twice_depth
+                    size > twice_depth and len(raw.translate(None, NOT_BRACKETS)) > twice_depth
                 ):
                     value = self._checked(raw, value, line, start)
             yield value, line, start
@@ -382,8 +382,8 @@ class JSONLinesDecoder:
         if mark.kind == "long":
             raise DecodeError(_TOO_LONG, offset=start, line=line)
         try:
-            return _loads(mark.raw, self._max_depth)
-        except _Failure as failure:
+            return loads_located(mark.raw, self._max_depth)
+        except Failure as failure:
             error = DecodeError(
                 f"stream truncated: final line has no newline and is not valid JSON"
                 f" ({failure.message})",
@@ -396,15 +396,15 @@ class JSONLinesDecoder:
         """The value of a line (without its LF) orjson refused (an integer beyond a
         double), or its error."""
         try:
-            return _recover(raw, self._max_depth, _orjson_failure(raw))
-        except _Failure as failure:
+            return recover(raw, self._max_depth, _orjson_failure(raw))
+        except Failure as failure:
             raise chained(DecodeError(failure.message, offset=start + failure.pos, line=line), None)
 
     def _checked(self, raw: bytes, value: Any, line: int, start: int) -> Any:
         """``value`` once its depth is checked and its big integers made exact."""
         try:
-            return _finish(raw, raw, value, self._max_depth, self._exact)
-        except _Failure as failure:
+            return finish(raw, raw, value, self._max_depth, self._exact)
+        except Failure as failure:
             raise chained(DecodeError(failure.message, offset=start + failure.pos, line=line), None)
 
 

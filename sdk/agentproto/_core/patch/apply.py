@@ -50,16 +50,16 @@ from agentproto._core.errors import PatchError
 from agentproto._core.json.codec import dumps
 from agentproto._core.patch.inplace import apply_patch_in_place
 from agentproto._core.patch.ops import (
-    _MISSING,
     DEFAULT_PATCH_LIMITS,
+    MISSING,
     NodeCount,
     PatchLimits,
-    _array_index,
-    _drive,
-    _get,
-    _json_equal,
-    _move_source,
-    _tokens,
+    array_index,
+    drive,
+    json_equal,
+    move_source,
+    pointer_tokens,
+    value_at,
 )
 
 __all__ = [
@@ -111,7 +111,7 @@ def apply_patch(
             ``path`` its ``path`` (or its ``from`` when that is what failed).
     """
     owned: _Owned = {}
-    return _drive(document, operations, limits, count, _step, owned)
+    return drive(document, operations, limits, count, _step, owned)
 
 
 def _step(
@@ -135,14 +135,14 @@ def _step(
     elif op == "remove":
         doc, _ = _remove(doc, tokens, owned, index, path)
     elif op == "test":
-        if not _json_equal(_get(doc, tokens, index, path), value):
+        if not json_equal(value_at(doc, tokens, index, path), value):
             raise PatchError("test failed: the value differs", index=index, path=path)
     elif op == "copy":
-        found = _get(doc, _tokens(from_, index, from_), index, from_)
+        found = value_at(doc, pointer_tokens(from_, index, from_), index, from_)
         _release(found, owned)
         doc = _add(doc, tokens, found, owned, index, path)
     else:  # move
-        source = _move_source(doc, tokens, from_, index, path)
+        source = move_source(doc, tokens, from_, index, path)
         if source is not None:
             doc, found = _remove(doc, source, owned, index, from_)
             doc = _add(doc, tokens, found, owned, index, path)
@@ -186,7 +186,7 @@ def _add(
         if token == "-":
             parent.append(value)
         else:
-            i = _array_index(token)
+            i = array_index(token)
             if i < 0 or i > len(parent):
                 raise PatchError(f"array index {token!r} out of range", index=index, path=path)
             parent.insert(i, value)
@@ -204,12 +204,12 @@ def _remove(
     doc, parent = _writable_parent(doc, tokens, owned, index, path)
     token = tokens[-1]
     if isinstance(parent, dict):
-        found = parent.pop(token, _MISSING)
-        if found is _MISSING:
+        found = parent.pop(token, MISSING)
+        if found is MISSING:
             raise PatchError(f"no member {token!r}", index=index, path=path)
         return doc, found
     if isinstance(parent, list):
-        i = _array_index(token)
+        i = array_index(token)
         if i < 0 or i >= len(parent):
             raise PatchError(f"array index {token!r} out of range", index=index, path=path)
         return doc, parent.pop(i)
@@ -223,7 +223,7 @@ def _replace_in(parent: Any, token: str, value: Any, index: int, path: str) -> N
             raise PatchError(f"no member {token!r}", index=index, path=path)
         parent[token] = value
     elif isinstance(parent, list):
-        i = _array_index(token)
+        i = array_index(token)
         if i < 0 or i >= len(parent):
             raise PatchError(f"array index {token!r} out of range", index=index, path=path)
         parent[i] = value
@@ -253,12 +253,12 @@ def _writable_parent(
     root = node = _own(doc, owned)
     for token in tokens[:-1]:
         if isinstance(node, dict):
-            child = node.get(token, _MISSING)
-            if child is _MISSING:
+            child = node.get(token, MISSING)
+            if child is MISSING:
                 raise PatchError(f"no member {token!r} on the way", index=index, path=path)
             key: Any = token
         else:
-            i = _array_index(token)
+            i = array_index(token)
             if i < 0 or i >= len(node):
                 raise PatchError(
                     f"array index {token!r} on the way out of range", index=index, path=path

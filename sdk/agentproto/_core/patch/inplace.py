@@ -13,18 +13,18 @@ from typing import Any, Final
 
 from agentproto._core.errors import PatchError
 from agentproto._core.patch.ops import (
-    _MISSING,
     DEFAULT_PATCH_LIMITS,
+    MISSING,
     NodeCount,
     PatchLimits,
-    _array_index,
-    _copy_json,
-    _drive,
-    _get,
-    _get_container,
-    _json_equal,
-    _move_source,
-    _tokens,
+    array_index,
+    copy_json,
+    drive,
+    get_container,
+    json_equal,
+    move_source,
+    pointer_tokens,
+    value_at,
 )
 
 __all__ = ["apply_patch_in_place"]
@@ -71,7 +71,7 @@ def apply_patch_in_place(
     """
     undo: _Undo = []
     try:
-        return _drive(document, operations, limits, count, _step, undo)
+        return drive(document, operations, limits, count, _step, undo)
     except BaseException:
         # whatever stopped the patch (a PatchError, or memory running out while a
         # value is copied), the document goes back to exactly what it was
@@ -91,22 +91,22 @@ def _step(
 ) -> Any:
     """Apply one checked operation, logging what it changes; returns the root."""
     if op == "test":
-        if not _json_equal(_get(doc, tokens, index, path), value):
+        if not json_equal(value_at(doc, tokens, index, path), value):
             raise PatchError("test failed: the value differs", index=index, path=path)
     elif op == "add":
-        doc = _add_in_place(doc, tokens, _copy_json(value), undo, index, path)
+        doc = _add_in_place(doc, tokens, copy_json(value), undo, index, path)
     elif op == "replace":
         if not tokens:
-            return _copy_json(value)
-        parent = _get_container(doc, tokens[:-1], index, path)
-        _replace_in_place(parent, tokens[-1], _copy_json(value), undo, index, path)
+            return copy_json(value)
+        parent = get_container(doc, tokens[:-1], index, path)
+        _replace_in_place(parent, tokens[-1], copy_json(value), undo, index, path)
     elif op == "remove":
         _remove_in_place(doc, tokens, undo, index, path)
     elif op == "copy":
-        found = _get(doc, _tokens(from_, index, from_), index, from_)
-        doc = _add_in_place(doc, tokens, _copy_json(found), undo, index, path)
+        found = value_at(doc, pointer_tokens(from_, index, from_), index, from_)
+        doc = _add_in_place(doc, tokens, copy_json(found), undo, index, path)
     else:  # move
-        source = _move_source(doc, tokens, from_, index, path)
+        source = move_source(doc, tokens, from_, index, path)
         if source is not None:
             found = _remove_in_place(doc, source, undo, index, from_)
             doc = _add_in_place(doc, tokens, found, undo, index, path)
@@ -123,16 +123,16 @@ def _add_in_place(
 ) -> Any:
     if not tokens:
         return value
-    parent = _get_container(doc, tokens[:-1], index, path)
+    parent = get_container(doc, tokens[:-1], index, path)
     token = tokens[-1]
     if isinstance(parent, dict):
-        undo.append((parent, token, parent.get(token, _MISSING)))
+        undo.append((parent, token, parent.get(token, MISSING)))
         parent[token] = value
     elif token == "-":
         undo.append((parent, len(parent), _INSERTED))
         parent.append(value)
     else:
-        i = _array_index(token)
+        i = array_index(token)
         if i < 0 or i > len(parent):
             raise PatchError(f"array index {token!r} out of range", index=index, path=path)
         undo.append((parent, i, _INSERTED))
@@ -143,15 +143,15 @@ def _add_in_place(
 def _remove_in_place(doc: Any, tokens: tuple[str, ...], undo: _Undo, index: int, path: str) -> Any:
     if not tokens:
         raise PatchError("cannot remove the whole document", index=index, path=path)
-    parent = _get_container(doc, tokens[:-1], index, path)
+    parent = get_container(doc, tokens[:-1], index, path)
     token = tokens[-1]
     if isinstance(parent, dict):
-        found = parent.pop(token, _MISSING)
-        if found is _MISSING:
+        found = parent.pop(token, MISSING)
+        if found is MISSING:
             raise PatchError(f"no member {token!r}", index=index, path=path)
         undo.append((parent, token, found))
         return found
-    i = _array_index(token)
+    i = array_index(token)
     if i < 0 or i >= len(parent):
         raise PatchError(f"array index {token!r} out of range", index=index, path=path)
     found = parent.pop(i)
@@ -163,13 +163,13 @@ def _replace_in_place(
     parent: Any, token: str, value: Any, undo: _Undo, index: int, path: str
 ) -> None:
     if isinstance(parent, dict):
-        old = parent.get(token, _MISSING)
-        if old is _MISSING:
+        old = parent.get(token, MISSING)
+        if old is MISSING:
             raise PatchError(f"no member {token!r}", index=index, path=path)
         undo.append((parent, token, old))
         parent[token] = value
         return
-    i = _array_index(token)
+    i = array_index(token)
     if i < 0 or i >= len(parent):
         raise PatchError(f"array index {token!r} out of range", index=index, path=path)
     undo.append((parent, i, parent[i]))
@@ -184,7 +184,7 @@ def _rollback(undo: _Undo) -> None:
             del container[key]
         elif old is _REMOVED:
             container.insert(key, entry[3])
-        elif old is _MISSING:
+        elif old is MISSING:
             del container[key]
         else:
             container[key] = old

@@ -97,7 +97,7 @@ _HUGE_INDEX: Final = sys.maxsize
 _MAX_INDEX_DIGITS: Final = len(str(sys.maxsize)) - 1
 
 # Marks a member absent from an operation or a location absent from a document.
-_MISSING: Final[Any] = object()
+MISSING: Final[Any] = object()
 
 _OPS: Final = frozenset({"add", "remove", "replace", "move", "copy", "test"})
 _NEEDS_VALUE: Final = frozenset({"add", "replace", "test"})
@@ -111,47 +111,47 @@ _POINTER_CACHE_MAX: Final = 4096
 def _normalise(operation: Any, index: int) -> tuple[str, str, Any, Any]:
     """The ``(op, path, value, from)`` of one operation, wire or typed."""
     if type(operation) is dict or isinstance(operation, Mapping):
-        op = operation.get("op", _MISSING)
-        path = operation.get("path", _MISSING)
-        value = operation.get("value", _MISSING)
-        from_ = operation.get("from", _MISSING)
+        op = operation.get("op", MISSING)
+        path = operation.get("path", MISSING)
+        value = operation.get("value", MISSING)
+        from_ = operation.get("from", MISSING)
     else:
-        op = getattr(operation, "op", _MISSING)
-        path = getattr(operation, "path", _MISSING)
-        value = getattr(operation, "value", _MISSING)
-        from_ = getattr(operation, "from_", _MISSING)
+        op = getattr(operation, "op", MISSING)
+        path = getattr(operation, "path", MISSING)
+        value = getattr(operation, "value", MISSING)
+        from_ = getattr(operation, "from_", MISSING)
         if isinstance(op, enum.Enum):
             op = op.value
         # A typed operation may carry the UNSET sentinel for an absent member.
         if value is UNSET:
-            value = _MISSING
+            value = MISSING
         if from_ is UNSET:
-            from_ = _MISSING
+            from_ = MISSING
     if not isinstance(path, str):
-        shown = "" if path is _MISSING else describe(path)
-        reason = "missing 'path'" if path is _MISSING else f"'path' is not a string: {shown}"
+        shown = "" if path is MISSING else describe(path)
+        reason = "missing 'path'" if path is MISSING else f"'path' is not a string: {shown}"
         raise PatchError(reason, index=index, path=shown)
     if op not in _OPS:
-        shown_op = "<missing>" if op is _MISSING else describe(op)
+        shown_op = "<missing>" if op is MISSING else describe(op)
         raise PatchError(f"unknown operation {shown_op}", index=index, path=path)
-    if op in _NEEDS_VALUE and value is _MISSING:
+    if op in _NEEDS_VALUE and value is MISSING:
         raise PatchError(f"missing 'value' for {op!r}", index=index, path=path)
     if op in _NEEDS_FROM:
-        if from_ is _MISSING:
+        if from_ is MISSING:
             raise PatchError(f"missing 'from' for {op!r}", index=index, path=path)
         if not isinstance(from_, str):
             raise PatchError(f"'from' is not a string: {describe(from_)}", index=index, path=path)
     return op, path, value, from_
 
 
-def _move_source(
+def move_source(
     doc: Any, tokens: tuple[str, ...], from_: str, index: int, path: str
 ) -> tuple[str, ...] | None:
     """The tokens of a ``move``'s ``from``; None for a move onto itself (a no-op whose
     ``from`` must still exist). Moving a location into its own child is an error."""
-    from_tokens = _tokens(from_, index, from_)
+    from_tokens = pointer_tokens(from_, index, from_)
     if from_tokens == tokens:
-        _get(doc, from_tokens, index, from_)
+        value_at(doc, from_tokens, index, from_)
         return None
     n = len(from_tokens)
     if len(tokens) > n and tokens[:n] == from_tokens:
@@ -159,16 +159,16 @@ def _move_source(
     return from_tokens
 
 
-def _get(doc: Any, tokens: tuple[str, ...], index: int, path: str) -> Any:
+def value_at(doc: Any, tokens: tuple[str, ...], index: int, path: str) -> Any:
     """The value at ``tokens``, read-only; the location must exist."""
     node = doc
     for token in tokens:
         if isinstance(node, dict):
-            node = node.get(token, _MISSING)
-            if node is _MISSING:
+            node = node.get(token, MISSING)
+            if node is MISSING:
                 raise PatchError(f"no member {token!r}", index=index, path=path)
         elif isinstance(node, list):
-            i = _array_index(token)
+            i = array_index(token)
             if i < 0 or i >= len(node):
                 raise PatchError(f"array index {token!r} out of range", index=index, path=path)
             node = node[i]
@@ -177,14 +177,14 @@ def _get(doc: Any, tokens: tuple[str, ...], index: int, path: str) -> Any:
     return node
 
 
-def _get_container(doc: Any, tokens: tuple[str, ...], index: int, path: str) -> Any:
-    node = _get(doc, tokens, index, path)
+def get_container(doc: Any, tokens: tuple[str, ...], index: int, path: str) -> Any:
+    node = value_at(doc, tokens, index, path)
     if not isinstance(node, (dict, list)):
         raise PatchError("the parent is not an object or array", index=index, path=path)
     return node
 
 
-def _copy_json(value: Any) -> Any:
+def copy_json(value: Any) -> Any:
     """A deep copy of a JSON value (scalars are shared: they are immutable).
 
     Iterative, so that no depth the limits allow can exhaust the call stack.
@@ -261,7 +261,7 @@ class _Budget:
         if op == "add" and tokens and isinstance(_peek(doc, tokens[:-1]), list):
             return  # an insertion takes nothing out
         old = _peek(doc, tokens)
-        if old is not _MISSING:
+        if old is not MISSING:
             self.credit += NodeCount.measure(old) if isinstance(old, (dict, list)) else 1
 
     def check(
@@ -289,11 +289,11 @@ class _Budget:
                         raise _over_nodes(index, path)
                     return
             elif op == "copy":
-                value = _get(doc, _tokens(from_, index, from_), index, from_)
+                value = value_at(doc, pointer_tokens(from_, index, from_), index, from_)
             elif op == "move":
-                from_tokens = _tokens(from_, index, from_)
+                from_tokens = pointer_tokens(from_, index, from_)
                 if len(tokens) > len(from_tokens):  # deeper: only the depth can grow
-                    found = _get(doc, from_tokens, index, from_)
+                    found = value_at(doc, from_tokens, index, from_)
                     _measure(found, None, len(tokens), self.limits.max_depth, index, path)
                 return
             else:
@@ -309,18 +309,18 @@ class _Budget:
 
 
 def _peek(doc: Any, tokens: tuple[str, ...]) -> Any:
-    """The value at ``tokens``, or ``_MISSING`` (never an error)."""
+    """The value at ``tokens``, or ``MISSING`` (never an error)."""
     node = doc
     for token in tokens:
         if isinstance(node, dict):
-            node = node.get(token, _MISSING)
+            node = node.get(token, MISSING)
         elif isinstance(node, list):
-            i = _array_index(token)
-            node = node[i] if 0 <= i < len(node) else _MISSING
+            i = array_index(token)
+            node = node[i] if 0 <= i < len(node) else MISSING
         else:
-            return _MISSING
-        if node is _MISSING:
-            return _MISSING
+            return MISSING
+        if node is MISSING:
+            return MISSING
     return node
 
 
@@ -369,7 +369,7 @@ def _over_nodes(index: int, path: str) -> PatchError:
     )
 
 
-def _json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: Any, b: Any) -> bool:
     """JSON equality: ``1 == 1.0``, but booleans are not numbers.
 
     Iterative, so that no depth the limits allow can exhaust the call stack.
@@ -383,8 +383,8 @@ def _json_equal(a: Any, b: Any) -> bool:
             if not isinstance(y, dict) or len(x) != len(y):
                 return False
             for key, item in x.items():
-                other = y.get(key, _MISSING)
-                if other is _MISSING:
+                other = y.get(key, MISSING)
+                if other is MISSING:
                     return False
                 stack.append((item, other))
         elif isinstance(x, list):
@@ -406,10 +406,10 @@ def _scalar_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _tokens(pointer: str, index: int, path: str) -> tuple[str, ...]:
+def pointer_tokens(pointer: str, index: int, path: str) -> tuple[str, ...]:
     """The unescaped reference tokens of an RFC 6901 pointer."""
-    tokens = _POINTER_CACHE.get(pointer, _MISSING)
-    if tokens is _MISSING:
+    tokens = _POINTER_CACHE.get(pointer, MISSING)
+    if tokens is MISSING:
         tokens = _parse_pointer(pointer)
         if len(_POINTER_CACHE) >= _POINTER_CACHE_MAX:
             _POINTER_CACHE.clear()
@@ -440,7 +440,7 @@ def _parse_pointer(pointer: str) -> tuple[str, ...] | None:
     return tuple(tokens)
 
 
-def _array_index(token: str) -> int:
+def array_index(token: str) -> int:
     """The array index a token names, or ``-1`` when it names none.
 
     RFC 6901: ``0`` or a decimal without leading zeros. ``-`` (past the end)
@@ -457,7 +457,7 @@ Step = Callable[[Any, str, tuple[str, ...], Any, Any, Any, int, str], Any]
 way of writing an operation, keeping what it needs in ``log``."""
 
 
-def _drive(
+def drive(
     doc: Any,
     operations: Sequence[Any],
     limits: PatchLimits,
@@ -470,7 +470,7 @@ def _drive(
     budget = _Budget(limits, len(operations), count)
     for index, operation in enumerate(operations):
         op, path, value, from_ = _normalise(operation, index)
-        tokens = _tokens(path, index, path)
+        tokens = pointer_tokens(path, index, path)
         budget.check(doc, op, tokens, value, from_, index, path)
         doc = step(doc, op, tokens, value, from_, log, index, path)
     budget.commit()

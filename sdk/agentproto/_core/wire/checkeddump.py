@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentproto._core.errors import AgentProtoError
-from agentproto._core.wire.checks import Unrecognised, _Context
+from agentproto._core.wire.checks import Context, Unrecognised
 from agentproto._core.wire.loaders import CheckedDumper, SlowPath
 
 __all__ = ["CheckedDump"]
@@ -32,12 +32,12 @@ class CheckedDump:
     def __init__(
         self,
         dumpers: Mapping[type, CheckedDumper],
-        slow: Callable[[Any, _Context], dict[str, Any]],
+        slow: Callable[[Any, Context], dict[str, Any]],
     ) -> None:
         self._dumpers = dict(dumpers)
         self._slow = slow
 
-    def dump(self, obj: Any, ctx: _Context) -> dict[str, Any]:
+    def dump(self, obj: Any, ctx: Context) -> dict[str, Any]:
         """The wire JSON of ``obj`` held to the schema (``ctx``: how free-form values are
         checked, as when loading)."""
         fast = self._dumpers.get(type(obj))

@@ -23,8 +23,8 @@ from agentproto._core.unset import Unset
 
 __all__ = ["Unrecognised", "escape_pointer"]
 
-_MISSING = object()
-_NONE_TYPES = (type(None), Unset)
+MISSING = object()
+NONE_TYPES = (type(None), Unset)
 _JSON_TYPE_NAMES = {
     dict: "object",
     list: "array",
@@ -41,7 +41,7 @@ def escape_pointer(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     name: str = _JSON_TYPE_NAMES.get(value.__class__, value.__class__.__name__)
     return name
 
@@ -60,7 +60,7 @@ class Unrecognised(Exception):
         super().__init__(f"{path}: {detail}")
 
 
-class _Context:
+class Context:
     """Per-call state: strict or tolerant, and where diagnostics go."""
 
     __slots__ = ("deep", "diagnostics")
@@ -80,67 +80,67 @@ class _Context:
         self.diagnostics.append(Diagnostic(code=code, message=message, path=cut_pointer(path)))
 
 
-_STRICT = _Context(None)
+STRICT = Context(None)
 
 
-def _error(keyword: str, path: str, detail: str) -> SchemaError:
+def wire_error(keyword: str, path: str, detail: str) -> SchemaError:
     return SchemaError(keyword, path, detail)
 
 
-def _type_error(expected: str, value: Any, path: str) -> SchemaError:
-    return SchemaError("type", path, f"expected {expected}, got {_json_type(value)}")
+def type_error(expected: str, value: Any, path: str) -> SchemaError:
+    return SchemaError("type", path, f"expected {expected}, got {json_type(value)}")
 
 
 # ---- scalar checks shared by generated code ------------------------------------------------
 
 
-def _load_int(value: Any, path: str) -> int:
+def load_int(value: Any, path: str) -> int:
     if value.__class__ is int:
         result: int = value
         return result
     if value.__class__ is float and math.isfinite(value) and value.is_integer():
         return int(value)
-    raise _type_error("integer", value, path)
+    raise type_error("integer", value, path)
 
 
-def _load_number(value: Any, path: str) -> float | int:
+def load_number(value: Any, path: str) -> float | int:
     if value.__class__ is float or value.__class__ is int:
         return typing.cast(float, value)
-    raise _type_error("number", value, path)
+    raise type_error("number", value, path)
 
 
-def _check_constraints(value: Any, path: str, meta: dict[str, Any]) -> None:
+def check_constraints(value: Any, path: str, meta: dict[str, Any]) -> None:
     if "minimum" in meta and value < meta["minimum"]:
-        raise _error(
+        raise wire_error(
             "minimum", path, f"{describe(value)} is less than the minimum {meta['minimum']}"
         )
     if "maximum" in meta and value > meta["maximum"]:
-        raise _error(
+        raise wire_error(
             "maximum", path, f"{describe(value)} is greater than the maximum {meta['maximum']}"
         )
     if "minItems" in meta and len(value) < meta["minItems"]:
-        raise _error("minItems", path, f"expected at least {meta['minItems']} items")
+        raise wire_error("minItems", path, f"expected at least {meta['minItems']} items")
     if "minLength" in meta and len(value) < meta["minLength"]:
-        raise _error("minLength", path, f"expected at least {meta['minLength']} characters")
+        raise wire_error("minLength", path, f"expected at least {meta['minLength']} characters")
     if "pattern" in meta and re.search(meta["pattern"], value) is None:
-        raise _error("pattern", path, f"{describe(value)} does not match {meta['pattern']!r}")
+        raise wire_error("pattern", path, f"{describe(value)} does not match {meta['pattern']!r}")
 
 
-def _strip_none(tp: Any) -> Any:
+def strip_none(tp: Any) -> Any:
     """``T | None | Unset`` → ``T``."""
-    if _is_union(tp):
-        rest = [a for a in get_args(tp) if a not in _NONE_TYPES]
+    if is_union(tp):
+        rest = [a for a in get_args(tp) if a not in NONE_TYPES]
         if len(rest) == 1:
             return rest[0]
         return typing.Union[tuple(rest)]  # noqa: UP007 (runtime construction)
     return tp
 
 
-def _is_union(tp: Any) -> bool:
+def is_union(tp: Any) -> bool:
     return get_origin(tp) in (typing.Union, types.UnionType)
 
 
-def _unwrap_annotated(tp: Any) -> Any:
+def unwrap_annotated(tp: Any) -> Any:
     while get_origin(tp) is typing.Annotated:
         tp = get_args(tp)[0]
     return tp

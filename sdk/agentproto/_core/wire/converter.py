@@ -51,15 +51,15 @@ from agentproto._core.errors import DecodeError, SchemaError
 from agentproto._core.json.codec import DEFAULT_MAX_DEPTH, check_value
 from agentproto._core.unset import UNSET
 from agentproto._core.wire.checks import (
-    _NONE_TYPES,
+    NONE_TYPES,
     Unrecognised,
-    _is_union,
-    _strip_none,
-    _unwrap_annotated,
     escape_pointer,
+    is_union,
+    strip_none,
+    unwrap_annotated,
 )
-from agentproto._core.wire.checks import _STRICT as _STRICT  # re-exported for the wire modules
-from agentproto._core.wire.checks import _Context as _Context
+from agentproto._core.wire.checks import STRICT as STRICT  # re-exported for the wire modules
+from agentproto._core.wire.checks import Context as Context
 from agentproto._core.wire.loaders import (
     any_loader,
     by_method_loader,
@@ -80,10 +80,10 @@ from agentproto._core.wire.source import class_dumper_lines, class_loader_lines,
 __all__ = ["Unrecognised", "WireConverter", "dump_foreign", "escape_pointer"]
 
 T = TypeVar("T")
-Loader = Callable[[Any, str, "_Context"], Any]
+Loader = Callable[[Any, str, "Context"], Any]
 Dumper = Callable[[Any], Any]
 
-_PLAIN_LOADERS: dict[Any, Loader] = {
+PLAIN_LOADERS: dict[Any, Loader] = {
     Any: any_loader,
     dict: object_loader,
     int: int_loader,
@@ -127,7 +127,7 @@ def _check_nested(value: Any, path: str) -> None:
 
 def _can_hold_number(tp: Any, meta: dict[str, Any]) -> bool:
     """Whether a value its field's loader accepted can hold a number of 2**63 or more."""
-    tp = _strip_none(_unwrap_annotated(tp))
+    tp = strip_none(unwrap_annotated(tp))
     if get_origin(tp) is Literal:
         return not all(isinstance(arg, str) for arg in get_args(tp))
     if tp is int:  # a float of 2**63 or more is out of bounds within 64 bits: refused
@@ -136,7 +136,7 @@ def _can_hold_number(tp: Any, meta: dict[str, Any]) -> bool:
     return tp not in (str, bool)
 
 
-def python_context(diagnostics: list[Diagnostic] | None) -> _Context:
+def python_context(diagnostics: list[Diagnostic] | None) -> Context:
     """The loader context for a value built in Python rather than parsed from bytes.
 
     The typed fields are checked by the loaders as usual; the free-form ones
@@ -144,10 +144,10 @@ def python_context(diagnostics: list[Diagnostic] | None) -> _Context:
     depth limit and for holding only JSON, where they are met. A document without
     free-form containers costs nothing more than one from the parser.
     """
-    return _PYTHON_STRICT if diagnostics is None else _Context(diagnostics, deep=_check_nested)
+    return _PYTHON_STRICT if diagnostics is None else Context(diagnostics, deep=_check_nested)
 
 
-_PYTHON_STRICT = _Context(None, deep=_check_nested)
+_PYTHON_STRICT = Context(None, deep=_check_nested)
 
 
 class WireConverter(cattrs.Converter):
@@ -206,7 +206,7 @@ class WireConverter(cattrs.Converter):
             DecodeError: the value nests deeper than ``max_depth``.
         """
         check_value(value, max_depth=max_depth)
-        ctx = _STRICT if diagnostics is None else _Context(diagnostics)
+        ctx = STRICT if diagnostics is None else Context(diagnostics)
         try:
             return self.loader(tp)(value, "", ctx)
         except SchemaError as exc:  # the rest of the document's problems, found only now
@@ -235,7 +235,7 @@ class WireConverter(cattrs.Converter):
 
     def _structure_hook(self, cls: type) -> Callable[[Any, Any], Any]:
         def hook(value: Any, _: Any) -> Any:
-            return self.loader(cls)(value, "", _STRICT)
+            return self.loader(cls)(value, "", STRICT)
 
         return hook
 
@@ -245,7 +245,7 @@ class WireConverter(cattrs.Converter):
     # ---- loaders -------------------------------------------------------------------------
 
     def _compile_loader(self, tp: Any) -> Loader:
-        tp = _unwrap_annotated(tp)
+        tp = unwrap_annotated(tp)
         if attrs.has(tp):
             # recursion-safe: register a trampoline before compiling the body
             cell: list[Loader] = []
@@ -268,8 +268,8 @@ class WireConverter(cattrs.Converter):
 
     def _compile_type_loader(self, tp: Any) -> Loader:
         origin = get_origin(tp)
-        if tp in _PLAIN_LOADERS:
-            return _PLAIN_LOADERS[tp]
+        if tp in PLAIN_LOADERS:
+            return PLAIN_LOADERS[tp]
         if tp is str or tp is bool:
             return self._build(exact_loader, tp, _JSON_NAMES[tp])  # type: ignore[no-any-return]
         if origin is Literal:
@@ -279,12 +279,12 @@ class WireConverter(cattrs.Converter):
         if origin is list:
             item = self.loader(get_args(tp)[0])
             return self._build(list_loader, item, False)  # type: ignore[no-any-return]
-        if _is_union(tp):
+        if is_union(tp):
             return self._compile_union_loader(tp)
         raise TypeError(f"agentproto: no loader for annotation {tp!r}")
 
     def _compile_union_loader(self, tp: Any) -> Loader:
-        members = [_unwrap_annotated(m) for m in get_args(tp) if m not in _NONE_TYPES]
+        members = [unwrap_annotated(m) for m in get_args(tp) if m not in NONE_TYPES]
         classes = [m for m in members if attrs.has(m)]
         if classes and len(classes) == len(members):
             tagged = self._tagged_union(classes)
@@ -303,14 +303,14 @@ class WireConverter(cattrs.Converter):
         required = frozenset(f.metadata["wire"] for f in fields if f.metadata.get("required"))
         return required, frozenset(f.metadata["wire"] for f in fields)
 
-    def method_loader(self, tp: Any) -> Callable[[Any, str, _Context, Any], Any] | None:
+    def method_loader(self, tp: Any) -> Callable[[Any, str, Context, Any], Any] | None:
         """For a union of JSON-RPC params classes: a loader choosing by ``method``.
 
         Request classes carry the method they belong to; a ``params`` member is
         loaded as the class of its request's ``method`` (falling back to the
         general union loader for a method no class claims, such as extensions).
         """
-        members = [m for m in get_args(tp) if m not in _NONE_TYPES]
+        members = [m for m in get_args(tp) if m not in NONE_TYPES]
         table = {
             getattr(m, "__agentproto_method__"): self.loader(m)  # noqa: B009
             for m in members
@@ -322,7 +322,7 @@ class WireConverter(cattrs.Converter):
 
     def _json_classes(self, tp: Any) -> frozenset[type] | None:
         """JSON value classes a type may accept (``None`` = any)."""
-        tp = _unwrap_annotated(tp)
+        tp = unwrap_annotated(tp)
         origin = get_origin(tp)
         if tp is Any:
             return None
@@ -336,7 +336,7 @@ class WireConverter(cattrs.Converter):
             return frozenset({int, float})
         if origin is Literal:
             return frozenset(type(v) for v in get_args(tp))
-        if _is_union(tp):
+        if is_union(tp):
             kinds: set[type] = set()
             for member in get_args(tp):
                 sub = self._json_classes(member)
@@ -391,9 +391,9 @@ class WireConverter(cattrs.Converter):
 
     def _tags_of(self, tp: Any) -> tuple[str, dict[str, Loader]] | None:
         """(tag wire name, loader by tag value) when ``tp`` is a tagged union."""
-        if not _is_union(tp):
+        if not is_union(tp):
             return None
-        members = [_unwrap_annotated(m) for m in get_args(tp) if m not in _NONE_TYPES]
+        members = [unwrap_annotated(m) for m in get_args(tp) if m not in NONE_TYPES]
         if not members or not all(attrs.has(m) for m in members):
             return None
         parts = self._tag_table(members)
@@ -552,7 +552,7 @@ class WireConverter(cattrs.Converter):
             return True
         if get_origin(tp) is list:
             return self.is_plain(get_args(tp)[0])
-        if _is_union(tp):
+        if is_union(tp):
             return all(self.is_plain(a) for a in get_args(tp))
         return False
 

@@ -24,15 +24,15 @@ from typing import Any
 from agentproto._core.describe import describe
 from agentproto._core.errors import SchemaError
 from agentproto._core.wire.checks import (
-    _MISSING,
+    MISSING,
+    Context,
     Unrecognised,
-    _Context,
-    _error,
-    _json_type,
-    _load_int,
-    _load_number,
-    _type_error,
     escape_pointer,
+    json_type,
+    load_int,
+    load_number,
+    type_error,
+    wire_error,
 )
 
 __all__ = [
@@ -55,7 +55,7 @@ __all__ = [
     "value_dumper",
 ]
 
-Loader = Callable[[Any, str, _Context], Any]
+Loader = Callable[[Any, str, Context], Any]
 Shape = tuple[frozenset[str], frozenset[str]]
 """(required wire names, all wire names) of a class."""
 Candidate = tuple[frozenset[type] | None, Loader, Shape | None]
@@ -85,38 +85,38 @@ def compiled_module(name: str) -> types.ModuleType | None:
     return importlib.import_module(name)
 
 
-def any_loader(v: Any, p: str, c: _Context) -> Any:
+def any_loader(v: Any, p: str, c: Context) -> Any:
     """Any JSON value, kept as it is (checked for depth when it comes from Python)."""
     if c.deep is not None and (v.__class__ is dict or v.__class__ is list):
         c.deep(v, p)
     return v
 
 
-def object_loader(v: Any, p: str, c: _Context) -> Any:
+def object_loader(v: Any, p: str, c: Context) -> Any:
     """Any JSON object, kept as it is."""
     if v.__class__ is not dict:
-        raise _type_error("object", v, p)
+        raise type_error("object", v, p)
     if c.deep is not None:
         c.deep(v, p)
     return v
 
 
-def int_loader(v: Any, p: str, c: _Context) -> int:
+def int_loader(v: Any, p: str, c: Context) -> int:
     """A JSON integer (an integral float becomes an ``int``)."""
-    return _load_int(v, p)
+    return load_int(v, p)
 
 
-def number_loader(v: Any, p: str, c: _Context) -> float | int:
+def number_loader(v: Any, p: str, c: Context) -> float | int:
     """A JSON number."""
-    return _load_number(v, p)
+    return load_number(v, p)
 
 
 def exact_loader(tp: type, expected: str) -> Loader:
     """A value of exactly class ``tp`` (``str``, ``bool``), named ``expected``."""
 
-    def load_exact(v: Any, p: str, c: _Context) -> Any:
+    def load_exact(v: Any, p: str, c: Context) -> Any:
         if v.__class__ is not tp:
-            raise _type_error(expected, v, p)
+            raise type_error(expected, v, p)
         return v
 
     return load_exact
@@ -129,14 +129,14 @@ def literal_loader(values: tuple[Any, ...]) -> Loader:
     """
     keyword = "const" if len(values) == 1 else "enum"
 
-    def load_literal(v: Any, p: str, c: _Context) -> Any:
+    def load_literal(v: Any, p: str, c: Context) -> Any:
         if v.__class__ is not str or v not in values:
             if v.__class__ in (int, bool) and v in values and v.__class__ is values[0].__class__:
                 return v
             detail = f"{describe(v)} is not one of {list(values)!r}"
             if c.diagnostics is not None and keyword == "enum" and v.__class__ is str:
                 raise Unrecognised(p, f"unknown enumeration value {detail}")
-            raise _error(keyword, p, detail)
+            raise wire_error(keyword, p, detail)
         return v
 
     return load_literal
@@ -149,9 +149,9 @@ def list_loader(item: Loader, skip_invalid: bool) -> Loader:
     ``skip_invalid`` (ACP's ``x-deserialize-skip-invalid-items``) so is an invalid one.
     """
 
-    def load_list(v: Any, p: str, c: _Context) -> Any:
+    def load_list(v: Any, p: str, c: Context) -> Any:
         if v.__class__ is not list:
-            raise _type_error("array", v, p)
+            raise type_error("array", v, p)
         if c.diagnostics is None:
             return [item(x, f"{p}/{i}", c) for i, x in enumerate(v)]
         out = []
@@ -191,7 +191,7 @@ def union_loader(candidates: tuple[Candidate, ...]) -> Loader:
 
         return sorted(fitting, key=score, reverse=True)
 
-    def load_union(v: Any, p: str, c: _Context) -> Any:
+    def load_union(v: Any, p: str, c: Context) -> Any:
         fitting = [m for m in candidates if m[0] is None or v.__class__ in m[0]]
         if len(fitting) == 1:
             return fitting[0][1](v, p, c)
@@ -200,7 +200,7 @@ def union_loader(candidates: tuple[Candidate, ...]) -> Loader:
                 return member[1](v, p, c)
             except SchemaError:
                 continue
-        raise _error("oneOf", p, f"{_json_type(v)} value matches no alternative")
+        raise wire_error("oneOf", p, f"{json_type(v)} value matches no alternative")
 
     return load_union
 
@@ -218,10 +218,10 @@ def tagged_loader(
     known = sorted(table)
     get = table.get
 
-    def load_tagged(v: Any, p: str, c: _Context) -> Any:
+    def load_tagged(v: Any, p: str, c: Context) -> Any:
         if v.__class__ is not dict:
-            raise _error("oneOf", p, f"expected one of the {known} objects, got {_json_type(v)}")
-        tag = v.get(wire, _MISSING)
+            raise wire_error("oneOf", p, f"expected one of the {known} objects, got {json_type(v)}")
+        tag = v.get(wire, MISSING)
         if tag.__class__ is str:
             fn = get(tag)
             if fn is not None:
@@ -230,34 +230,34 @@ def tagged_loader(
                 return other(v, p, c)
             if c.diagnostics is not None:
                 raise Unrecognised(p, f"unknown {wire} {describe(tag)} (known: {known})")
-        if closed or tag is _MISSING:
-            shown = describe(tag) if tag is not _MISSING else "(missing)"
-            raise _error("oneOf", p, f"{wire}={shown} is none of {known}")
-        raise _error("const", p + tag_path, f"{describe(tag)} is none of {known}")
+        if closed or tag is MISSING:
+            shown = describe(tag) if tag is not MISSING else "(missing)"
+            raise wire_error("oneOf", p, f"{wire}={shown} is none of {known}")
+        raise wire_error("const", p + tag_path, f"{describe(tag)} is none of {known}")
 
     return load_tagged
 
 
-MethodLoader = Callable[[Any, str, _Context, Any], Any]
+MethodLoader = Callable[[Any, str, Context, Any], Any]
 
 
 def by_method_loader(table: Mapping[str, Loader], fallback: Loader) -> MethodLoader:
     """JSON-RPC ``params``: loaded as the class of the request's ``method``."""
     get = table.get
 
-    def load_params(v: Any, p: str, c: _Context, method: Any) -> Any:
+    def load_params(v: Any, p: str, c: Context, method: Any) -> Any:
         fn = get(method) if method.__class__ is str else None
         return (fn or fallback)(v, p, c)
 
     return load_params
 
 
-def reject_unknown(d: dict[str, Any], path: str, ctx: _Context, known: frozenset[str]) -> None:
+def reject_unknown(d: dict[str, Any], path: str, ctx: Context, known: frozenset[str]) -> None:
     """Members of a closed object that no field takes: an error, or (parsing
     tolerantly) each dropped with an ``unknown-field`` diagnostic."""
     extra = [k for k in d if k not in known]
     if ctx.diagnostics is None:
-        raise _error(
+        raise wire_error(
             "unevaluatedProperties",
             path,
             f"unknown propert{'ies' if len(extra) > 1 else 'y'} "
@@ -266,7 +266,7 @@ def reject_unknown(d: dict[str, Any], path: str, ctx: _Context, known: frozenset
         )
     for key in extra:
         if key.__class__ is not str:  # only from Python: JSON keys are strings
-            raise _error("type", path, f"object key {describe(key)} is not a string")
+            raise wire_error("type", path, f"object key {describe(key)} is not a string")
         ctx.report(
             "unknown-field",
             f"{path}/{escape_pointer(key)}",
@@ -275,7 +275,7 @@ def reject_unknown(d: dict[str, Any], path: str, ctx: _Context, known: frozenset
 
 
 Dumper = Callable[[Any], Any]
-CheckedDumper = Callable[[Any, _Context], Any]
+CheckedDumper = Callable[[Any, Context], Any]
 """``dump(obj, ctx)``: the JSON of ``obj``, held to the schema as it is written."""
 
 

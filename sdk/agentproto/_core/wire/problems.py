@@ -25,16 +25,16 @@ import attrs
 
 from agentproto._core.errors import DecodeError, SchemaError
 from agentproto._core.wire.checks import (
-    _NONE_TYPES,
+    NONE_TYPES,
+    Context,
     Unrecognised,
-    _check_constraints,
-    _Context,
-    _error,
-    _is_union,
-    _strip_none,
-    _type_error,
-    _unwrap_annotated,
+    check_constraints,
     escape_pointer,
+    is_union,
+    strip_none,
+    type_error,
+    unwrap_annotated,
+    wire_error,
 )
 from agentproto._core.wire.loaders import reject_unknown
 
@@ -54,7 +54,7 @@ class _Enough(Exception):
 
 
 def with_all_problems(
-    converter: WireConverter, error: SchemaError, tp: Any, value: Any, ctx: _Context
+    converter: WireConverter, error: SchemaError, tp: Any, value: Any, ctx: Context
 ) -> SchemaError:
     """``error`` (raised loading ``value`` as ``tp`` with ``ctx``) listing every problem.
 
@@ -63,7 +63,7 @@ def with_all_problems(
     tolerant parsing drops, not a problem.
     """
     if ctx.diagnostics is not None:
-        ctx = _Context([], deep=ctx.deep)
+        ctx = Context([], deep=ctx.deep)
     walk = _Walk(converter, ctx)
     try:
         walk.value(tp, value, "")
@@ -79,7 +79,7 @@ def with_all_problems(
 class _Walk:
     """One walk over a rejected document; :attr:`found` collects its problems."""
 
-    def __init__(self, converter: WireConverter, ctx: _Context) -> None:
+    def __init__(self, converter: WireConverter, ctx: Context) -> None:
         self.converter = converter
         self.ctx = ctx
         self.found: list[SchemaError] = []
@@ -100,24 +100,24 @@ class _Walk:
         return _ABSENT
 
     def value(self, tp: Any, value: Any, path: str) -> None:
-        tp = _unwrap_annotated(tp)
+        tp = unwrap_annotated(tp)
         if attrs.has(tp):
             self.object(tp, value, path)
         elif get_origin(tp) is list:
             if value.__class__ is not list:
-                self.add(_type_error("array", value, path))
+                self.add(type_error("array", value, path))
                 return
             item = get_args(tp)[0]
             for index, element in enumerate(value):
                 self.value(item, element, f"{path}/{index}")
-        elif _is_union(tp) and (member := _tagged_member(tp, value)) is not None:
+        elif is_union(tp) and (member := _tagged_member(tp, value)) is not None:
             self.value(member, value, path)
         else:
             self.leaf(tp, value, path)
 
     def object(self, cls: type, value: Any, path: str) -> None:
         if value.__class__ is not dict:
-            self.add(_type_error("object", value, path))
+            self.add(type_error("object", value, path))
             return
         hints = _hints(cls, self.converter._namespace)
         known = set()
@@ -130,7 +130,7 @@ class _Walk:
             member = value.get(wire, _ABSENT)
             if member is _ABSENT:
                 if meta.get("required"):
-                    self.add(_error("required", path, f"missing required property {wire!r}"))
+                    self.add(wire_error("required", path, f"missing required property {wire!r}"))
                 continue
             if member is None and (meta.get("nullable") or meta.get("patch")):
                 continue
@@ -157,9 +157,9 @@ class _Walk:
             pass
 
     def field(self, annotation: Any, meta: Any, value: Any, path: str) -> None:
-        tp = _strip_none(_unwrap_annotated(annotation))
+        tp = strip_none(unwrap_annotated(annotation))
         if tp is Any and meta.get("not_null") and value is None:
-            self.add(_error("not", path, "null is not allowed here"))
+            self.add(wire_error("not", path, "null is not allowed here"))
             return
         if _takes_apart(tp):
             self.value(tp, value, path)
@@ -169,9 +169,9 @@ class _Walk:
             return
         try:
             if any(key in meta for key in _CONSTRAINTS):
-                _check_constraints(loaded, path, meta)
+                check_constraints(loaded, path, meta)
             for index, element in enumerate(loaded if "item" in meta else ()):
-                _check_constraints(element, f"{path}/{index}", meta["item"])
+                check_constraints(element, f"{path}/{index}", meta["item"])
         except SchemaError as problem:
             self.add(problem)
 
@@ -196,9 +196,9 @@ def _takes_apart(tp: Any) -> bool:
     if attrs.has(tp):
         return True
     if get_origin(tp) is list:
-        return _takes_apart(_unwrap_annotated(get_args(tp)[0]))
-    if _is_union(tp):
-        return any(attrs.has(_unwrap_annotated(m)) for m in get_args(tp))
+        return _takes_apart(unwrap_annotated(get_args(tp)[0]))
+    if is_union(tp):
+        return any(attrs.has(unwrap_annotated(m)) for m in get_args(tp))
     return False
 
 
@@ -208,8 +208,8 @@ def _tagged_member(tp: Any, value: Any) -> type | None:
         return None
     fitting = []
     for member in get_args(tp):
-        member = _unwrap_annotated(member)
-        if member in _NONE_TYPES or not attrs.has(member):
+        member = unwrap_annotated(member)
+        if member in NONE_TYPES or not attrs.has(member):
             continue
         consts = [
             (f.metadata["wire"], f.metadata["const"])

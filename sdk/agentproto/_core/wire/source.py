@@ -26,14 +26,14 @@ from agentproto._core.errors import SchemaError
 from agentproto._core.unset import UNSET
 from agentproto._core.wire.checks import (
     Unrecognised,
-    _check_constraints,
-    _error,
-    _load_int,
-    _load_number,
-    _strip_none,
-    _type_error,
-    _unwrap_annotated,
+    check_constraints,
     escape_pointer,
+    load_int,
+    load_number,
+    strip_none,
+    type_error,
+    unwrap_annotated,
+    wire_error,
 )
 from agentproto._core.wire.loaders import reject_unknown
 
@@ -51,11 +51,11 @@ def loader_env(cls: type, prefix: str) -> dict[str, Any]:
         "new": object.__new__,
         "UNSET": UNSET,
         "SchemaError": SchemaError,
-        "err": _error,
-        "type_error": _type_error,
-        "load_int": _load_int,
-        "load_number": _load_number,
-        "check": _check_constraints,
+        "err": wire_error,
+        "type_error": type_error,
+        "load_int": load_int,
+        "load_number": load_number,
+        "check": check_constraints,
         "describe": describe,
         "unknown": reject_unknown,
         "Unrecognised": Unrecognised,
@@ -123,7 +123,7 @@ def class_loader_lines(
             lines.extend(f"        {line}" for line in defaults)
             lines.append("        return o")
         known.append(field.metadata["wire"])
-        tp = _strip_none(_unwrap_annotated(hints[field.name]))
+        tp = strip_none(unwrap_annotated(hints[field.name]))
         # counting down, an optional field but the first (which follows the return
         # above: members are left) is skipped when none is
         guard = "not n or " if countdown and index > n_required else ""
@@ -232,7 +232,7 @@ def class_dumper_lines(
     other = len(written) < len(attrs.fields(cls))
 
     def value(field: Any, name: str) -> str:
-        tp = _strip_none(_unwrap_annotated(hints[field.name]))
+        tp = strip_none(unwrap_annotated(hints[field.name]))
         return name if is_plain(tp) else f"dv({name})"  # dv(None) is None
 
     # the leading members always written make one dict display (a required member is

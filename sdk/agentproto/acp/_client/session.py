@@ -15,7 +15,7 @@ from typing import Any
 from agentproto._core.errors import SchemaError
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.errors import RpcError, RpcErrorCode
-from agentproto.acp._protocol.wire import _converter
+from agentproto.acp._protocol.wire import CONVERTER
 from agentproto.acp._rpc.turn import CANCELLED
 from agentproto.acp._state.session import SessionState
 
@@ -65,7 +65,7 @@ class ClientSession:
 
     def _observe_state(self, update: v2.StateUpdateSessionUpdate) -> None:
         try:
-            state = _converter.load(update.extra or {}, v2.StateUpdate)
+            state = CONVERTER.load(update.extra or {}, v2.StateUpdate)
         except SchemaError:
             return
         self._phase = state.state

@@ -39,7 +39,7 @@ from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.errors import RpcError, RpcErrorCode
 from agentproto.acp._protocol.methods import method_table
-from agentproto.acp._protocol.wire import _converter as _v2_converter
+from agentproto.acp._protocol.wire import CONVERTER as _v2_converter
 from agentproto.acp._protocol.wire import make_v1_converter
 from agentproto.acp._relay.to_v1 import V2ToV1Adapter
 from agentproto.acp._relay.versions import V1ToV2Adapter

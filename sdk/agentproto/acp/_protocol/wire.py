@@ -49,7 +49,7 @@ def make_v1_converter() -> WireConverter:
     return WireConverter(_generated_v1, _generated_loaders_v1)
 
 
-_converter = make_converter()
+CONVERTER = make_converter()
 
 
 def parse_session_update(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> SessionUpdate:
@@ -66,12 +66,12 @@ def parse_session_update(obj: Any, *, diagnostics: list[Diagnostic] | None = Non
     Raises:
         SchemaError: the update does not match the schema.
     """
-    return _converter.load(obj, SessionUpdate, diagnostics=diagnostics)  # type: ignore[no-any-return]
+    return CONVERTER.load(obj, SessionUpdate, diagnostics=diagnostics)  # type: ignore[no-any-return]
 
 
 def dump_session_update(update: SessionUpdate) -> dict[str, Any]:
     """The wire JSON of a typed update; omitted patch fields stay omitted, cleared ones are null."""
-    return _converter.dump(update)  # type: ignore[no-any-return]
+    return CONVERTER.dump(update)  # type: ignore[no-any-return]
 
 
 def parse_session_notification(
@@ -92,7 +92,7 @@ def parse_session_notification(
         SchemaError: the params do not match the schema (location relative to
             ``params``).
     """
-    return _converter.load(params, UpdateSessionNotification, diagnostics=diagnostics)  # type: ignore[no-any-return]
+    return CONVERTER.load(params, UpdateSessionNotification, diagnostics=diagnostics)  # type: ignore[no-any-return]
 
 
 def parse_permission_request(
@@ -111,7 +111,7 @@ def parse_permission_request(
     Raises:
         SchemaError: the params do not match the schema.
     """
-    return _converter.load(params, RequestPermissionRequest, diagnostics=diagnostics)  # type: ignore[no-any-return]
+    return CONVERTER.load(params, RequestPermissionRequest, diagnostics=diagnostics)  # type: ignore[no-any-return]
 
 
 def session_notification(
@@ -126,7 +126,7 @@ def session_notification(
         update: the update.
         meta: the notification's own ``_meta`` (about this notification only).
     """
-    params = _converter.dump(
+    params = CONVERTER.dump(
         UpdateSessionNotification(session_id=session_id, update=update, meta=meta)
     )
     return Notification(METHOD_SESSION_UPDATE, params)
@@ -139,4 +139,4 @@ def permission_request(request_id: int | str, request: RequestPermissionRequest)
         request_id: the JSON-RPC id the response will answer.
         request: the params.
     """
-    return Request(request_id, METHOD_REQUEST_PERMISSION, _converter.dump(request))
+    return Request(request_id, METHOD_REQUEST_PERMISSION, CONVERTER.dump(request))

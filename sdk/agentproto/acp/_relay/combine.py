@@ -66,7 +66,7 @@ _PLAN_UPDATE = _MEMBERS.get("plan_update")
 _PLAN_REMOVED = _MEMBERS.get("plan_removed")
 
 
-def _entity(update: Any) -> tuple[str, Any] | None:
+def entity_of(update: Any) -> tuple[str, Any] | None:
     """The entity an update touches, ``None`` for updates that never coalesce."""
     cls = update.__class__
     kind = BY_UPSERT.get(cls) or BY_CHUNK.get(cls)
@@ -130,8 +130,8 @@ def combine(first: SessionUpdate, second: SessionUpdate) -> list[SessionUpdate]:
         then an object; else ``[first, second]``. The arguments are never
         mutated; a result may share values with them.
     """
-    key = _entity(first)
-    if key is None or key != _entity(second) or not (_valid(first) and _valid(second)):
+    key = entity_of(first)
+    if key is None or key != entity_of(second) or not (_valid(first) and _valid(second)):
         return [first, second]
     cls1 = first.__class__
     cls2 = second.__class__

@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 from agentproto._core.errors import UsageError
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._protocol.wire import _converter as v2_converter
+from agentproto.acp._protocol.wire import CONVERTER as v2_converter
 from agentproto.acp._protocol.wire import make_v1_converter
 from agentproto.acp._relay.gitpatch import make_patch, read_sections, whole_texts
 from agentproto.acp._state.entities import TerminalState
@@ -74,7 +74,7 @@ _TEXT_FILE = _enum("DiffFileType", "text")
 _WHOLE_FILE = (v2.AddDiffChange, v2.ModifyDiffChange)
 # the item classes whose shape differs between the versions (all others pass as they are)
 _V1_SHAPES = frozenset({v1.DiffToolCallContent, v1.AvailableCommand, v1.TerminalToolCallContent})
-_V2_SHAPES = frozenset(
+V2_SHAPES = frozenset(
     {
         v2.DiffToolCallContent,
         v2.CommandAvailableCommand,
@@ -229,7 +229,7 @@ def items_to_v1(
         terminals: the session's terminals (stateful), ``None`` (stateless).
         report: where problems go.
     """
-    if all(item.__class__ not in _V2_SHAPES for item in items):
+    if all(item.__class__ not in V2_SHAPES for item in items):
         return wires
     out: list[Any] = []
     for item, wire in zip(items, wires, strict=True):

@@ -12,25 +12,25 @@ from agentproto._core.errors import SchemaError, UsageError
 from agentproto._core.unset import UNSET
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._protocol.wire import _converter as _v2_converter
-from agentproto.acp._relay.combine import _entity
-from agentproto.acp._relay.content import _V2_SHAPES, items_to_v1
+from agentproto.acp._protocol.wire import CONVERTER as _v2_converter
+from agentproto.acp._relay.combine import entity_of
+from agentproto.acp._relay.content import V2_SHAPES, items_to_v1
 from agentproto.acp._relay.content import v1_converter as _v1_converter
 from agentproto.acp._relay.versions import (
-    _MESSAGE_CHUNK_KINDS,
-    _MESSAGE_UPSERTS,
-    _META_PATCHED,
-    _NO_V1,
-    _TOOL_CALL,
-    _TOOL_CALL_ALL,
-    _V1_MEMBERS,
-    _V1_PLAN,
-    _V2_KINDS,
     DEFAULT_PLAN_ID,
+    MESSAGE_CHUNK_KINDS,
+    MESSAGE_UPSERTS,
+    META_PATCHED,
+    NO_V1,
+    TOOL_CALL,
+    TOOL_CALL_ALL,
     V1_KINDS,
-    _Adapter,
-    _convert_lists,
-    _notifications,
+    V1_MEMBERS,
+    V1_PLAN,
+    V2_KINDS,
+    Adapter,
+    convert_lists,
+    notifications_like,
 )
 from agentproto.acp._state.entities import BY_UPSERT, KINDS
 from agentproto.acp._state.session import SessionState
@@ -60,7 +60,7 @@ def _v1_status(status: str) -> str:
     return _V1_STATUS_FOR.get(status, "in_progress")
 
 
-class V2ToV1Adapter(_Adapter):
+class V2ToV1Adapter(Adapter):
     """Converts ACP v2 session updates to ACP v1 (see :mod:`agentproto.acp._relay.versions`).
 
     Args:
@@ -130,28 +130,28 @@ class V2ToV1Adapter(_Adapter):
             except SchemaError as err:
                 self._report("not-convertible", f"{kind!r} dropped: {err}", subject=kind)
                 return []
-        elif cls not in _V2_KINDS:
+        elif cls not in V2_KINDS:
             raise UsageError(
                 "acp.not-an-update", f"expected a v2 session update, not {type(update).__name__}"
             )
         if cls is v2.ToolCallUpdateSessionUpdate or cls is v2.ToolCallContentChunkSessionUpdate:
             return self._tool_call(session, update)
-        if cls in _MESSAGE_UPSERTS:
+        if cls in MESSAGE_UPSERTS:
             return self._message(session, update)
         if self.stateful and cls in _TERMINAL_UPDATES:
             return self._terminal(session, update.terminal_id)  # type: ignore[union-attr]
-        if cls in _NO_V1 or cls is v2.OtherSessionUpdate:
+        if cls in NO_V1 or cls is v2.OtherSessionUpdate:
             self._report("not-convertible", f"{kind!r} has no v1 counterpart", subject=kind)
             return []
         wire = _main_plan(update)
         if wire is None:
             wire = _v2_converter.dump(update)
-            _convert_lists(update, wire, self._items(session, str(_entity(update) or kind)))
-        if self.stateful and cls in _META_PATCHED and update.meta is not UNSET:  # type: ignore[union-attr]
+            convert_lists(update, wire, self._items(session, str(entity_of(update) or kind)))
+        if self.stateful and cls in META_PATCHED and update.meta is not UNSET:  # type: ignore[union-attr]
             entity = session.state.entity(_state_key(update))
             wire["_meta"] = entity.meta or {}
-        if self.stateful and kind in _MESSAGE_CHUNK_KINDS:
-            key = (_MESSAGE_CHUNK_KINDS[kind], update.message_id)  # type: ignore[union-attr]
+        if self.stateful and kind in MESSAGE_CHUNK_KINDS:
+            key = (MESSAGE_CHUNK_KINDS[kind], update.message_id)  # type: ignore[union-attr]
             session.messages.setdefault(key, []).append(update.content)  # type: ignore[union-attr]
         converted = self._load(_v1_converter, wire, v1.SessionUpdate)
         return [] if converted is None else [converted]
@@ -166,7 +166,7 @@ class V2ToV1Adapter(_Adapter):
     ) -> list[v1.SessionNotification]:
         """Convert a whole v2 ``session/update`` params object (its ``_meta`` kept as is)."""
         updates = self.convert(notification.update, session_id=notification.session_id)
-        return _notifications(v1.SessionNotification, notification, updates)
+        return notifications_like(v1.SessionNotification, notification, updates)
 
     def _items(
         self, session: _V2Session, entity: str
@@ -180,7 +180,7 @@ class V2ToV1Adapter(_Adapter):
         terminals = session.state.terminals if self.stateful else None
 
         def convert(items: list[Any], wires: list[Any]) -> list[Any]:
-            if all(item.__class__ not in _V2_SHAPES for item in items):
+            if all(item.__class__ not in V2_SHAPES for item in items):
                 return wires
             out = []
             for item, wire in zip(items, wires, strict=True):
@@ -201,7 +201,7 @@ class V2ToV1Adapter(_Adapter):
                 )
                 return []
             wire = _v2_converter.dump(update)
-            _convert_lists(update, wire, self._items(session, f"tool_call:{update.tool_call_id}"))
+            convert_lists(update, wire, self._items(session, f"tool_call:{update.tool_call_id}"))
             if isinstance(wire.get("kind"), str):
                 wire["kind"] = _v1_kind(wire["kind"])
             if isinstance(wire.get("status"), str):
@@ -213,11 +213,11 @@ class V2ToV1Adapter(_Adapter):
         full = call.tool_call_id not in session.tool_calls
         session.tool_calls.add(call.tool_call_id)
         if full:
-            changed: set[str] = set(_TOOL_CALL_ALL)
+            changed: set[str] = set(TOOL_CALL_ALL)
         elif update.__class__ is v2.ToolCallContentChunkSessionUpdate:
             changed = {"content"}
         else:
-            changed = {name for name in _TOOL_CALL_ALL if getattr(update, name, UNSET) is not UNSET}
+            changed = {name for name in TOOL_CALL_ALL if getattr(update, name, UNSET) is not UNSET}
         return self._send_call(session, call, changed, full)
 
     def _send_call(
@@ -322,7 +322,7 @@ def _main_plan(update: Any) -> dict[str, Any] | None:
         entries = []
     else:
         return None
-    wire: dict[str, Any] = {"sessionUpdate": _V1_PLAN, "entries": entries}
+    wire: dict[str, Any] = {"sessionUpdate": V1_PLAN, "entries": entries}
     if update.meta is not None:
         wire["_meta"] = update.meta
     return wire
@@ -331,7 +331,7 @@ def _main_plan(update: Any) -> dict[str, Any] | None:
 # required in a v1 ``tool_call``: sent as "" while unknown (v1 cannot carry null)
 _V1_REQUIRED = frozenset(
     f.metadata["wire"]
-    for f in attrs.fields(_V1_MEMBERS["tool_call"])
+    for f in attrs.fields(V1_MEMBERS["tool_call"])
     if f.metadata.get("required") and f.name not in ("session_update", "tool_call_id")
 )
 # values v1 lacks, mapped
@@ -348,7 +348,7 @@ def _v1_tool_call_fields(
     ``items`` converts a collection's items.
     """
     out: dict[str, Any] = {}
-    for field in _TOOL_CALL.patch:
+    for field in TOOL_CALL.patch:
         if field.name not in changed:
             continue
         value = getattr(call, field.name) if field.typed else call.other_fields.get(field.name)
@@ -374,7 +374,7 @@ _TERMINAL_UPDATES = frozenset(() if _TERMINAL is None else (_TERMINAL.upsert, _T
 
 def _state_key(update: Any) -> str:
     """The :class:`SessionState` entity key of a metadata-patched upsert."""
-    key = _entity(update)
+    key = entity_of(update)
     assert key is not None
     kind, ident = key
     return kind if ident is None else f"{kind}:{ident}"

@@ -108,8 +108,8 @@ from agentproto._core.unset import UNSET
 from agentproto._core.wire.converter import Unrecognised, WireConverter
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._protocol.wire import _converter as _v2_converter
-from agentproto.acp._relay.combine import _entity
+from agentproto.acp._protocol.wire import CONVERTER as _v2_converter
+from agentproto.acp._relay.combine import entity_of
 from agentproto.acp._relay.content import Report, items_to_v2
 from agentproto.acp._relay.content import v1_converter as _v1_converter
 from agentproto.acp._state.entities import BY_UPSERT, KINDS, EntityKind, union_members
@@ -123,12 +123,12 @@ DEFAULT_PLAN_ID = "main"
 _N = TypeVar("_N")
 
 # what the two versions have in common, read from the generated classes
-_V1_MEMBERS = union_members(v1.SessionUpdate)
+V1_MEMBERS = union_members(v1.SessionUpdate)
 _V2_MEMBERS = union_members(v2.SessionUpdate)
-V1_KINDS = frozenset(_V1_MEMBERS)
+V1_KINDS = frozenset(V1_MEMBERS)
 """Every ``sessionUpdate`` kind of the v1 schema agentproto is generated from."""
-_V1_PLAN = attrs.fields_dict(v1.PlanSessionUpdate)["session_update"].metadata["const"]
-_TOOL_CALL = KINDS["tool_call"]
+V1_PLAN = attrs.fields_dict(v1.PlanSessionUpdate)["session_update"].metadata["const"]
+TOOL_CALL = KINDS["tool_call"]
 
 
 def _optional_wires(cls: type) -> frozenset[str]:
@@ -142,7 +142,7 @@ def _optional_wires(cls: type) -> frozenset[str]:
 
 def _id_optional_in_v1(kind: EntityKind) -> bool:
     """Whether the v1 chunk of ``kind`` may omit the id v2 requires."""
-    chunk = _V1_MEMBERS.get(kind.spec.chunk or "")
+    chunk = V1_MEMBERS.get(kind.spec.chunk or "")
     if chunk is None or kind.id_field is None:
         return False
     field = attrs.fields_dict(chunk).get(kind.id_field)
@@ -151,18 +151,18 @@ def _id_optional_in_v1(kind: EntityKind) -> bool:
 
 # v2 tool call patch fields a v1 ``tool_call`` can omit (wire names); omitted = reset
 _TOOL_CALL_RESET = tuple(
-    f.wire for f in _TOOL_CALL.patch if f.wire in _optional_wires(_V1_MEMBERS["tool_call"])
+    f.wire for f in TOOL_CALL.patch if f.wire in _optional_wires(V1_MEMBERS["tool_call"])
 )
 # v1 upserts whose _meta may replace the stored object whole -> their v2 entity kind
 _V1_UPSERT_KINDS: dict[str, EntityKind] = {
-    kind.spec.upsert: kind for kind in KINDS.values() if kind.spec.upsert in _V1_MEMBERS
+    kind.spec.upsert: kind for kind in KINDS.values() if kind.spec.upsert in V1_MEMBERS
 }
 WHOLE_META_V1 = frozenset({"compaction_update", "subagent_update", "session_message"}) & set(
     _V1_UPSERT_KINDS
 )
 """The v1 updates (besides ``tool_call``) whose ``_meta`` replaces the stored object whole."""
 # v1 message chunks that may lack the id v2 requires -> their v2 entity kind
-_MESSAGE_CHUNK_KINDS = {
+MESSAGE_CHUNK_KINDS = {
     str(kind.spec.chunk): kind.name for kind in KINDS.values() if _id_optional_in_v1(kind)
 }
 
@@ -177,7 +177,7 @@ def _list_fields(cls: type) -> tuple[tuple[str, str], ...]:
     )
 
 
-def _convert_lists(
+def convert_lists(
     update: Any, wire: dict[str, Any], convert: Callable[[list[Any], list[Any]], list[Any]]
 ) -> None:
     """Replace each list ``update`` carries, in its wire object, by what ``convert`` makes of it."""
@@ -187,13 +187,13 @@ def _convert_lists(
             wire[wire_name] = convert(value, wire[wire_name])
 
 
-def _notifications(cls: type[_N], notification: Any, updates: list[Any]) -> list[_N]:
+def notifications_like(cls: type[_N], notification: Any, updates: list[Any]) -> list[_N]:
     """The converted updates, each in a notification like the one they came in."""
     session_id, meta = notification.session_id, notification.meta
     return [cls(session_id=session_id, update=update, meta=meta) for update in updates]  # type: ignore[call-arg]
 
 
-class _Adapter:
+class Adapter:
     """What both adapters share: diagnostics and tolerant loading."""
 
     def __init__(self, *, stateful: bool) -> None:
@@ -239,7 +239,7 @@ class _V1Session:
     reported: set[tuple[Any, str, str]] = attrs.Factory(set)  # losses, once per entity
 
 
-class V1ToV2Adapter(_Adapter):
+class V1ToV2Adapter(Adapter):
     """Converts ACP v1 session updates to ACP v2 (see the module documentation).
 
     Args:
@@ -294,8 +294,8 @@ class V1ToV2Adapter(_Adapter):
         kind = wire["sessionUpdate"]
         ident = wire.get("toolCallId") if kind in ("tool_call", "tool_call_update") else None
         report = self._once(session.reported, kind if ident is None else f"tool_call:{ident}")
-        _convert_lists(update, wire, lambda items, wires: items_to_v2(items, wires, report))
-        if kind in _MESSAGE_CHUNK_KINDS:
+        convert_lists(update, wire, lambda items, wires: items_to_v2(items, wires, report))
+        if kind in MESSAGE_CHUNK_KINDS:
             if "messageId" not in wire:
                 wire["messageId"] = self._message_id(session, kind)
         else:
@@ -314,7 +314,7 @@ class V1ToV2Adapter(_Adapter):
             entity = _V1_UPSERT_KINDS[kind]
             ident = None if entity.id_wire is None else wire.get(entity.id_wire)
             before = self._whole_meta(session, wire, (entity.name, ident))
-        elif kind == _V1_PLAN:
+        elif kind == V1_PLAN:
             entries = wire.pop("entries")
             wire["sessionUpdate"] = "plan_update"
             wire["plan"] = {"type": "items", "planId": DEFAULT_PLAN_ID, "entries": entries}
@@ -338,11 +338,11 @@ class V1ToV2Adapter(_Adapter):
     ) -> list[v2.UpdateSessionNotification]:
         """Convert a whole v1 ``session/update`` params object (its ``_meta`` kept as is)."""
         updates = self.convert(notification.update, session_id=notification.session_id)
-        return _notifications(v2.UpdateSessionNotification, notification, updates)
+        return notifications_like(v2.UpdateSessionNotification, notification, updates)
 
     def _message_id(self, session: _V1Session, kind: str) -> str:
         if not self.stateful:
-            return f"v1-{_MESSAGE_CHUNK_KINDS[kind]}"
+            return f"v1-{MESSAGE_CHUNK_KINDS[kind]}"
         if session.run is None or session.run[0] != kind:
             session.runs += 1
             session.run = (kind, f"v1-{session.runs}")
@@ -375,31 +375,31 @@ class V1ToV2Adapter(_Adapter):
         if not self.stateful:
             return
         meta = getattr(update, "meta", UNSET)
-        key = _entity(update)
-        if meta is UNSET or key is None or update.__class__ not in _META_PATCHED:
+        key = entity_of(update)
+        if meta is UNSET or key is None or update.__class__ not in META_PATCHED:
             return
         session.metas[key] = apply_meta_update(session.metas.get(key), meta)
 
 
-_META_PATCHED = frozenset(BY_UPSERT)
+META_PATCHED = frozenset(BY_UPSERT)
 
 
 # ---- what the v2 -> v1 direction reads (V2ToV1Adapter, in .to_v1) ----------------------
 
 # the v2 tool call fields v1 ``tool_call_update`` has (Python names), ``_meta`` last
-_TOOL_CALL_ALL = (
+TOOL_CALL_ALL = (
     *(
         f.name
-        for f in _TOOL_CALL.patch
-        if f.name in attrs.fields_dict(_V1_MEMBERS["tool_call_update"])
+        for f in TOOL_CALL.patch
+        if f.name in attrs.fields_dict(V1_MEMBERS["tool_call_update"])
     ),
     "meta",
 )
-_MESSAGE_UPSERTS = frozenset(
+MESSAGE_UPSERTS = frozenset(
     kind.upsert
     for kind in KINDS.values()
-    if kind.spec.upsert not in _V1_MEMBERS and kind.spec.chunk in _MESSAGE_CHUNK_KINDS
+    if kind.spec.upsert not in V1_MEMBERS and kind.spec.chunk in MESSAGE_CHUNK_KINDS
 )
 # v2 kinds v1 lacks (tool call chunks and message upserts are converted all the same)
-_NO_V1 = frozenset(cls for tag, cls in _V2_MEMBERS.items() if tag not in _V1_MEMBERS)
-_V2_KINDS = frozenset(typing.get_args(v2.SessionUpdate))
+NO_V1 = frozenset(cls for tag, cls in _V2_MEMBERS.items() if tag not in V1_MEMBERS)
+V2_KINDS = frozenset(typing.get_args(v2.SessionUpdate))

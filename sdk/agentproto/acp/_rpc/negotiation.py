@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from agentproto._core.errors import UsageError
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.errors import PeerProtocolError, RpcError, RpcErrorCode
-from agentproto.acp._protocol.wire import _converter
+from agentproto.acp._protocol.wire import CONVERTER
 
 __all__ = [
     "SUPPORTED_VERSIONS",
@@ -80,7 +80,7 @@ def negotiate(requested: int, supported: Iterable[int] = SUPPORTED_VERSIONS) -> 
     below = [version for version in versions if version <= requested]
     if below:
         return below[-1]
-    data = _converter.dump(
+    data = CONVERTER.dump(
         v2.UnsupportedProtocolVersionErrorData(requested=requested, supported=list(versions))
     )
     message = f"unsupported protocol version {requested} (this agent supports {list(versions)})"
@@ -124,7 +124,7 @@ def refused(requested: int, error: RpcError) -> UnsupportedVersionError:
     data = error.data
     if isinstance(data, dict):
         try:
-            parsed = _converter.load(data, v2.UnsupportedProtocolVersionErrorData)
+            parsed = CONVERTER.load(data, v2.UnsupportedProtocolVersionErrorData)
             supported = tuple(parsed.supported)
         except ValueError:
             supported = ()

@@ -35,7 +35,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 from agentproto._core.errors import UsageError
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._protocol.wire import _converter
+from agentproto.acp._protocol.wire import CONVERTER
 
 __all__ = ["CANCELLED", "END_TURN", "ERROR", "Foreground", "Phase", "state_update"]
 
@@ -65,7 +65,7 @@ _STEPS: Final[dict[tuple[Phase, str], Phase]] = {
 
 def state_update(state: Any) -> v2.StateUpdateSessionUpdate:
     """The ``state_update`` session update carrying a typed ``StateUpdate`` snapshot."""
-    return v2.StateUpdateSessionUpdate(extra=_converter.dump(state))
+    return v2.StateUpdateSessionUpdate(extra=CONVERTER.dump(state))
 
 
 class Foreground:
@@ -156,7 +156,7 @@ class Foreground:
         self._step("end")
         self.cancel_requested = False
         self.stop_reason = stop_reason
-        extra = None if error is None else {"error": _converter.dump(error)}
+        extra = None if error is None else {"error": CONVERTER.dump(error)}
         return state_update(v2.IdleStateUpdate(stop_reason=stop_reason, extra=extra))
 
     def snapshot(self) -> v2.StateUpdateSessionUpdate:

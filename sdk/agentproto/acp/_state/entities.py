@@ -51,7 +51,7 @@ import attrs
 
 from agentproto._core.errors import UsageError
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._protocol.wire import _converter
+from agentproto.acp._protocol.wire import CONVERTER
 from agentproto.acp._state.meta import Meta
 
 __all__ = [
@@ -84,7 +84,7 @@ TOOL_CALL_STATUSES = frozenset(v2.ENUM_VALUES["ToolCallStatus"])
 
 _FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
-_dump = _converter.dump
+_dump = CONVERTER.dump
 
 
 @attrs.define(kw_only=True)

@@ -46,7 +46,7 @@ from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import LimitError, SchemaError, UsageError
 from agentproto._core.unset import UNSET
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._protocol.wire import _converter
+from agentproto.acp._protocol.wire import CONVERTER
 from agentproto.acp._state.entities import (
     BY_CHUNK,
     BY_UPSERT,
@@ -361,7 +361,7 @@ def _apply_other(state: SessionState, u: v2.OtherSessionUpdate) -> None:
 
 def _apply_unhandled(state: SessionState, u: Any) -> None:
     """A member of the union this module has no rule for: kept whole, like an unknown kind."""
-    wire: dict[str, Any] = _converter.dump(u)
+    wire: dict[str, Any] = CONVERTER.dump(u)
     tag = wire.pop("sessionUpdate")
     _apply_other(state, v2.OtherSessionUpdate(session_update=tag, extra=wire or None))
 

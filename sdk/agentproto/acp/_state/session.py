@@ -38,7 +38,7 @@ from typing import Any
 from agentproto._core.diagnostics import Diagnostic, DiagnosticLog
 from agentproto._core.errors import LimitError, SchemaError, UsageError
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._protocol.wire import _converter
+from agentproto.acp._protocol.wire import CONVERTER
 from agentproto.acp._state import entities as records
 from agentproto.acp._state.entities import ENTITY_NAMES
 from agentproto.acp._state.rules import LATEST, Rule, build_rules, tool_call_rule
@@ -50,8 +50,8 @@ DEFAULT_MAX_ENTITIES = 100_000
 session keeps thousands of tool calls), low enough that a peer inventing ids is stopped
 at about a hundred megabytes of entities."""
 
-_dump = _converter.dump
-_RULES: dict[type, Rule] = build_rules(v2.SessionUpdate)
+_dump = CONVERTER.dump
+RULES: dict[type, Rule] = build_rules(v2.SessionUpdate)
 """The rule of every member of the generated ``SessionUpdate`` union."""
 
 
@@ -203,7 +203,7 @@ class SessionState:
                 one holds an id, collection, fixed field or terminal output of
                 the wrong Python type. The state is unchanged.
         """
-        rule = _RULES.get(update.__class__)
+        rule = RULES.get(update.__class__)
         if rule is None:
             raise UsageError(
                 "acp.not-an-update",

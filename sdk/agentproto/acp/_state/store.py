@@ -20,16 +20,16 @@ import attrs
 from agentproto._core.describe import describe
 from agentproto._core.diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic, DiagnosticLog
 from agentproto._core.errors import LimitError, SchemaError, UsageError
-from agentproto._core.wire.converter import Unrecognised, _Context
+from agentproto._core.wire.converter import Context, Unrecognised
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.jsonrpc import Message, MessageReader, Notification, Request, Response
 from agentproto.acp._protocol.wire import (
+    CONVERTER,
     METHOD_REQUEST_PERMISSION,
     METHOD_SESSION_UPDATE,
-    _converter,
 )
 from agentproto.acp._state.rules import TOLERATED, Rule
-from agentproto.acp._state.session import _RULES, DEFAULT_MAX_ENTITIES, SessionState
+from agentproto.acp._state.session import DEFAULT_MAX_ENTITIES, RULES, SessionState
 
 __all__ = ["DEFAULT_MAX_SESSIONS", "SessionStore"]
 
@@ -38,15 +38,15 @@ DEFAULT_MAX_SESSIONS = 10_000
 (each child session of a subagent is one); ten thousand stops a peer inventing ids."""
 
 
-_load_notification = _converter.loader(v2.UpdateSessionNotification)
+_load_notification = CONVERTER.loader(v2.UpdateSessionNotification)
 # sessionUpdate tag -> (loader of its class, rule), for every kind with a rule of its own
 # (not the tolerated ones: their diagnostics need the store's location)
 _FAST_PATH: dict[str, tuple[Any, Rule]] = {
-    attrs.fields(cls).session_update.default: (_converter.loader(cls), rule)
-    for cls, rule in _RULES.items()
+    attrs.fields(cls).session_update.default: (CONVERTER.loader(cls), rule)
+    for cls, rule in RULES.items()
     if rule not in TOLERATED
 }
-_load_permission_request = _converter.loader(v2.RequestPermissionRequest)
+_load_permission_request = CONVERTER.loader(v2.RequestPermissionRequest)
 
 
 class SessionStore:
@@ -115,7 +115,7 @@ class SessionStore:
         self.sessions: dict[str, SessionState] = {}
         self.diagnostics: list[Diagnostic] = DiagnosticLog(max_diagnostics)
         self._parse_diagnostics: list[Diagnostic] = []
-        self._context = _Context(None if strict else self._parse_diagnostics)
+        self._context = Context(None if strict else self._parse_diagnostics)
         self._reader = MessageReader()
 
     def session(self, session_id: str) -> SessionState:

@@ -35,7 +35,7 @@ from agentproto.agui._consume.later_stages import LaterStages
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._protocol.compat import upgrade_input
 from agentproto.agui._protocol.encoding import Transport
-from agentproto.agui._protocol.wire import _converter
+from agentproto.agui._protocol.wire import CONVERTER
 from agentproto.agui._reduce.conversation import Conversation
 from agentproto.agui._reduce.records import DEFAULT_MAX_ACTIVITY_NODES, DEFAULT_MAX_STATE_NODES
 from agentproto.agui._verify.subagents import SubagentInvocation
@@ -216,12 +216,12 @@ def _typed_input(
     material stripped into ``found``, a malformed known field fatal), typed input held
     to the same depth limit."""
     if isinstance(run_input, dict):
-        loaded: RunAgentInput = _converter.load(
+        loaded: RunAgentInput = CONVERTER.load(
             upgrade_input(run_input), RunAgentInput, diagnostics=found, max_depth=max_depth
         )
         return loaded
     if isinstance(run_input, RunAgentInput):
-        check_value(_converter.dump(run_input), max_depth=max_depth)
+        check_value(CONVERTER.dump(run_input), max_depth=max_depth)
         return run_input
     if run_input is None:
         return None

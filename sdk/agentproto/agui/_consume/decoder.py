@@ -52,12 +52,12 @@ from agentproto._core.json.codec import (
 )
 from agentproto._core.json.lines import JSONLinesDecoder
 from agentproto._core.sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder, SSEEvent
-from agentproto._core.wire.converter import Unrecognised, _Context
+from agentproto._core.wire.converter import Context, Unrecognised
 from agentproto._core.wire.loaders import Loader
 from agentproto.agui._generated import Event
 from agentproto.agui._protocol.compat import CompatibilityBoundary
 from agentproto.agui._protocol.encoding import Transport
-from agentproto.agui._protocol.wire import EVENT_LOADERS, EVENT_NUMBER_MEMBERS, _load_event
+from agentproto.agui._protocol.wire import EVENT_LOADERS, EVENT_NUMBER_MEMBERS, load_event
 
 __all__ = ["EventDecoder", "Middleware"]
 
@@ -168,7 +168,7 @@ class EventDecoder:
         )
         self._max_depth = max_depth
         self._found: list[Diagnostic] = []  # the current event's diagnostics
-        self._context = _Context(self._found)  # enforcement reports there too
+        self._context = Context(self._found)  # enforcement reports there too
         for hook in self._middleware:  # middleware that reports its repairs reports there
             bind = getattr(hook, "bind_diagnostics", None)
             if bind is not None:
@@ -442,7 +442,7 @@ class EventDecoder:
             if translated is None:
                 return
             try:
-                event = _load_event(translated, "", self._context)
+                event = load_event(translated, "", self._context)
             except Unrecognised as unknown:
                 self._dropped(translated, unknown, found)
                 return

@@ -83,7 +83,7 @@ from agentproto.agui._protocol.kinds import (
     has_member,
     kinds,
 )
-from agentproto.agui._protocol.wire import _converter
+from agentproto.agui._protocol.wire import CONVERTER
 from agentproto.agui._reduce.conversation import Conversation
 
 __all__ = ["RunCompactor", "chunk_form", "same_json", "starts_twice"]
@@ -130,11 +130,11 @@ def same_json(a: Any, b: Any) -> bool:
 
 
 def _size(event: Event) -> int:
-    return len(dumps(_converter.dump(event)))
+    return len(dumps(CONVERTER.dump(event)))
 
 
 def _load(wire: dict[str, Any]) -> Event:
-    event: Event = _converter.load(wire, Event)
+    event: Event = CONVERTER.load(wire, Event)
     return event
 
 
@@ -333,7 +333,7 @@ def _merged_patches(deltas: list[Any], tag: str | None, last: Any) -> list[Event
     groups: list[list[Any]] = [[]]
     added = 0
     for delta in deltas:
-        ops = _converter.dump(delta)["delta"]
+        ops = CONVERTER.dump(delta)["delta"]
         nodes = sum(NodeCount.measure(op.get("value")) for op in ops)
         over = len(groups[-1]) + len(ops) > limits.max_operations
         if groups[-1] and (over or added + nodes > limits.max_added_nodes):
@@ -354,7 +354,7 @@ def _state_event(kind: str, wire: str, value: Any, tag: str | None, last: Any) -
 
 
 def _activity_snapshot(message_id: str, current: ActivityMessage, last: Any) -> Event:
-    message = _converter.dump(current)
+    message = CONVERTER.dump(current)
     document: dict[str, Any] = {"type": _ACTIVITY_SNAPSHOT, "messageId": message_id}
     for wire in ("activityType", "content", "subagentRunId", "metadata"):
         if wire in message:
@@ -377,7 +377,7 @@ def _normalized_input(event: Any, shadow: Conversation) -> Any:
 
 def _held(message: Any, shadow: Conversation) -> bool:
     held = shadow.message(message.id)
-    return held is not None and same_json(_converter.dump(held), _converter.dump(message))
+    return held is not None and same_json(CONVERTER.dump(held), CONVERTER.dump(message))
 
 
 # ---- the chunk form -------------------------------------------------------------------------
@@ -519,7 +519,7 @@ def _chunk_of(family: Family, triad: Sequence[Event]) -> Event | None:
     document: dict[str, Any] = {"type": family.chunk}
     metadata: dict[str, Any] = {}
     for event in triad:
-        wire = _converter.dump(event)
+        wire = CONVERTER.dump(event)
         metadata.update(wire.pop("metadata", None) or {})
         for key in ("type", "rawEvent", "timestamp"):
             wire.pop(key, None)

@@ -26,10 +26,10 @@ from agentproto.agui._reduce.conversation import Conversation
 from agentproto.agui._thread.exchange import (
     ERROR_BODY_BYTES,
     AgentThread,
+    Exchange,
     HttpError,
     HttpStatusError,
     HttpTimeoutError,
-    _Exchange,
 )
 
 __all__ = ["DEFAULT_TIMEOUT", "AsyncHttpAgent", "HttpAgent"]
@@ -84,7 +84,7 @@ class _HttpBase(AgentThread, Generic[_Client]):
         self._owns_client = client is None
         self._client: _Client = client if client is not None else type(self)._new_client()
 
-    def _request(self, exchange: _Exchange) -> httpx.Request:
+    def _request(self, exchange: Exchange) -> httpx.Request:
         headers = httpx.Headers(self._headers)
         headers.update(exchange.headers())
         return self._client.build_request(
@@ -112,21 +112,19 @@ class _HttpBase(AgentThread, Generic[_Client]):
             url=self.url,
         )
 
-    def _opened(self, exchange: _Exchange, response: httpx.Response) -> Consumer:
+    def _opened(self, exchange: Exchange, response: httpx.Response) -> Consumer:
         """The consumer for a 2xx answer (raises for a type that is not a stream)."""
         return exchange.open(
             response.status_code, response.reason_phrase, response.headers.get("content-type")
         )
 
-    def _refused(
-        self, exchange: _Exchange, response: httpx.Response, raw: bytes
-    ) -> HttpStatusError:
+    def _refused(self, exchange: Exchange, response: httpx.Response, raw: bytes) -> HttpStatusError:
         """The error for a non-2xx answer whose body starts with ``raw``."""
         return exchange.status_error(
             response.status_code, response.reason_phrase, response.headers, raw
         )
 
-    def _broke(self, exchange: _Exchange, exc: httpx.HTTPError, cause: list[BaseException]) -> None:
+    def _broke(self, exchange: Exchange, exc: httpx.HTTPError, cause: list[BaseException]) -> None:
         """The stream broke with ``exc``: returns (the stream then ends) when every run
         had ended, or when the consumer's close will say it was truncated; raises a
         timeout."""
@@ -137,8 +135,8 @@ class _HttpBase(AgentThread, Generic[_Client]):
 
 
 @contextmanager
-def _running(exchange: _Exchange) -> Iterator[list[BaseException]]:
-    """One run's stream, from :meth:`~_Exchange.begin` to :meth:`~_Exchange.settle`.
+def _running(exchange: Exchange) -> Iterator[list[BaseException]]:
+    """One run's stream, from :meth:`~Exchange.begin` to :meth:`~Exchange.settle`.
 
     Gives the list where the stream's reader puts the transport failure behind a
     truncation (the cause of the error it ends with). A stream that stops early
@@ -254,7 +252,7 @@ class HttpAgent(_HttpBase[httpx.Client]):
         """
         return self._stream(self._prepare(messages, run_id, options))
 
-    def _stream(self, exchange: _Exchange) -> Iterator[Event]:
+    def _stream(self, exchange: Exchange) -> Iterator[Event]:
         with _running(exchange) as cause:
             try:
                 response = self._client.send(self._request(exchange), stream=True)
@@ -266,7 +264,7 @@ class HttpAgent(_HttpBase[httpx.Client]):
             finally:
                 response.close()
 
-    def _open(self, exchange: _Exchange, response: httpx.Response) -> Consumer:
+    def _open(self, exchange: Exchange, response: httpx.Response) -> Consumer:
         if response.is_success:
             return self._opened(exchange, response)
         raw = b""
@@ -278,7 +276,7 @@ class HttpAgent(_HttpBase[httpx.Client]):
         raise self._refused(exchange, response, raw)
 
     def _chunks(
-        self, exchange: _Exchange, response: httpx.Response, cause: list[BaseException]
+        self, exchange: Exchange, response: httpx.Response, cause: list[BaseException]
     ) -> Iterator[bytes]:
         try:
             for chunk in response.iter_bytes():
@@ -317,7 +315,7 @@ class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
         """Run the agent once; see :meth:`HttpAgent.run`."""
         return self._stream(self._prepare(messages, run_id, options))
 
-    async def _stream(self, exchange: _Exchange) -> AsyncIterator[Event]:
+    async def _stream(self, exchange: Exchange) -> AsyncIterator[Event]:
         with _running(exchange) as cause:
             try:
                 request = self._request(exchange)
@@ -335,7 +333,7 @@ class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
             finally:
                 await response.aclose()
 
-    async def _open(self, exchange: _Exchange, response: httpx.Response) -> Consumer:
+    async def _open(self, exchange: Exchange, response: httpx.Response) -> Consumer:
         if response.is_success:
             return self._opened(exchange, response)
         raw = b""
@@ -347,7 +345,7 @@ class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
         raise self._refused(exchange, response, raw)
 
     async def _chunks(
-        self, exchange: _Exchange, response: httpx.Response, cause: list[BaseException]
+        self, exchange: Exchange, response: httpx.Response, cause: list[BaseException]
     ) -> AsyncGenerator[bytes, None]:
         try:
             async for chunk in response.aiter_bytes():

@@ -141,7 +141,7 @@ from agentproto.agui._produce.handles import (
 from agentproto.agui._protocol.compat import check_declarable, check_peer_version, parse_version
 from agentproto.agui._protocol.kinds import ATTRIBUTED, attribute, kinds
 from agentproto.agui._protocol.wire import (
-    _converter,
+    CONVERTER,
     json_text,
     load_as,
     parse_event,
@@ -502,7 +502,7 @@ class RunProducer:
     @staticmethod
     def _check_schema(event: Event) -> None:
         try:
-            wire = _converter.dump(event)
+            wire = CONVERTER.dump(event)
         except (TypeError, AttributeError, ValueError) as exc:  # pragma: no cover - defensive
             raise SchemaError("type", "", f"{event.type} cannot be dumped: {exc}") from None
         dumps(wire)  # values that are not JSON (NaN, objects, ...)

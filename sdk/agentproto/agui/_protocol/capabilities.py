@@ -47,7 +47,7 @@ from agentproto._core.errors import DecodeError, SchemaError, UsageError
 from agentproto._core.readonly import readonly, thaw
 from agentproto.agui import _generated
 from agentproto.agui._generated import AgentCapabilities, SubagentInfo, Tool
-from agentproto.agui._protocol.wire import _converter
+from agentproto.agui._protocol.wire import CONVERTER
 
 __all__ = [
     "CAPABILITY_FLAGS",
@@ -115,7 +115,7 @@ def parse_capabilities(
         DecodeError: the document nests deeper than the parser's depth limit.
     """
     found: list[Diagnostic] = [] if diagnostics is None else diagnostics
-    loaded: AgentCapabilities = _converter.load(document, AgentCapabilities, diagnostics=found)
+    loaded: AgentCapabilities = CONVERTER.load(document, AgentCapabilities, diagnostics=found)
     if diagnostics is None:
         log_diagnostics(found, _logger)
     return loaded
@@ -135,8 +135,8 @@ def dump_capabilities(capabilities: AgentCapabilities) -> dict[str, Any]:
         SchemaError: a field holds a value the schema rejects; ``problems`` lists
             every one.
     """
-    wire: dict[str, Any] = thaw(_converter.dump(capabilities))
-    _converter.load(wire, AgentCapabilities)
+    wire: dict[str, Any] = thaw(CONVERTER.dump(capabilities))
+    CONVERTER.load(wire, AgentCapabilities)
     return wire
 
 

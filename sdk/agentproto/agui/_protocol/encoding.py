@@ -66,7 +66,7 @@ _UNCHECKED: Final[dict[str, Callable[[Event], bytes]]] = {
 }
 
 
-def _encoder(transport: str, *, check: bool = True) -> Callable[[Event], bytes]:
+def encoder_for(transport: str, *, check: bool = True) -> Callable[[Event], bytes]:
     encoder = (_ENCODERS if check else _UNCHECKED).get(transport)
     if encoder is None:
         raise UsageError("serve.transport", f"transport must be 'sse' or 'jsonl': {transport!r}")
@@ -84,7 +84,7 @@ def _encode_sync(events: Iterable[Event], encode: Callable[[Event], bytes]) -> I
             close()
 
 
-async def _encode_async(
+async def encode_async(
     events: AsyncIterable[Event], encode: Callable[[Event], bytes]
 ) -> AsyncGenerator[bytes, None]:
     iterator = aiter(events)
@@ -101,9 +101,9 @@ def _encode_stream(
     events: Events, transport: str, check: bool
 ) -> AsyncIterator[bytes] | Iterator[bytes]:
     """``events`` framed for ``transport``: async in, async out; sync in, sync out."""
-    encode = _encoder(transport, check=check)
+    encode = encoder_for(transport, check=check)
     if isinstance(events, AsyncIterable):
-        return _encode_async(events, encode)
+        return encode_async(events, encode)
     return _encode_sync(events, encode)
 
 
@@ -144,7 +144,7 @@ def stream_headers(transport: Transport = "sse") -> dict[str, str]:
     ``content-type`` (:data:`SSE_CONTENT_TYPE` or :data:`JSONL_CONTENT_TYPE`),
     ``cache-control: no-cache`` and ``x-accel-buffering: no`` (no proxy buffering).
     """
-    _encoder(transport)
+    encoder_for(transport)
     return {
         "content-type": SSE_CONTENT_TYPE if transport == "sse" else JSONL_CONTENT_TYPE,
         "cache-control": "no-cache",

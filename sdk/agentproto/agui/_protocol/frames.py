@@ -17,14 +17,14 @@ from __future__ import annotations
 from typing import Final
 
 from agentproto._core.json.codec import dumps
-from agentproto._core.wire.converter import _STRICT
+from agentproto._core.wire.converter import STRICT
 from agentproto.agui._generated import Event
-from agentproto.agui._protocol.wire import _CHECKED, _converter
+from agentproto.agui._protocol.wire import CHECKED, CONVERTER
 
 __all__ = ["encode_event_jsonl", "encode_event_sse"]
 
-_dump: Final = _converter.dump
-_checked: Final = _CHECKED
+_dump: Final = CONVERTER.dump
+_checked: Final = CHECKED
 """The checked dumping, under a name not bound by an import: CPython 3.11 looks a method
 of an imported name up as a module's attribute, making a bound method on every call."""
 
@@ -41,11 +41,11 @@ def encode_event_sse(event: Event, *, check: bool = True) -> bytes:
         SchemaError: the event does not match the schema (every problem listed in
             ``problems``), or holds a value that is not JSON (its location named).
     """
-    wire = _checked.dump(event, _STRICT) if check else _dump(event)
+    wire = _checked.dump(event, STRICT) if check else _dump(event)
     return b"data: %b\n\n" % dumps(wire)  # one copy, where ``+`` makes two
 
 
 def encode_event_jsonl(event: Event, *, check: bool = True) -> bytes:
     """One event as a JSON Lines line: compact JSON and LF; see :func:`encode_event_sse`."""
-    wire = _checked.dump(event, _STRICT) if check else _dump(event)
+    wire = _checked.dump(event, STRICT) if check else _dump(event)
     return dumps(wire) + b"\n"

@@ -29,7 +29,7 @@ from typing import Any, Final, Literal, get_args, get_origin
 import attrs
 
 from agentproto._core.errors import UsageError
-from agentproto._core.wire.checks import _NONE_TYPES, _is_union, _strip_none, _unwrap_annotated
+from agentproto._core.wire.checks import NONE_TYPES, is_union, strip_none, unwrap_annotated
 from agentproto.agui import _generated
 
 __all__ = ["json_schema", "run_input_schema"]
@@ -58,7 +58,7 @@ class _Builder:
 
     def of(self, tp: Any) -> dict[str, Any]:
         """The schema of a type annotation (``None`` members are not part of it)."""
-        tp = _strip_none(_unwrap_annotated(tp))
+        tp = strip_none(unwrap_annotated(tp))
         if tp is Any:
             return {}
         scalar = _SCALARS.get(tp) or _SCALARS.get(get_origin(tp))
@@ -72,8 +72,8 @@ class _Builder:
             return {"const": values[0]} if len(values) == 1 else _enum(values)
         if origin is list:
             return {"type": "array", "items": self.of(get_args(tp)[0])}
-        if _is_union(tp):
-            members = [m for m in get_args(tp) if m not in _NONE_TYPES]
+        if is_union(tp):
+            members = [m for m in get_args(tp) if m not in NONE_TYPES]
             catch_all = any(getattr(m, "__agentproto_other__", False) for m in members)
             return {"anyOf" if catch_all else "oneOf": [self.of(m) for m in members]}
         raise UsageError("schema.type", f"no JSON Schema for the annotation {tp!r}")

@@ -9,10 +9,10 @@ from agentproto._core.errors import SchemaError
 from agentproto._core.json.codec import dumps
 from agentproto._core.wire.checkeddump import CheckedDump
 from agentproto._core.wire.converter import (
-    _STRICT,
+    STRICT,
+    Context,
     Unrecognised,
     WireConverter,
-    _Context,
     python_context,
 )
 from agentproto._core.wire.loaders import Loader, compiled_module
@@ -35,14 +35,14 @@ def make_converter() -> WireConverter:
     return WireConverter(_generated, _generated_loaders, _NATIVE)
 
 
-_converter = make_converter()
+CONVERTER = make_converter()
 """The one AG-UI converter of the runtime (built once; every module imports this one)."""
-_load_event = _converter.loader(Event)
-_load_message = _converter.loader(Message)
+load_event = CONVERTER.loader(Event)
+_load_message = CONVERTER.loader(Message)
 EVENT_LOADERS: dict[str, Loader] = {
-    kind: _converter.loader(cls) for kind, cls in EVENT_CLASSES.items()
+    kind: CONVERTER.loader(cls) for kind, cls in EVENT_CLASSES.items()
 }
-"""The loader of each event type's class (what :data:`_load_event` dispatches to)."""
+"""The loader of each event type's class (what :data:`load_event` dispatches to)."""
 EVENT_NUMBER_MEMBERS: dict[str, tuple[int, tuple[str, ...] | None]] = {
     kind: _generated_loaders.NUMBER_MEMBERS[cls] for kind, cls in EVENT_CLASSES.items()
 }
@@ -54,7 +54,7 @@ _PYTHON_CONTEXT = python_context(None)
 
 def load_as(value: Any, tp: Any) -> Any:
     """``value`` (typed objects, wire JSON or a mix) checked and built as ``tp``."""
-    return _converter.load(_converter.dump(value), tp)
+    return CONVERTER.load(CONVERTER.dump(value), tp)
 
 
 def json_text(value: Any) -> str:
@@ -79,14 +79,14 @@ def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Eve
     # a dict from Python: its free-form values get the depth limit bytes get
     ctx = python_context(diagnostics)
     try:
-        return _load_event(obj, "", ctx)  # type: ignore[no-any-return]
+        return load_event(obj, "", ctx)  # type: ignore[no-any-return]
     except Unrecognised as unknown:
         # tolerant parsing of one event cannot drop it: an unknown event type (or an
         # unknown member in a required position) is an error here; the Consumer
         # pipeline drops such events with a diagnostic instead
         raise SchemaError("oneOf", unknown.path, unknown.detail) from None
     except SchemaError as exc:
-        raise with_all_problems(_converter, exc, Event, obj, ctx) from None
+        raise with_all_problems(CONVERTER, exc, Event, obj, ctx) from None
 
 
 def parse_message(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Message:
@@ -95,12 +95,12 @@ def parse_message(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> M
     Not to be confused with :func:`agentproto.acp.parse_jsonrpc_message`, which reads
     one ACP JSON-RPC message.
     """
-    return _converter.load(obj, Message, diagnostics=diagnostics)  # type: ignore[no-any-return]
+    return CONVERTER.load(obj, Message, diagnostics=diagnostics)  # type: ignore[no-any-return]
 
 
 def parse_run_input(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> RunAgentInput:
     """Parse a decoded ``RunAgentInput`` request body; see :func:`parse_event`."""
-    return _converter.load(obj, RunAgentInput, diagnostics=diagnostics)  # type: ignore[no-any-return]
+    return CONVERTER.load(obj, RunAgentInput, diagnostics=diagnostics)  # type: ignore[no-any-return]
 
 
 def dump_event(event: Event, *, check: bool = True) -> dict[str, Any]:
@@ -120,29 +120,29 @@ def dump_event(event: Event, *, check: bool = True) -> dict[str, Any]:
             ``problems`` list every problem, each at its wire location.
     """
     if check:
-        return _CHECKED.dump(event, _PYTHON_CONTEXT)
-    wire: dict[str, Any] = _converter.dump(event)
+        return CHECKED.dump(event, _PYTHON_CONTEXT)
+    wire: dict[str, Any] = CONVERTER.dump(event)
     return wire
 
 
-def _dump_slow(event: Event, ctx: _Context) -> dict[str, Any]:
+def _dump_slow(event: Event, ctx: Context) -> dict[str, Any]:
     """The wire JSON of ``event`` dumped, then held to the schema by :func:`check_wire`."""
-    wire: dict[str, Any] = _converter.dump(event)
+    wire: dict[str, Any] = CONVERTER.dump(event)
     check_wire(wire, ctx)
     return wire
 
 
-_CHECKED = CheckedDump(
+CHECKED = CheckedDump(
     {cls: (_NATIVE or _generated_loaders).CHECKED_DUMPERS[cls] for cls in EVENT_CLASSES.values()},
     _dump_slow,
 )
-"""The wire JSON of an event held to the schema, ``_CHECKED.dump(event, ctx)``: what
+"""The wire JSON of an event held to the schema, ``CHECKED.dump(event, ctx)``: what
 :func:`check_wire` of its dump would accept, else the error it raises. The quick way
 (the compiled checked dumpers in the compiled build) is taken for the members of
 ``Event`` only: an object of another class is no event, which the slow way reports."""
 
 
-def check_wire(wire: dict[str, Any], ctx: _Context = _STRICT) -> None:
+def check_wire(wire: dict[str, Any], ctx: Context = STRICT) -> None:
     """Check the wire JSON of a typed event against the schema (``ctx``: strict by
     default, where the caller encodes ``wire`` next, which finds values that are not
     JSON; :func:`python_context` to look for them here).
@@ -151,6 +151,6 @@ def check_wire(wire: dict[str, Any], ctx: _Context = _STRICT) -> None:
         SchemaError: the event does not match the schema (every problem listed).
     """
     try:
-        _load_event(wire, "", ctx)
+        load_event(wire, "", ctx)
     except SchemaError as exc:
-        raise with_all_problems(_converter, exc, Event, wire, ctx) from None
+        raise with_all_problems(CONVERTER, exc, Event, wire, ctx) from None

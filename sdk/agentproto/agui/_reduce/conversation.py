@@ -11,7 +11,7 @@ never corrupts its state on anything else: an event it cannot apply changes
 nothing and yields a :class:`~agentproto._core.diagnostics.Diagnostic`.
 
 **Records, not typed objects.** The generated message classes are mutable, so
-the conversation keeps its own records (``_Entry`` for a message, ``_Call`` for
+the conversation keeps its own records (``Entry`` for a message, ``Call`` for
 a tool call) made of plain JSON in wire names, and typed messages are
 *materialised* from them on demand: built fresh from a deep copy, cached on the
 record, and dropped from the cache when that record changes. A caller holding a
@@ -152,19 +152,19 @@ from agentproto.agui._protocol.kinds import (
     kinds,
     unlisted,
 )
-from agentproto.agui._protocol.wire import _converter
+from agentproto.agui._protocol.wire import CONVERTER
 from agentproto.agui._reduce.records import (
-    _NOTHING,
     DEFAULT_MAX_ACTIVITY_NODES,
     DEFAULT_MAX_STATE_NODES,
+    NOTHING,
+    Call,
     Change,
-    _Call,
-    _Entry,
-    _entry_from_message,
-    _load_message,
-    _merge,
-    _own_ops,
-    _problem,
+    Entry,
+    entry_from_message,
+    load_message,
+    merge_metadata,
+    own_ops,
+    problem,
 )
 
 __all__ = ["Change", "Conversation"]
@@ -198,7 +198,7 @@ def _role_stripped(event: Any, role: str, default: str) -> Diagnostic:
 
 def _bad_delta(event: Any, code: str, item_id: str) -> Change:
     """A hand-built CONTENT or ARGS event whose delta is not a string, skipped."""
-    return _problem(
+    return problem(
         code, f"{event.type} for {item_id!r}: delta is not a string; skipped", subject=item_id
     )
 
@@ -267,9 +267,9 @@ class Conversation:
         max_activity_nodes: int = DEFAULT_MAX_ACTIVITY_NODES,
     ) -> None:
         state = {} if state is UNSET else thaw(state)
-        self._entries: list[_Entry] = []
-        self._by_id: dict[str, _Entry] = {}
-        self._calls: dict[str, _Call] = {}
+        self._entries: list[Entry] = []
+        self._by_id: dict[str, Entry] = {}
+        self._calls: dict[str, Call] = {}
         self._open_text: set[str] = set()
         self._open_calls: set[str] = set()
         self._snapshot: tuple[Message, ...] | None = None
@@ -282,7 +282,7 @@ class Conversation:
         self._abandoned_calls: set[str] = set()  # calls a run boundary left before their END
         self._state_revision = 0  # counts the changes to the state (read by StateView)
         for message in messages:
-            entry = _entry_from_message(message)
+            entry = entry_from_message(message)
             if entry.id in self._by_id:
                 raise UsageError(
                     "conversation.duplicate-id", f"two messages share the id {entry.id!r}"
@@ -375,7 +375,7 @@ class Conversation:
 
     def _fresh_messages(self, *, skip_roles: frozenset[str] = frozenset()) -> list[Message]:
         """New typed messages, independent of the cache (for run input)."""
-        return [_load_message(thaw(e.wire())) for e in self._entries if e.role not in skip_roles]
+        return [load_message(thaw(e.wire())) for e in self._entries if e.role not in skip_roles]
 
     def __repr__(self) -> str:
         return f"<Conversation: {len(self._entries)} messages>"
@@ -430,7 +430,7 @@ class Conversation:
             count = self._state_count = NodeCount(self._max_state_nodes, "max_state_nodes", nodes)
         return count
 
-    def _activity_nodes(self, entry: _Entry) -> NodeCount:
+    def _activity_nodes(self, entry: Entry) -> NodeCount:
         """An activity's content :class:`NodeCount` (measured when unknown)."""
         count = entry.nodes
         if count is None:
@@ -439,11 +439,11 @@ class Conversation:
             entry.nodes = count
         return count
 
-    def _touch(self, entry: _Entry) -> None:
+    def _touch(self, entry: Entry) -> None:
         entry.cached = None
         self._snapshot = None
 
-    def _append(self, entry: _Entry) -> None:
+    def _append(self, entry: Entry) -> None:
         self._entries.append(entry)
         self._by_id[entry.id] = entry
         self._snapshot = None
@@ -470,7 +470,7 @@ class Conversation:
         entry = self._by_id.get(message_id)
         if entry is not None:
             if entry.role not in roles or not entry.start_text():
-                return _problem(
+                return problem(
                     "message.role-mismatch",
                     f"{event.type} for {message_id!r}, which is a {entry.role} message"
                     " whose content cannot be streamed; skipped",
@@ -499,7 +499,7 @@ class Conversation:
             return Change(diagnostics=diagnostics)
         created = entry is None
         if entry is None:
-            entry = _Entry(message_id, role)
+            entry = Entry(message_id, role)
             entry.text = []
             if name is not None:
                 entry.fields["name"] = name
@@ -510,7 +510,7 @@ class Conversation:
             entry.fields["name"] = name
         self._open_text.add(message_id)
         if event.metadata:
-            entry.metadata = _merge(entry.metadata, event.metadata)
+            entry.metadata = merge_metadata(entry.metadata, event.metadata)
         self._touch(entry)
         if created:
             return Change(messages=(message_id,), created=(message_id,), diagnostics=diagnostics)
@@ -528,14 +528,14 @@ class Conversation:
         if type(delta) is not str:
             return _bad_delta(event, "message.invalid-delta", event.message_id)
         if not commit:
-            return _NOTHING
+            return NOTHING
         metadata = event.metadata
         if delta:
             entry.text.append(delta)  # type: ignore[union-attr]
         elif not metadata:
-            return _NOTHING
+            return NOTHING
         if metadata:
-            entry.metadata = _merge(entry.metadata, metadata)
+            entry.metadata = merge_metadata(entry.metadata, metadata)
         entry.cached = None
         self._snapshot = None
         return entry.change
@@ -547,24 +547,24 @@ class Conversation:
         if entry is None or entry.role not in roles:
             return self._no_message(event, entry)
         if not commit:
-            return _NOTHING
+            return NOTHING
         self._open_text.discard(entry.id)
         if not event.metadata:
-            return _NOTHING
-        entry.metadata = _merge(entry.metadata, event.metadata)
+            return NOTHING
+        entry.metadata = merge_metadata(entry.metadata, event.metadata)
         self._touch(entry)
         return entry.change
 
     @staticmethod
-    def _no_message(event: Any, entry: _Entry | None) -> Change:
+    def _no_message(event: Any, entry: Entry | None) -> Change:
         message_id = event.message_id
         if entry is None:
-            return _problem(
+            return problem(
                 "message.unknown",
                 f"{event.type} for {message_id!r}: no such message; skipped",
                 subject=message_id,
             )
-        return _problem(
+        return problem(
             "message.role-mismatch",
             f"{event.type} for {message_id!r}, which is a {entry.role} message"
             " whose content cannot be streamed; skipped",
@@ -573,12 +573,12 @@ class Conversation:
 
     # -- tool calls
 
-    def _streaming_assistant(self, owner: str | None) -> _Entry | None:
+    def _streaming_assistant(self, owner: str | None) -> Entry | None:
         """The latest assistant message of ``owner`` still being streamed (an open text
         message, or one with an open tool call), or ``None``. Only open items are
         looked at, never the whole conversation."""
         by_id, calls = self._by_id, self._calls
-        found: dict[int, _Entry] = {}
+        found: dict[int, Entry] = {}
         for entry in (
             *(by_id[i] for i in self._open_text if i in by_id),
             *(calls[c].parent for c in self._open_calls if c in calls),
@@ -590,7 +590,7 @@ class Conversation:
         return next(e for e in reversed(self._entries) if id(e) in found)
 
     def _tool_parent(self, event: Any, diagnostics: list[Diagnostic]) -> Any:
-        """The parent message of a new tool call: a record (:class:`_Entry`), the id of
+        """The parent message of a new tool call: a record (:class:`Entry`), the id of
         an assistant message to create for it, or ``None`` when no message can hold it
         (``Any``: the id is the event's, whatever a hand-built event holds)."""
         parent_id = event.parent_message_id
@@ -625,11 +625,11 @@ class Conversation:
         call = self._calls.get(call_id)
         if call is not None:  # a closed call reopened
             if not commit:
-                return _NOTHING
+                return NOTHING
             self._open_calls.add(call_id)
             if not event.metadata:
-                return _NOTHING
-            call.metadata = _merge(call.metadata, event.metadata)
+                return NOTHING
+            call.metadata = merge_metadata(call.metadata, event.metadata)
             self._touch(call.parent)
             return call.parent.change
         diagnostics: list[Diagnostic] = []
@@ -647,13 +647,13 @@ class Conversation:
             return Change(diagnostics=tuple(diagnostics))
         created = isinstance(parent, str)
         if isinstance(parent, str):
-            parent = _Entry(parent, ASSISTANT)
+            parent = Entry(parent, ASSISTANT)
             if event.subagent_run_id is not None:
                 parent.fields["subagentRunId"] = event.subagent_run_id
             self._append(parent)
-        call = _Call(call_id, event.tool_call_name, parent)
+        call = Call(call_id, event.tool_call_name, parent)
         if event.metadata:
-            call.metadata = _merge(None, event.metadata)
+            call.metadata = merge_metadata(None, event.metadata)
         if parent.calls is None:
             parent.calls = []
         parent.calls.append(call)
@@ -667,7 +667,7 @@ class Conversation:
         )
 
     def _unknown_call(self, event: Any) -> Change:
-        return _problem(
+        return problem(
             "tool-call.unknown",
             f"{event.type} for {event.tool_call_id!r}: no such tool call; skipped",
             subject=event.tool_call_id,
@@ -681,13 +681,13 @@ class Conversation:
         if type(delta) is not str:
             return _bad_delta(event, "tool-call.invalid-delta", event.tool_call_id)
         if not commit:
-            return _NOTHING
+            return NOTHING
         if delta:
             call.args.append(delta)
         elif not event.metadata:
-            return _NOTHING
+            return NOTHING
         if event.metadata:
-            call.metadata = _merge(call.metadata, event.metadata)
+            call.metadata = merge_metadata(call.metadata, event.metadata)
         parent = call.parent
         parent.cached = None
         self._snapshot = None
@@ -698,44 +698,44 @@ class Conversation:
         if call is None:
             return self._unknown_call(event)
         if not commit:
-            return _NOTHING
+            return NOTHING
         self._open_calls.discard(call.id)
         if not event.metadata:
-            return _NOTHING
-        call.metadata = _merge(call.metadata, event.metadata)
+            return NOTHING
+        call.metadata = merge_metadata(call.metadata, event.metadata)
         self._touch(call.parent)
         return call.parent.change
 
     def _tool_result(self, event: Any, commit: bool) -> Change:
         message_id = event.message_id
         if message_id in self._by_id:
-            return _problem(
+            return problem(
                 "tool-result.duplicate-id",
                 f"TOOL_CALL_RESULT {message_id!r}: a message with this id exists; skipped",
                 subject=message_id,
             )
         content = event.content
         if not isinstance(content, (str, list)):
-            return _problem(
+            return problem(
                 "tool-result.invalid-content",
                 f"TOOL_CALL_RESULT {message_id!r}: content is neither text nor parts; skipped",
                 subject=message_id,
             )
         if not commit:
-            return _NOTHING
-        entry = _Entry(message_id, TOOL)
+            return NOTHING
+        entry = Entry(message_id, TOOL)
         entry.fields["content"] = (
-            content if isinstance(content, str) else thaw(_converter.dump(content))
+            content if isinstance(content, str) else thaw(CONVERTER.dump(content))
         )
         entry.fields["toolCallId"] = event.tool_call_id
         if event.subagent_run_id is not None:
             entry.fields["subagentRunId"] = event.subagent_run_id
         if event.metadata:
-            entry.metadata = _merge(None, event.metadata)
+            entry.metadata = merge_metadata(None, event.metadata)
         self._place_result(entry, self._calls.get(event.tool_call_id))
         return Change(messages=(message_id,), created=(message_id,))
 
-    def _place_result(self, entry: _Entry, call: _Call | None) -> None:
+    def _place_result(self, entry: Entry, call: Call | None) -> None:
         """After the call's message and the tool messages following it (else last)."""
         entries = self._entries
         if call is None or entries[-1] is call.parent:
@@ -760,20 +760,20 @@ class Conversation:
             target = None if owner is None else owner.fields
             what = "message"
             if owner is not None and owner.role not in ENCRYPTABLE_ROLES:
-                return _problem(
+                return problem(
                     "encrypted-value.not-storable",
                     f"REASONING_ENCRYPTED_VALUE for {entity_id!r}: an {owner.role} message"
                     " holds no encrypted value; dropped",
                     subject=entity_id,
                 )
         if target is None or owner is None:
-            return _problem(
+            return problem(
                 "encrypted-value.unknown-entity",
                 f"REASONING_ENCRYPTED_VALUE for {entity_id!r}: no such {what}; dropped",
                 subject=entity_id,
             )
         if not commit:
-            return _NOTHING
+            return NOTHING
         target["encryptedValue"] = event.encrypted_value
         if event.encrypted_value_type is None:
             target.pop("encryptedValueType", None)
@@ -793,9 +793,9 @@ class Conversation:
         return _STATE_CHANGED
 
     def _state_delta(self, event: g.StateDeltaEvent, commit: bool) -> Change:
-        ops = _own_ops(event.delta)
+        ops = own_ops(event.delta)
         if ops is None:
-            return _problem(
+            return problem(
                 "state.patch-failed",
                 "Failed to apply state patch: delta is not a list",
                 path="/delta",
@@ -809,24 +809,24 @@ class Conversation:
             else:  # copy-on-write: only the containers on the paths, then dropped
                 apply_patch(self._state, ops, count=NodeCount(count.limit, count.name, count.nodes))
         except PatchError as exc:
-            return _problem(
+            return problem(
                 "state.patch-failed",
                 f"Failed to apply state patch: {exc}; the state is unchanged",
                 path=f"/delta/{exc.index}",
             )
-        return _STATE_CHANGED if ops else _NOTHING
+        return _STATE_CHANGED if ops else NOTHING
 
     # -- messages snapshot
 
     @staticmethod
     def _incoming(
         event: g.MessagesSnapshotEvent, diagnostics: list[Diagnostic]
-    ) -> dict[str, _Entry]:
+    ) -> dict[str, Entry]:
         """The snapshot's messages as records, by id (invalid ones reported and left out)."""
-        incoming: dict[str, _Entry] = {}
+        incoming: dict[str, Entry] = {}
         for index, message in enumerate(event.messages):
             try:
-                entry = _entry_from_message(message)
+                entry = entry_from_message(message)
             except (SchemaError, TypeError, KeyError, AttributeError) as exc:
                 diagnostics.append(
                     Diagnostic(
@@ -857,7 +857,7 @@ class Conversation:
         roles = {entry.role for entry in incoming.values()}
         keep_activity = ACTIVITY not in roles
         keep_reasoning = REASONING not in roles
-        entries: list[_Entry] = []
+        entries: list[Entry] = []
         touched: list[str] = []
         removed: list[str] = []
         for entry in self._entries:
@@ -891,30 +891,30 @@ class Conversation:
     def _activity_snapshot(self, event: g.ActivitySnapshotEvent, commit: bool) -> Change:
         message_id = event.message_id
         if not isinstance(event.content, dict):
-            return _problem(
+            return problem(
                 "activity.not-object",
                 f"ACTIVITY_SNAPSHOT for {message_id!r}: content is not an object; skipped",
                 subject=message_id,
             )
         entry = self._by_id.get(message_id)
         if entry is not None and entry.role != ACTIVITY:
-            return _problem(
+            return problem(
                 "activity.not-activity",
                 f"ACTIVITY_SNAPSHOT for {message_id!r}, which is a {entry.role} message,"
                 " not an activity message; skipped",
                 subject=message_id,
             )
         if not commit:
-            return _NOTHING
+            return NOTHING
         if entry is None:
-            entry = _Entry(message_id, ACTIVITY)
+            entry = Entry(message_id, ACTIVITY)
             entry.fields["activityType"] = event.activity_type
             entry.fields["content"] = thaw(event.content)
             entry.nodes = None
             if event.subagent_run_id is not None:
                 entry.fields["subagentRunId"] = event.subagent_run_id
             if event.metadata:
-                entry.metadata = _merge(None, event.metadata)
+                entry.metadata = merge_metadata(None, event.metadata)
             self._append(entry)
             return Change(messages=(message_id,), created=(message_id,))
         if event.replace is not False:
@@ -926,9 +926,9 @@ class Conversation:
             else:
                 entry.fields["subagentRunId"] = event.subagent_run_id
         elif not event.metadata:
-            return _NOTHING
+            return NOTHING
         if event.metadata:
-            entry.metadata = _merge(entry.metadata, event.metadata)
+            entry.metadata = merge_metadata(entry.metadata, event.metadata)
         self._touch(entry)
         return entry.change
 
@@ -939,14 +939,14 @@ class Conversation:
         entry = self._by_id.get(message_id)
         if entry is None or entry.role != ACTIVITY:
             why = "no such message" if entry is None else f"it is a {entry.role} message"
-            return _problem(
+            return problem(
                 "activity.delta-skipped",
                 f"ACTIVITY_DELTA for {message_id!r} skipped: {why}, not an activity message",
                 subject=message_id,
             )
-        ops = _own_ops(event.patch)
+        ops = own_ops(event.patch)
         if ops is None:
-            return _problem(
+            return problem(
                 "activity.patch-failed",
                 f"Failed to apply activity patch for {message_id!r}: patch is not a list",
                 subject=message_id,
@@ -958,7 +958,7 @@ class Conversation:
             trial = NodeCount(count.limit, count.name, count.nodes)
             content = apply_patch(entry.fields["content"], ops, count=trial)
         except PatchError as exc:
-            return _problem(
+            return problem(
                 "activity.patch-failed",
                 f"Failed to apply activity patch for {message_id!r}: {exc};"
                 " the activity is unchanged",
@@ -966,7 +966,7 @@ class Conversation:
                 path=f"/patch/{exc.index}",
             )
         if not isinstance(content, dict):
-            return _problem(
+            return problem(
                 "activity.not-object",
                 f"ACTIVITY_DELTA for {message_id!r}: the patched content would not be an"
                 " object; the activity is unchanged",
@@ -980,20 +980,20 @@ class Conversation:
             return patched
         content, nodes = patched
         if not commit:
-            return _NOTHING
+            return NOTHING
         entry = self._by_id[event.message_id]
         entry.fields["content"] = content
         self._activity_nodes(entry).nodes = nodes
         entry.fields["activityType"] = event.activity_type
         if event.metadata:
-            entry.metadata = _merge(entry.metadata, event.metadata)
+            entry.metadata = merge_metadata(entry.metadata, event.metadata)
         self._touch(entry)
         return entry.change
 
     # -- events that change nothing here
 
     def _nothing(self, event: Any, commit: bool) -> Change:
-        return _NOTHING
+        return NOTHING
 
     def _run_boundary(self, event: Any, commit: bool) -> Change:
         """RUN_STARTED, RUN_FINISHED, RUN_ERROR: nothing stays open across them."""
@@ -1001,7 +1001,7 @@ class Conversation:
             self._open_text.clear()
             self._abandoned_calls |= self._open_calls  # never ended: not complete
             self._open_calls.clear()
-        return _NOTHING
+        return NOTHING
 
     def _tool_start(self, event: Any, commit: bool) -> Change:
         change = self._open_tool_call(event, commit)
@@ -1023,7 +1023,7 @@ def _ignored(code: str, why: str) -> Callable[[Conversation, Any, bool], Change]
     """A rule that changes nothing and reports ``code``: ``why`` follows the type."""
 
     def rule(self: Conversation, event: Any, commit: bool) -> Change:
-        return _problem(code, f"{event.type}{why}", subject=event.type)
+        return problem(code, f"{event.type}{why}", subject=event.type)
 
     return rule
 

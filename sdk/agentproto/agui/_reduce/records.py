@@ -1,7 +1,7 @@
 """The reducer's records: messages and tool calls as plain JSON, and what a change did.
 
 The generated message classes are mutable, so :class:`~agentproto.agui.Conversation`
-keeps its own records (:class:`_Entry` for a message, :class:`_Call` for a tool call)
+keeps its own records (:class:`Entry` for a message, :class:`Call` for a tool call)
 made of plain JSON in wire names, and materialises typed messages from them on demand
 (see :mod:`.conversation`, whose rules keep them).
 """
@@ -26,7 +26,7 @@ from agentproto.agui._protocol.kinds import (
     check_members,
     has_member,
 )
-from agentproto.agui._protocol.wire import _converter
+from agentproto.agui._protocol.wire import CONVERTER
 
 __all__ = ["Change"]
 
@@ -66,11 +66,11 @@ class Change:
         return bool(self.messages or self.removed or self.state)
 
 
-_NOTHING: Final = Change()
+NOTHING: Final = Change()
 _STATE_CHANGED: Final = Change(state=True)
 
 
-def _problem(
+def problem(
     code: str, message: str, *, subject: str | None = None, path: str | None = None
 ) -> Change:
     return Change(diagnostics=(Diagnostic(code=code, message=message, subject=subject, path=path),))
@@ -79,12 +79,12 @@ def _problem(
 # ---- records ----------------------------------------------------------------------------
 
 
-class _Call:
+class Call:
     """A tool call: its name, argument parts and other wire members."""
 
     __slots__ = ("args", "fields", "id", "metadata", "name", "parent")
 
-    def __init__(self, call_id: str, name: str, parent: _Entry) -> None:
+    def __init__(self, call_id: str, name: str, parent: Entry) -> None:
         self.id = call_id
         self.name = name
         self.parent = parent
@@ -110,7 +110,7 @@ class _Call:
         return wire
 
 
-class _Entry:
+class Entry:
     """A message: id, role, streamed text parts, tool calls, metadata, other members.
 
     ``fields`` holds the wire members other than ``id``, ``role``, ``metadata``,
@@ -126,7 +126,7 @@ class _Entry:
         self.role = role
         self.fields: dict[str, Any] = {}
         self.text: list[str] | None = None
-        self.calls: list[_Call] | None = None
+        self.calls: list[Call] | None = None
         self.metadata: dict[str, Any] | None = None
         self.cached: Message | None = None
         self.change = Change(messages=(message_id,))
@@ -170,19 +170,19 @@ class _Entry:
         """A typed message built from a deep copy of the record (cached)."""
         cached = self.cached
         if cached is None:
-            cached = self.cached = _load_message(thaw(self.wire()))
+            cached = self.cached = load_message(thaw(self.wire()))
         return cached
 
 
-def _load_message(wire: dict[str, Any]) -> Message:
-    return cast(Message, _converter.load(wire, Message))
+def load_message(wire: dict[str, Any]) -> Message:
+    return cast(Message, CONVERTER.load(wire, Message))
 
 
-def _entry_from_message(message: Any) -> _Entry:
+def entry_from_message(message: Any) -> Entry:
     """A record from a typed message (validated; raises SchemaError when it is not)."""
-    wire = thaw(_converter.dump(message))
-    _load_message(wire)  # the same check a parsed message passed
-    entry = _Entry(wire.pop("id"), wire.pop("role"))
+    wire = thaw(CONVERTER.dump(message))
+    load_message(wire)  # the same check a parsed message passed
+    entry = Entry(wire.pop("id"), wire.pop("role"))
     metadata = wire.pop("metadata", None)
     if metadata is not None:
         entry.metadata = metadata
@@ -191,7 +191,7 @@ def _entry_from_message(message: Any) -> _Entry:
         entry.calls = []
         for raw in calls:
             function = raw["function"]
-            call = _Call(raw["id"], function["name"], entry)
+            call = Call(raw["id"], function["name"], entry)
             call.args = [function["arguments"]]
             call.metadata = raw.get("metadata")
             call.fields = {
@@ -207,7 +207,7 @@ def _entry_from_message(message: Any) -> _Entry:
     return entry
 
 
-def _merge(target: dict[str, Any] | None, metadata: Mapping[str, Any]) -> dict[str, Any]:
+def merge_metadata(target: dict[str, Any] | None, metadata: Mapping[str, Any]) -> dict[str, Any]:
     """Metadata merge: key by key, last write wins, no recursion (values copied).
 
     Every copy is made before ``target`` changes, so a failure leaves it as it was.
@@ -230,7 +230,7 @@ _PATH_OPS: Final = frozenset(get_args(g.JsonPatchOperation)) - _VALUE_OPS - _FRO
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
-def _own_ops(patch: Any) -> list[dict[str, Any]] | None:
+def own_ops(patch: Any) -> list[dict[str, Any]] | None:
     """A patch as wire dicts whose values are copies (``None`` when it is not a list).
 
     Only the members applying needs are kept (extras are open material).

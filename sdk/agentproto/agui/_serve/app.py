@@ -65,12 +65,12 @@ from agentproto.agui._protocol.compat import upgrade_input
 from agentproto.agui._protocol.encoding import (
     Events,
     Transport,
-    _encode_async,
-    _encoder,
+    encode_async,
+    encoder_for,
     negotiate_transport,
     stream_headers,
 )
-from agentproto.agui._protocol.wire import _converter
+from agentproto.agui._protocol.wire import CONVERTER
 from agentproto.agui._serve.keepalive import with_keepalives
 from agentproto.agui._serve.outbox import Outbox, start_handler, stream_outbox
 from agentproto.agui._serve.request import (
@@ -104,9 +104,9 @@ __all__ = [
 
 DEFAULT_MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 """Largest request body :func:`agent_app` reads."""
-_DEFAULT_BODY_TIMEOUT: Final = 30.0
+DEFAULT_BODY_TIMEOUT: Final = 30.0
 """Seconds :func:`agent_app` waits for a whole request body."""
-_DEFAULT_MAX_BUFFERED_EVENTS: Final = 256
+DEFAULT_MAX_BUFFERED_EVENTS: Final = 256
 """Events a handler may emit ahead of a slow client before it is held."""
 _MAX_LOGGED_PER_REQUEST: Final = 20
 """Tolerated problems of one request logged one by one (the rest are counted)."""
@@ -163,7 +163,7 @@ def _body(events: Events, encode: Callable[[Event], bytes]) -> AsyncGenerator[by
         source = _listed(events)
     else:
         source = _iterate_in_thread(events)
-    return _encode_async(source, encode)
+    return encode_async(source, encode)
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:
@@ -210,7 +210,7 @@ class EventStreamResponse:
         check: bool = True,
         keepalive: float | None = None,
     ) -> None:
-        self.encode = _encoder(transport, check=check)
+        self.encode = encoder_for(transport, check=check)
         _check_limit("keepalive", keepalive, integer=False, optional=True)
         self.keepalive = keepalive if transport == "sse" else None
         self.events = events
@@ -280,7 +280,7 @@ def _load_run_input(body: bytes) -> RunAgentInput:
     if not isinstance(document, dict):
         raise SchemaError("type", "", "a RunAgentInput must be a JSON object")
     found: list[Diagnostic] = []
-    run_input: RunAgentInput = _converter.load(
+    run_input: RunAgentInput = CONVERTER.load(
         upgrade_input(document), RunAgentInput, diagnostics=found
     )
     _log_warnings("run input", found)
@@ -312,7 +312,7 @@ def run_events(
     handler: AgentHandler,
     run_input: RunAgentInput,
     *,
-    max_buffered_events: int = _DEFAULT_MAX_BUFFERED_EVENTS,
+    max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
     interrupts: OpenInterrupts | None = None,
 ) -> AsyncIterator[Event]:
     """Run ``handler`` with a producer for ``run_input``; yields what it emits, in order.
@@ -407,8 +407,8 @@ def agent_app(
     handler: AgentHandler,
     *,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    body_timeout: float | None = _DEFAULT_BODY_TIMEOUT,
-    max_buffered_events: int = _DEFAULT_MAX_BUFFERED_EVENTS,
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+    max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
     keepalive: float | None = None,
     interrupts: InterruptLookup | None = None,
 ) -> ASGIApp:

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from agentproto.agui._protocol.input_schema import run_input_schema
 from agentproto.agui._serve.app import (
-    _DEFAULT_BODY_TIMEOUT,
-    _DEFAULT_MAX_BUFFERED_EVENTS,
+    DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_BUFFERED_EVENTS,
     AgentHandler,
     ASGIApp,
     Receive,
@@ -118,8 +118,8 @@ def agent_route(
     *,
     keepalive: float | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    body_timeout: float | None = _DEFAULT_BODY_TIMEOUT,
-    max_buffered_events: int = _DEFAULT_MAX_BUFFERED_EVENTS,
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+    max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
     interrupts: InterruptLookup | None = None,
     **route_options: Any,
 ) -> Route:
@@ -169,8 +169,8 @@ def agent_api_route(
     *,
     keepalive: float | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    body_timeout: float | None = _DEFAULT_BODY_TIMEOUT,
-    max_buffered_events: int = _DEFAULT_MAX_BUFFERED_EVENTS,
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+    max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
     interrupts: InterruptLookup | None = None,
     **route_options: Any,
 ) -> APIRoute:

@@ -3,7 +3,7 @@
 Theory of operation. :class:`AgentThread` keeps what a thread's runs said
 (:attr:`~AgentThread.conversation`, :attr:`~AgentThread.runs`,
 :attr:`~AgentThread.diagnostics`) and builds each next request with
-:func:`~agentproto.agui.next_run_input`. A run is one :class:`_Exchange`:
+:func:`~agentproto.agui.next_run_input`. A run is one :class:`Exchange`:
 
 1. **building** (before any I/O): ``next_run_input`` builds the typed input from
    the thread's conversation (every keyword the caller gave passed through, so its
@@ -182,7 +182,7 @@ class AgentThread:
 
     def _prepare(
         self, messages: Sequence[Message | str], run_id: str | None, options: dict[str, Any]
-    ) -> _Exchange:
+    ) -> Exchange:
         """The next run's exchange, its input built and checked (before any I/O)."""
         if self._busy:
             raise UsageError("http.run-in-progress", "this thread is running; one run at a time")
@@ -200,11 +200,11 @@ class AgentThread:
             _check_new_ids([*self.conversation.messages, *run_input.messages], added)
             run_input = attrs.evolve(run_input, messages=[*run_input.messages, *added])
         body = dumps(dump_run_input(run_input))
-        return _Exchange(self, run_input, _local_input(self.conversation, run_input), body)
+        return Exchange(self, run_input, _local_input(self.conversation, run_input), body)
 
 
 @attrs.define
-class _Exchange:
+class Exchange:
     """One run's request and response, with the thread it settles into."""
 
     thread: AgentThread

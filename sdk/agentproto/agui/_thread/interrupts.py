@@ -60,8 +60,8 @@ from agentproto.agui._generated import (
     RunAgentInput,
     RunFinishedInterruptOutcome,
 )
-from agentproto.agui._protocol.wire import _converter
-from agentproto.agui._verify.runs import RunRecord, _quoted
+from agentproto.agui._protocol.wire import CONVERTER
+from agentproto.agui._verify.runs import RunRecord, quoted
 from agentproto.agui._verify.verifier import Verifier
 
 __all__ = ["InterruptLookup", "OpenInterrupts"]
@@ -84,7 +84,7 @@ def _utc_now() -> datetime:
 def _named(ids: Iterable[str]) -> str:
     """``interrupt 'a'`` or ``interrupts 'a', 'b'``."""
     listed = list(ids)
-    return f"interrupt{'s' if len(listed) != 1 else ''} {_quoted(listed)}"
+    return f"interrupt{'s' if len(listed) != 1 else ''} {quoted(listed)}"
 
 
 def _parse_expiry(value: str) -> datetime | None:
@@ -98,8 +98,8 @@ def _parse_expiry(value: str) -> datetime | None:
 
 def _copy_interrupt(interrupt: Interrupt | Mapping[str, Any]) -> Interrupt:
     """An independent, schema-checked copy (wire JSON is parsed strictly)."""
-    wire = dict(interrupt) if isinstance(interrupt, Mapping) else _converter.dump(interrupt)
-    return _converter.load(thaw(wire), Interrupt)  # type: ignore[no-any-return]
+    wire = dict(interrupt) if isinstance(interrupt, Mapping) else CONVERTER.dump(interrupt)
+    return CONVERTER.load(thaw(wire), Interrupt)  # type: ignore[no-any-return]
 
 
 def _copy_entry(entry: ResumeEntry) -> ResumeEntry:
@@ -344,7 +344,7 @@ class OpenInterrupts:
         return "" if self.run_id is None else f" of run '{self.run_id}'"
 
     def _describe_open(self) -> str:
-        return _quoted(self._open) or "none"
+        return quoted(self._open) or "none"
 
     # ---- the resume list -----------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from agentproto.agui._generated import (
 )
 from agentproto.agui._protocol.compat import check_declarable, flatten_for_peer
 from agentproto.agui._protocol.kinds import ACTIVITY
-from agentproto.agui._protocol.wire import _converter
+from agentproto.agui._protocol.wire import CONVERTER
 from agentproto.agui._reduce.conversation import Conversation
 from agentproto.agui._thread.frontend_tools import with_tool_answers
 from agentproto.agui._thread.interrupts import OpenInterrupts, resume_for
@@ -179,18 +179,18 @@ def dump_run_input(
             ``protocolVersion`` that is not ``MAJOR.MINOR`` (such as ``"draft"``).
     """
     check_declarable(run_input.protocol_version, "a run input")
-    wire: dict[str, Any] = thaw(_converter.dump(run_input))
+    wire: dict[str, Any] = thaw(CONVERTER.dump(run_input))
     messages = wire.get("messages")
     if isinstance(messages, list):
         wire["messages"] = _without_activities(messages, diagnostics)
     if diagnostics is None:
-        _converter.load(wire, RunAgentInput)
+        CONVERTER.load(wire, RunAgentInput)
         lossy: list[Diagnostic] = []
         flat = flatten_for_peer(wire, peer_version, lossy)
         log_diagnostics(lossy, _logger)  # a lossy downgrade is never silent
         return flat
-    loaded = _converter.load(wire, RunAgentInput, diagnostics=diagnostics)
-    result: dict[str, Any] = _converter.dump(loaded)
+    loaded = CONVERTER.load(wire, RunAgentInput, diagnostics=diagnostics)
+    result: dict[str, Any] = CONVERTER.dump(loaded)
     return flatten_for_peer(result, peer_version, diagnostics)
 
 

@@ -1,7 +1,7 @@
 """What the verifier tracks: run records, and the items, steps and subagents of a run.
 
 :class:`RunRecord` is what the stream said about one run (public, via
-:class:`~agentproto.agui.Verifier`); :class:`_Items` and :class:`_RunScope` are the
+:class:`~agentproto.agui.Verifier`); :class:`_Items` and :class:`RunScope` are the
 run-scoped bookkeeping the rules of :mod:`._verify` need.
 """
 
@@ -66,11 +66,11 @@ class RunRecord:
         return self.status == "succeeded"
 
 
-def _describe(owner: Owner) -> str:
+def describe_owner(owner: Owner) -> str:
     return "the parent agent" if owner is None else f"subagent '{owner}'"
 
 
-def _quoted(ids: Iterable[str]) -> str:
+def quoted(ids: Iterable[str]) -> str:
     return ", ".join(f"'{i}'" for i in ids)
 
 
@@ -80,12 +80,12 @@ def _owner_mismatch(
     return ProtocolError(
         "owner.mismatch",
         f"{event_type} for {noun} '{item_id}' carries subagentRunId '{tag}', which does not "
-        f"match the owner its opener established ({_describe(owner)})",
+        f"match the owner its opener established ({describe_owner(owner)})",
         subject=item_id,
     )
 
 
-def _finish_status(outcome: RunFinishedOutcome | None) -> RunStatus:
+def finish_status(outcome: RunFinishedOutcome | None) -> RunStatus:
     if isinstance(outcome, RunFinishedInterruptOutcome):
         return "interrupted"
     if isinstance(outcome, RunFinishedCancelledOutcome):
@@ -144,12 +144,12 @@ class _Items:
             raise ProtocolError(
                 f"{self.code}open-at-finish",
                 f"Cannot send 'RUN_FINISHED' while {self.noun}s are still active: "
-                f"{_quoted(self.open)}",
+                f"{quoted(self.open)}",
                 subject=next(iter(self.open)),
             )
 
 
-class _RunScope:
+class RunScope:
     """Everything tracked for the run in progress; discarded when it closes."""
 
     __slots__ = (

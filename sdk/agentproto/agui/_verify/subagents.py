@@ -1,7 +1,7 @@
 """Subagent invocations: what the stream said about each one, keyed by ``subagentRunId``.
 
 Theory of operation. The verifier (:mod:`._verify`) checks the subagent lifecycle;
-once it has accepted an event it shows it to :class:`_Invocations`, which keeps one
+once it has accepted an event it shows it to :class:`Invocations`, which keeps one
 :class:`SubagentInvocation` per ``subagentRunId``, in order of first appearance,
 with the status the draft's subagents page gives it:
 
@@ -95,7 +95,7 @@ class SubagentInvocation:
         return self.status == "running"
 
 
-class _Invocations:
+class Invocations:
     """Every invocation a stream has shown, fed the events the verifier accepted."""
 
     __slots__ = ("records",)

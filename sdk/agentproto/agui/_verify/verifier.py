@@ -193,13 +193,13 @@ from agentproto.agui._protocol.kinds import (
 from agentproto.agui._verify.runs import (
     Owner,
     RunRecord,
+    RunScope,
     RunStatus,
-    _describe,
-    _finish_status,
-    _quoted,
-    _RunScope,
+    describe_owner,
+    finish_status,
+    quoted,
 )
-from agentproto.agui._verify.subagents import SubagentInvocation, _Invocations
+from agentproto.agui._verify.subagents import Invocations, SubagentInvocation
 
 __all__ = ["RunRecord", "RunStatus", "Verifier"]
 
@@ -254,11 +254,11 @@ class Verifier:
         self.runs: list[RunRecord] = []
         self._thread_id = thread_id
         self._phase: _Phase = "idle"
-        self._scope = _RunScope()
+        self._scope = RunScope()
         self._known_messages: set[str] = set()
         self._known_tool_calls: set[str] = set()
         self._activity_owner: dict[str, Owner] = {}
-        self._invocations = _Invocations()
+        self._invocations = Invocations()
         self._learn_messages(messages)
 
     # ---- public API --------------------------------------------------------------------
@@ -419,7 +419,7 @@ class Verifier:
                 run_id=event.run_id, thread_id=event.thread_id, status="running", started=event
             )
         )
-        self._scope = _RunScope()
+        self._scope = RunScope()
         self._phase = "running"
         return []
 
@@ -457,14 +457,14 @@ class Verifier:
             raise ProtocolError(
                 "step.open-at-finish",
                 "Cannot send 'RUN_FINISHED' while steps are still active: "
-                + ", ".join(f"'{name}' ({_describe(owner)})" for owner, name in scope.steps),
+                + ", ".join(f"'{name}' ({describe_owner(owner)})" for owner, name in scope.steps),
                 subject=next(iter(scope.steps))[1],
             )
         if scope.subagents:
             raise ProtocolError(
                 "subagent.active-at-finish",
                 f"Cannot send 'RUN_FINISHED' while subagent invocations are still active: "
-                f"{_quoted(scope.subagents)} never sent 'SUBAGENT_FINISHED' or "
+                f"{quoted(scope.subagents)} never sent 'SUBAGENT_FINISHED' or "
                 f"'SUBAGENT_ERROR'",
                 subject=next(iter(scope.subagents)),
             )
@@ -473,7 +473,7 @@ class Verifier:
             self._check_interrupts(outcome)
         elif isinstance(outcome, RunFinishedSuccessOutcome) and outcome.pending_tool_call_ids:
             _check_pending(outcome.pending_tool_call_ids, scope)
-        self.runs[-1] = attrs.evolve(run, status=_finish_status(outcome), finished=event)
+        self.runs[-1] = attrs.evolve(run, status=finish_status(outcome), finished=event)
         self._phase = "finished"
         return []
 
@@ -531,7 +531,7 @@ class Verifier:
                     "owner.mismatch",
                     f"TOOL_CALL_START for tool call '{event.tool_call_id}' carries "
                     f"subagentRunId '{tag}', which does not match the owner of its parent "
-                    f"message '{parent}' ({_describe(inherited)}): a tool call inherits "
+                    f"message '{parent}' ({describe_owner(inherited)}): a tool call inherits "
                     f"its message's attribution",
                     subject=event.tool_call_id,
                 )
@@ -605,7 +605,7 @@ class Verifier:
             raise ProtocolError(
                 "step.duplicate-open",
                 f"Cannot send 'STEP_STARTED' for step '{event.step_name}' of "
-                f"{_describe(key[0])}: that step is already active",
+                f"{describe_owner(key[0])}: that step is already active",
                 subject=event.step_name,
             )
         steps[key] = None
@@ -621,14 +621,14 @@ class Verifier:
         if others:
             raise ProtocolError(
                 "owner.mismatch",
-                f"STEP_FINISHED for step '{name}' is attributed to {_describe(tag)}, which "
+                f"STEP_FINISHED for step '{name}' is attributed to {describe_owner(tag)}, which "
                 f"does not match the attribution of its STEP_STARTED "
-                f"({', '.join(_describe(o) for o in others)})",
+                f"({', '.join(describe_owner(o) for o in others)})",
                 subject=name,
             )
         raise ProtocolError(
             "step.not-started",
-            f"Cannot send 'STEP_FINISHED' for step '{name}' of {_describe(tag)} that was "
+            f"Cannot send 'STEP_FINISHED' for step '{name}' of {describe_owner(tag)} that was "
             f"not started",
             subject=name,
         )
@@ -704,7 +704,7 @@ class Verifier:
                 "owner.mismatch",
                 f"ACTIVITY_DELTA for activity message '{event.message_id}' carries "
                 f"subagentRunId '{tag}', which does not match the owner set by its last "
-                f"replacing ACTIVITY_SNAPSHOT ({_describe(owners[event.message_id])})",
+                f"replacing ACTIVITY_SNAPSHOT ({describe_owner(owners[event.message_id])})",
                 subject=event.message_id,
             )
         return []
@@ -713,7 +713,7 @@ class Verifier:
         self._learn_messages(event.messages, self._scope)
         return []
 
-    def _learn_messages(self, messages: Iterable[Message], scope: _RunScope | None = None) -> None:
+    def _learn_messages(self, messages: Iterable[Message], scope: RunScope | None = None) -> None:
         """Note ids and owners that a snapshot (or the run input) establishes."""
         for message in messages:
             owner = message.subagent_run_id
@@ -734,7 +734,7 @@ class Verifier:
                 scope.text.owner[message.id] = owner
 
 
-def _check_pending(listed: list[str], scope: _RunScope) -> None:
+def _check_pending(listed: list[str], scope: RunScope) -> None:
     """A non-empty ``pendingToolCallIds`` is the list of the run's unanswered calls."""
     expected = scope.unanswered()
     if listed == expected:
@@ -743,7 +743,7 @@ def _check_pending(listed: list[str], scope: _RunScope) -> None:
     answered = [i for i in listed if i in scope.answered]
     missing = [i for i in expected if i not in listed]
     why = "; ".join(
-        f"{what}: {_quoted(ids)}"
+        f"{what}: {quoted(ids)}"
         for what, ids in (
             ("never started in this run", never),
             ("answered by a TOOL_CALL_RESULT", answered),
@@ -753,8 +753,8 @@ def _check_pending(listed: list[str], scope: _RunScope) -> None:
     ) or ("listed more than once or out of the order the calls were made")
     raise ProtocolError(
         "toolcall.pending-mismatch",
-        f"RUN_FINISHED lists pendingToolCallIds [{_quoted(listed)}], but the run leaves "
-        f"[{_quoted(expected)}] unanswered ({why}): when sent, the list agrees with the "
+        f"RUN_FINISHED lists pendingToolCallIds [{quoted(listed)}], but the run leaves "
+        f"[{quoted(expected)}] unanswered ({why}): when sent, the list agrees with the "
         f"stream",
         subject=next(iter(never or answered or missing or listed)),
     )
