@@ -12,7 +12,7 @@ everything the loader would: whatever it cannot vouch for raises
 slow way, which gives the verdict and every problem with its location. So:
 
 * a JSON value (a field whose type holds no class) is checked by exactly the lines
-  the class loader checks it with (the converter's ``_value_code``, with the same
+  the class loader checks it with (the converter's ``value_code``, with the same
   per-class names), the value itself going into the JSON as the dumper puts it;
 * an object must be an instance of exactly its class (not a subclass, not a dict),
   and is written by its own checked dumper;
@@ -67,7 +67,7 @@ class _Writer:
         if writer.is_plain(tp):
             if meta.get("skip_invalid_items"):
                 return [_SLOW]
-            check = writer._value_code(tp, meta, slot, "''", self._env)
+            check = writer.value_code(tp, meta, slot, "''", self._env)
             if any(_REBINDS.match(line) for line in check):  # the JSON is the value given
                 return ["w = v", *check, f"{dst} = w"]
             return [*check, f"{dst} = v"]
@@ -76,7 +76,7 @@ class _Writer:
         if "item" in meta or meta.get("skip_invalid_items"):
             return [_SLOW]
         constrained = any(k in meta for k in ("minItems", "minLength"))
-        check = writer._constraint_lines(meta, slot, "''", self._env, constrained=constrained)
+        check = writer.constraint_lines(meta, slot, "''", self._env, constrained=constrained)
         return self._value(tp, "v", dst, slot, 0) + check  # the constraints: once ``v`` is a list
 
     def _value(self, tp: Any, src: str, dst: str, slot: str, depth: int) -> list[str]:

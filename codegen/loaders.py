@@ -217,12 +217,12 @@ class LoaderWriter(WireConverter):
         prefix = f"_{cls.__name__}_"
         env = loader_env(cls, prefix)
         signature = f"_load_{cls.__name__}{_LOADER_SIGNATURE}"
-        lines = class_loader_lines(cls, self.hints(cls), self._value_code, env, signature, prefix)
+        lines = class_loader_lines(cls, self.hints(cls), self.value_code, env, signature, prefix)
         self._functions.append("\n".join(lines))
         if self._write_native:
             slots = [field.name for field in attrs.fields(cls)]
             counting = class_loader_lines(
-                cls, self.hints(cls), self._value_code, env, signature, prefix, countdown=True
+                cls, self.hints(cls), self.value_code, env, signature, prefix, countdown=True
             )
             self._native.append("\n".join(_native_lines(counting, prefix, slots)))
             self._builders.append("\n".join(_builder_lines(cls, prefix, slots)))
@@ -254,11 +254,11 @@ class LoaderWriter(WireConverter):
         # each class once (an alias such as ``InitializeProxyRequest`` names one again)
         classes = list(
             dict.fromkeys(
-                v for v in vars(self._namespace).values() if _is_class_of(v, self._namespace)
+                v for v in vars(self.namespace).values() if _is_class_of(v, self.namespace)
             )
         )
         self._classes = classes
-        aliases = {n: v for n, v in vars(self._namespace).items() if _is_alias(n, v)}
+        aliases = {n: v for n, v in vars(self.namespace).items() if _is_alias(n, v)}
         for value in [*classes, *aliases.values()]:
             self.loader(value)
         dumpers = []

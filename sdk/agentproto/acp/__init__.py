@@ -15,8 +15,7 @@ from agentproto.acp import schema, schema_v1
 from agentproto.acp._agent.agent import Agent, AgentSession
 from agentproto.acp._agent.runner import AgentRunner, run_agent, serve_agent
 from agentproto.acp._agent.updates import SessionUpdates, Terminal, ToolCall
-from agentproto.acp._client.client import AcpClient
-from agentproto.acp._client.session import Answer, ClientHandlers, ClientSession
+from agentproto.acp._client.client import AcpClient, Answer, ClientHandlers, ClientSession
 from agentproto.acp._client.unstable import UnstableCalls
 from agentproto.acp._generated_v2 import SessionUpdate
 from agentproto.acp._io.connection import (

@@ -169,7 +169,7 @@ class WireConverter(cattrs.Converter):
         native: types.ModuleType | None = None,
     ) -> None:
         super().__init__()
-        self._namespace = namespace
+        self.namespace = namespace
         self._loaders: dict[Any, Loader] = {}
         self._dumpers: dict[type, Dumper] = {}
         if generated is not None:
@@ -405,7 +405,7 @@ class WireConverter(cattrs.Converter):
         without its sealed loaders module)."""
         env = loader_env(cls, "")
         source = "\n".join(
-            class_loader_lines(cls, self.hints(cls), self._value_code, env, "load(d, p, c)", "")
+            class_loader_lines(cls, self.hints(cls), self.value_code, env, "load(d, p, c)", "")
         )
         exec(compile(source, f"<agentproto loader {cls.__qualname__}>", "exec"), env)
         loader: Loader = env["load"]
@@ -413,7 +413,7 @@ class WireConverter(cattrs.Converter):
 
     def hints(self, cls: type) -> dict[str, Any]:
         """The resolved annotations of ``cls`` (in the converter's namespace)."""
-        return typing.get_type_hints(cls, vars(self._namespace))
+        return typing.get_type_hints(cls, vars(self.namespace))
 
     def number_members(self, cls: type) -> tuple[int, tuple[str, ...] | None]:
         """Where a document that the loader of ``cls`` accepted can hold a number (and so
@@ -437,7 +437,7 @@ class WireConverter(cattrs.Converter):
             return size, None
         return size, tuple(f.metadata["wire"] for f in can)
 
-    def _value_code(
+    def value_code(
         self, tp: Any, meta: dict[str, Any], slot: str, fpath: str, env: dict[str, Any]
     ) -> list[str]:
         """Lines that check/convert ``v`` for a field of type ``tp``."""
@@ -471,7 +471,7 @@ class WireConverter(cattrs.Converter):
             else:
                 env[slot] = self.loader(tp)
             lines = self._dispatch_lines(tp, meta, slot, fpath, env)
-        return lines + self._constraint_lines(meta, slot, fpath, env, constrained=constrained)
+        return lines + self.constraint_lines(meta, slot, fpath, env, constrained=constrained)
 
     def _dispatch_lines(
         self, tp: Any, meta: dict[str, Any], slot: str, fpath: str, env: dict[str, Any]
@@ -511,7 +511,7 @@ class WireConverter(cattrs.Converter):
         ]
 
     @staticmethod
-    def _constraint_lines(
+    def constraint_lines(
         meta: dict[str, Any], slot: str, fpath: str, env: dict[str, Any], *, constrained: bool
     ) -> list[str]:
         """Lines checking ``v`` against the field's constraints (and its items')."""

@@ -119,7 +119,7 @@ class _Walk:
         if value.__class__ is not dict:
             self.add(type_error("object", value, path))
             return
-        hints = _hints(cls, self.converter._namespace)
+        hints = _hints(cls, self.converter.namespace)
         known = set()
         for field in attrs.fields(cls):
             meta = field.metadata

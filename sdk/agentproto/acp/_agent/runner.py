@@ -31,7 +31,12 @@ from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._agent.agent import Agent, AgentSession
 from agentproto.acp._agent.updates import new_id
-from agentproto.acp._io.connection import AgentSideConnection, ByteReader, ByteWriter
+from agentproto.acp._io.connection import (
+    AgentSideConnection,
+    ByteReader,
+    ByteWriter,
+    switch_protocol,
+)
 from agentproto.acp._io.transports import stdio_streams
 from agentproto.acp._io.v1bridge import AgentBridge, agent_initialize_response, agent_initialize_v1
 from agentproto.acp._protocol.api import AGENT_METHODS, is_unstable
@@ -160,7 +165,7 @@ class AgentRunner:
 
         bridge = AgentBridge(self._handlers, turn_of, self._report)
         answer = agent_initialize_response(response, self._report)
-        self.connection._switch_protocol(1, bridge)
+        switch_protocol(self.connection, 1, bridge)
         for method, handler in bridge.handlers().items():
             self.connection.handle(method, handler)
         return answer

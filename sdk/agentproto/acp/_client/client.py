@@ -58,9 +58,13 @@ from agentproto._core.diagnostics import Diagnostic, DiagnosticLog, log_diagnost
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._client.session import ClientHandlers, ClientSession
 from agentproto.acp._client.unstable import UnstableCalls
-from agentproto.acp._io.connection import ByteReader, ByteWriter, ClientSideConnection
+from agentproto.acp._io.connection import (
+    ByteReader,
+    ByteWriter,
+    ClientSideConnection,
+    switch_protocol,
+)
 from agentproto.acp._io.transports import spawn_agent
 from agentproto.acp._io.v1bridge import ClientBridge, client_initialize_v2
 from agentproto.acp._protocol.api import CLIENT_METHODS, is_unstable
@@ -73,10 +77,117 @@ from agentproto.acp._protocol.errors import (
 )
 from agentproto.acp._protocol.methods import method_table
 from agentproto.acp._protocol.permission import outcome_for
+from agentproto.acp._protocol.wire import CONVERTER
 from agentproto.acp._rpc.negotiation import SUPPORTED_VERSIONS, check_answer, refused
 from agentproto.acp._rpc.turn import CANCELLED
+from agentproto.acp._state.session import SessionState
 
-__all__ = ["AcpClient", "ClientHandlers", "ClientSession"]
+__all__ = ["AcpClient", "Answer", "ClientHandlers", "ClientSession"]
+
+Answer = str | v2.RequestPermissionOutcome | None
+"""An application's answer to a permission request: an offered option id, an outcome,
+or ``None`` (``cancelled``)."""
+
+
+class ClientSession:
+    """One session as the client keeps it.
+
+    Attributes:
+        session_id: the session id.
+        state: its entities, updated by every ``session/update``.
+        parent: the session that announced it (a child session), else ``None``.
+        children: the child sessions it announced, by id.
+        announced: whether the client created, resumed or saw it announced.
+        stop_reason: the stop reason of the last work that ended.
+    """
+
+    def __init__(self, session_id: str, *, parent: ClientSession | None = None) -> None:
+        self.session_id = session_id
+        self.state = SessionState(session_id)
+        self.parent = parent
+        self.children: dict[str, ClientSession] = {}
+        self.announced = True
+        self.stop_reason: str | None = None
+        self._phase = "idle"
+        self._turn: asyncio.Future[str | None] | None = None
+        self._armed = False
+        self._permissions: set[asyncio.Future[v2.RequestPermissionOutcome]] = set()
+
+    def __repr__(self) -> str:
+        return f"<ClientSession {self.session_id!r} {self._phase}>"
+
+    @property
+    def phase(self) -> str:
+        """The last reported foreground state (``idle`` until one is reported)."""
+        return self._phase
+
+    @property
+    def busy(self) -> bool:
+        """Whether a prompt of this client waits for its stop reason."""
+        return self._turn is not None
+
+    def _observe_state(self, update: v2.StateUpdateSessionUpdate) -> None:
+        try:
+            state = CONVERTER.load(update.extra or {}, v2.StateUpdate)
+        except SchemaError:
+            return
+        self._phase = state.state
+        if isinstance(state, v2.IdleStateUpdate):
+            self.stop_reason = state.stop_reason
+            if self._turn is not None and self._armed and not self._turn.done():
+                self._turn.set_result(state.stop_reason)
+        elif isinstance(state, v2.RunningStateUpdate | v2.RequiresActionStateUpdate):
+            self._armed = True
+
+    def _fail_turn(self, error: BaseException) -> None:
+        if self._turn is not None and not self._turn.done():
+            self._turn.set_exception(error)
+
+    def _cancel_locally(self) -> None:
+        """Mark unfinished tool calls cancelled; answer pending permissions ``cancelled``."""
+        for call in list(self.state.tool_calls.values()):
+            if not call.finished:
+                self.state.apply(
+                    v2.ToolCallUpdateSessionUpdate(tool_call_id=call.tool_call_id, status=CANCELLED)
+                )
+        for future in self._permissions:
+            if not future.done():
+                future.set_result(v2.CancelledRequestPermissionOutcome())
+
+
+class ClientHandlers:
+    """What the application does when the agent calls: subclass and override.
+
+    Every method may be a coroutine. The defaults: updates are only folded,
+    permission requests are answered ``cancelled`` (never approved), and
+    requests the application does not handle answer ``method not found``.
+    """
+
+    async def on_update(self, session: ClientSession, update: v2.SessionUpdate) -> None:
+        """A ``session/update`` was applied to ``session.state``."""
+
+    async def on_permission(
+        self, session: ClientSession, request: v2.RequestPermissionRequest
+    ) -> Answer:
+        """Answer a permission request: an offered option id, an outcome, or ``None``."""
+        return None
+
+    async def on_elicitation(self, request: Any) -> Any:
+        """Answer ``elicitation/create`` (a ``CreateElicitationResponse``)."""
+        raise RpcError(RpcErrorCode.METHOD_NOT_FOUND, "elicitation is not supported")
+
+    async def on_elicitation_complete(
+        self, notification: v2.CompleteElicitationNotification
+    ) -> None:
+        """``elicitation/complete``."""
+
+    async def on_auth_status(self, notification: v2.AuthStatusUpdateNotification) -> None:
+        """``auth/status_update`` (unstable)."""
+
+    async def on_mcp_message(self, request: v2.MessageMcpRequest) -> Any:
+        """``mcp/message`` request (unstable): an MCP message for a client-side server."""
+        raise RpcError(RpcErrorCode.METHOD_NOT_FOUND, "MCP over ACP is not supported")
+
 
 _logger = logging.getLogger("agentproto.acp")
 _CLOSED_ERRORS = (ConnectionClosedError,)
@@ -304,7 +415,7 @@ class AcpClient:
                 self._update, self._permission, self._diagnostic, self._tool_call_title
             )
             bridge.settle = self.connection.settle
-            self.connection._switch_protocol(1, bridge)
+            switch_protocol(self.connection, 1, bridge)
             for method, handler in bridge.handlers().items():
                 self.connection.handle(method, handler)
         self.agent = response

@@ -203,11 +203,6 @@ class Connection:
         """The ACP major version spoken on the wire."""
         return self._endpoint.protocol
 
-    def _switch_protocol(self, protocol: int, translator: Translator | None = None) -> None:
-        """Speak ``protocol`` on the wire, ``translator`` sending what the app sends in it."""
-        self._endpoint.switch_protocol(protocol)
-        self._translator = translator
-
     async def settle(self) -> None:
         """Wait until the handlers of the notifications received so far have run."""
         if self._dispatcher is None or self._dispatcher.done():
@@ -585,3 +580,13 @@ class ClientSideConnection(Connection):
 
     def __init__(self, reader: ByteReader, writer: ByteWriter, **options: Any) -> None:
         super().__init__("client", reader, writer, **options)
+
+
+def switch_protocol(
+    connection: Connection, protocol: int, translator: Translator | None = None
+) -> None:
+    """Make ``connection`` speak ``protocol`` on the wire from now on, ``translator``
+    sending what the application sends in it (the runner and the client call it once
+    ``initialize`` settled on ACP v1)."""
+    connection._endpoint.switch_protocol(protocol)
+    connection._translator = translator

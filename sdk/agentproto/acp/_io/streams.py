@@ -40,7 +40,7 @@ class ByteWriter(Protocol):
 class Translator(Protocol):
     """What a connection that speaks another version on the wire sends instead.
 
-    :meth:`~agentproto.acp._io.connection.Connection._switch_protocol` installs one
+    :func:`~agentproto.acp._io.connection.switch_protocol` installs one
     (the bridges of :mod:`agentproto.acp._io.v1bridge`): the application keeps
     calling with the v2 classes.
     """

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 When ``initialize`` negotiates version 1, the connection switches to the v1
-method table (:meth:`~agentproto.acp._io.connection.Connection._switch_protocol`)
+method table (:func:`~agentproto.acp._io.connection.switch_protocol`)
 and installs a bridge of this module as its translator; the application keeps
 speaking v2 both ways. The bridge:
 

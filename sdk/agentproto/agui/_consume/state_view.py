@@ -160,7 +160,7 @@ class StateView(Generic[T]):
         """
         source = self._source
         conversation = source.conversation if isinstance(source, Consumer) else source
-        revision = conversation._state_revision
+        revision = conversation.state_revision
         if revision != self._revision:
             state = conversation.state_json()
             try:

@@ -634,7 +634,7 @@ class RunProducer:
             )
 
     def _unanswered_calls(self) -> list[str]:
-        return self._verifier._scope.unanswered()
+        return self._verifier.unanswered_calls()
 
     def _known_activity(self, message_id: str) -> g.ActivityMessage:
         """The activity message as the client holds it (its owner is the one the last

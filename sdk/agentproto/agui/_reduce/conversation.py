@@ -373,8 +373,15 @@ class Conversation:
             "state": thaw(self._state),
         }
 
-    def _fresh_messages(self, *, skip_roles: frozenset[str] = frozenset()) -> list[Message]:
-        """New typed messages, independent of the cache (for run input)."""
+    @property
+    def state_revision(self) -> int:
+        """How many times the state changed so far (a snapshot or a delta applied): a
+        reader that kept the value of an earlier revision knows whether to read again."""
+        return self._state_revision
+
+    def copy_messages(self, *, skip_roles: frozenset[str] = frozenset()) -> list[Message]:
+        """Typed messages built anew from the records, independent of the cache (what a
+        run input carries), leaving out those whose role is in ``skip_roles``."""
         return [load_message(thaw(e.wire())) for e in self._entries if e.role not in skip_roles]
 
     def __repr__(self) -> str:

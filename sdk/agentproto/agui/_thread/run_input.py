@@ -128,7 +128,7 @@ def _messages(
 ) -> list[Message]:
     """The messages to send: activity messages left out, every unanswered call to one of
     ``tools`` answered (:func:`~agentproto.agui._thread.frontend_tools.with_tool_answers`)."""
-    return with_tool_answers(conversation._fresh_messages(skip_roles=_ACTIVITY), tools, answers)
+    return with_tool_answers(conversation.copy_messages(skip_roles=_ACTIVITY), tools, answers)
 
 
 def _input_state(

@@ -305,6 +305,11 @@ class Verifier:
             self.abort(exc)
             raise
 
+    def unanswered_calls(self) -> list[str]:
+        """The current run's tool calls that have no TOOL_CALL_RESULT yet, in the order
+        they started (empty between runs)."""
+        return self._scope.unanswered()
+
     def close(self) -> None:
         """End of stream: a run still open (or no run at all) means the stream was cut.
 
