@@ -83,10 +83,12 @@ def conformance(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff: lint and formatting check of the hand-written code."""
+    """ruff: lint and formatting check of the hand-written code; a module size report."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    # module sizes, reported (never asserted: modules are cut by concept, DESIGN.md)
+    session.run("python", "-m", "tests.layout", silent=False)
 
 
 @nox.session

@@ -126,6 +126,15 @@ EXPECTED_ALL = {
         "StreamQuirk",
         "repair_dotnet_message_ids",
     ],
+    "agentproto.acp.agent": ["Agent", "AgentSession"],
+    "agentproto.acp.client": ["AcpClient", "ClientHandlers", "ClientSession"],
+    "agentproto.acp.connection": [
+        "AgentSideConnection",
+        "ByteReader",
+        "ByteWriter",
+        "ClientSideConnection",
+        "Connection",
+    ],
     "agentproto.agui.asgi": [
         "ASGIApp",
         "ASGIMessage",
@@ -279,6 +288,9 @@ PUBLIC_NAMESPACES = (
     "agentproto.agui.asgi",
     "agentproto.agui.quirks",
     "agentproto.acp",
+    "agentproto.acp.agent",
+    "agentproto.acp.client",
+    "agentproto.acp.connection",
 )
 """The namespaces whose ``__all__`` is the public API (and the roots of the walk)."""
 SCHEMA_NAMESPACES = ("agentproto.agui.schema", "agentproto.acp.schema", "agentproto.acp.schema_v1")

@@ -109,7 +109,6 @@ from typing import (
     TypedDict,
     TypeVar,
     Unpack,
-    cast,
     get_args,
 )
 
@@ -716,7 +715,7 @@ class RunProducer:
                 message.content("world")
         """
         start = self.text_message_start(message_id, role=role, name=name, **attribution)
-        return TextMessageWriter(cast("RunProducer", self), start)
+        return TextMessageWriter(self, start)
 
     def text(
         self,
@@ -794,9 +793,7 @@ class RunProducer:
             parent_message_id=parent_message_id,
             **attribution,
         )
-        writer = ToolCallWriter(
-            cast("RunProducer", self), start.tool_call_id, start.subagent_run_id
-        )
+        writer = ToolCallWriter(self, start.tool_call_id, start.subagent_run_id)
         if args is not None:
             writer.args(json_text(args))
         return writer
@@ -857,7 +854,7 @@ class RunProducer:
         """REASONING_START now; the span opens its reasoning message and ends with
         REASONING_END (on exit when used as a context manager)."""
         start = self.reasoning_start(message_id, **attribution)
-        return ReasoningSpan(cast("RunProducer", self), start.message_id, start.subagent_run_id)
+        return ReasoningSpan(self, start.message_id, start.subagent_run_id)
 
     def reasoning_message_start(
         self, message_id: str | None = None, **attribution: Unpack[Attribution]
@@ -889,9 +886,7 @@ class RunProducer:
     ) -> ReasoningMessageWriter:
         """REASONING_MESSAGE_START now; the writer streams the content and ends it."""
         start = self.reasoning_message_start(message_id, **attribution)
-        return ReasoningMessageWriter(
-            cast("RunProducer", self), start.message_id, start.subagent_run_id
-        )
+        return ReasoningMessageWriter(self, start.message_id, start.subagent_run_id)
 
     def reasoning_encrypted_value(
         self,
@@ -1004,7 +999,7 @@ class RunProducer:
         """RUN_STARTED now (``started``: :meth:`run_started`'s arguments); a context manager
         that sends RUN_FINISHED on exit, or RUN_ERROR when the block raises."""
         self.run_started(**started)
-        return RunScope(cast("RunProducer", self))
+        return RunScope(self)
 
     # ---- steps ---------------------------------------------------------------------------
 
@@ -1023,7 +1018,7 @@ class RunProducer:
     def step(self, step_name: str, **attribution: Unpack[Attribution]) -> StepScope:
         """STEP_STARTED now; STEP_FINISHED from the scope (on exit as a context manager)."""
         self.step_started(step_name, **attribution)
-        return StepScope(cast("RunProducer", self), step_name, attribution.get("subagent_run_id"))
+        return StepScope(self, step_name, attribution.get("subagent_run_id"))
 
     # ---- subagents -----------------------------------------------------------------------
 
@@ -1086,7 +1081,7 @@ class RunProducer:
                 producer.text("Found it.", subagent_run_id=sub.subagent_run_id)
         """
         started = self.subagent_started(name, subagent_run_id=subagent_run_id, **start)
-        return SubagentScope(cast("RunProducer", self), started.subagent_run_id, name)
+        return SubagentScope(self, started.subagent_run_id, name)
 
     # ---- state ---------------------------------------------------------------------------
 
