@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -55,7 +57,7 @@ from agentproto.acp._state.entities import (
 from agentproto.acp._state.meta import Meta, combine_meta, resync_meta
 from agentproto.acp._state.rules import LATEST
 
-__all__ = ["combine", "resync_update"]
+__all__ = ["ENTITY_OF", "combine", "resync_update"]
 
 SessionUpdate = v2.SessionUpdate
 
@@ -66,19 +68,40 @@ _PLAN_UPDATE = _MEMBERS.get("plan_update")
 _PLAN_REMOVED = _MEMBERS.get("plan_removed")
 
 
+def _entity_key(kind: EntityKind) -> Callable[[Any], tuple[str, Any]]:
+    ident = kind.id_field
+    return lambda update: (kind.name, None if ident is None else getattr(update, ident))
+
+
+def _plan_key(update: Any) -> tuple[str, Any]:
+    return "plan", update.plan.plan_id
+
+
+def _plan_removed_key(update: Any) -> tuple[str, Any]:
+    return "plan", update.plan_id
+
+
+def _latest_key(update: Any) -> tuple[str, Any]:
+    return update.__class__.__name__, None
+
+
+ENTITY_OF: Mapping[type, Callable[[Any], tuple[str, Any]]] = MappingProxyType(
+    {  # later entries win: an entity kind's class, then a plan's, then a latest-value kind's
+        **dict.fromkeys(_LATEST, _latest_key),
+        **({} if _PLAN_REMOVED is None else {_PLAN_REMOVED: _plan_removed_key}),
+        **({} if _PLAN_UPDATE is None else {_PLAN_UPDATE: _plan_key}),
+        **{cls: _entity_key(kind) for cls, kind in (*BY_CHUNK.items(), *BY_UPSERT.items())},
+    }
+)
+"""The update classes :func:`combine` may coalesce, each with how to find the entity an
+update touches (two updates coalesce only when it is the same); an update of a class not
+here (a notice, an unknown kind) never coalesces. Read-only."""
+
+
 def entity_of(update: Any) -> tuple[str, Any] | None:
     """The entity an update touches, ``None`` for updates that never coalesce."""
-    cls = update.__class__
-    kind = BY_UPSERT.get(cls) or BY_CHUNK.get(cls)
-    if kind is not None:
-        return kind.name, None if kind.id_field is None else getattr(update, kind.id_field)
-    if cls is _PLAN_UPDATE:
-        return "plan", update.plan.plan_id
-    if cls is _PLAN_REMOVED:
-        return "plan", update.plan_id
-    if cls in _LATEST:
-        return cls.__name__, None
-    return None
+    key = ENTITY_OF.get(update.__class__)
+    return None if key is None else key(update)
 
 
 def _decodes(data: object) -> bool:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -35,7 +36,7 @@ from agentproto.acp._relay.versions import (
 from agentproto.acp._state.entities import BY_UPSERT, KINDS
 from agentproto.acp._state.session import SessionState
 
-__all__ = ["V2ToV1Adapter"]
+__all__ = ["TO_V1", "V2ToV1Adapter"]
 
 _V1_STATUSES = frozenset(v1.ENUM_VALUES["ToolCallStatus"])
 _V1_KINDS = frozenset(v1.ENUM_VALUES["ToolKind"])
@@ -134,13 +135,14 @@ class V2ToV1Adapter(Adapter):
             raise UsageError(
                 "acp.not-an-update", f"expected a v2 session update, not {type(update).__name__}"
             )
-        if cls is v2.ToolCallUpdateSessionUpdate or cls is v2.ToolCallContentChunkSessionUpdate:
+        route = TO_V1.get(cls)
+        if route == "tool call":
             return self._tool_call(session, update)
-        if cls in MESSAGE_UPSERTS:
+        if route == "message":
             return self._message(session, update)
-        if self.stateful and cls in _TERMINAL_UPDATES:
+        if route == "terminal" and self.stateful:
             return self._terminal(session, update.terminal_id)  # type: ignore[union-attr]
-        if cls in NO_V1 or cls is v2.OtherSessionUpdate:
+        if route != "same kind":
             self._report("not-convertible", f"{kind!r} has no v1 counterpart", subject=kind)
             return []
         wire = _main_plan(update)
@@ -370,6 +372,21 @@ def _v1_tool_call_fields(
 
 _TERMINAL = KINDS.get("terminal")
 _TERMINAL_UPDATES = frozenset(() if _TERMINAL is None else (_TERMINAL.upsert, _TERMINAL.chunk))
+
+TO_V1: Mapping[type, str] = MappingProxyType(
+    {  # later entries win: a rule of its own over the same kind
+        **dict.fromkeys(V2_KINDS - NO_V1 - {v2.OtherSessionUpdate}, "same kind"),
+        **{cls: "terminal" for cls in _TERMINAL_UPDATES if cls is not None},
+        **dict.fromkeys(MESSAGE_UPSERTS, "message"),
+        v2.ToolCallUpdateSessionUpdate: "tool call",
+        v2.ToolCallContentChunkSessionUpdate: "tool call",
+    }
+)
+"""How :class:`V2ToV1Adapter` converts each v2 update class: ``same kind`` (to the v1
+kind of its tag), or by a rule of its own: ``tool call`` (a v1 ``tool_call`` or
+``tool_call_update``), ``message`` (v1 chunks of the new blocks), ``terminal`` (as text
+in the tool calls that show it; stateful only). A class not here (``state_update``, the
+catch-all) has no v1 counterpart and is dropped (``not-convertible``). Read-only."""
 
 
 def _state_key(update: Any) -> str:

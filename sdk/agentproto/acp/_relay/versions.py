@@ -115,7 +115,7 @@ from agentproto.acp._relay.content import v1_converter as _v1_converter
 from agentproto.acp._state.entities import BY_UPSERT, KINDS, EntityKind, union_members
 from agentproto.acp._state.meta import Meta, apply_meta_update
 
-__all__ = ["DEFAULT_PLAN_ID", "V1_KINDS", "WHOLE_META_V1", "V1ToV2Adapter"]
+__all__ = ["DEFAULT_PLAN_ID", "FROM_V1", "V1_KINDS", "WHOLE_META_V1", "V1ToV2Adapter"]
 
 DEFAULT_PLAN_ID = "main"
 """The v2 ``planId`` of the single plan of a v1 session (the v2 plan-variants RFD's id)."""
@@ -129,6 +129,10 @@ V1_KINDS = frozenset(V1_MEMBERS)
 """Every ``sessionUpdate`` kind of the v1 schema agentproto is generated from."""
 V1_PLAN = attrs.fields_dict(v1.PlanSessionUpdate)["session_update"].metadata["const"]
 TOOL_CALL = KINDS["tool_call"]
+FROM_V1 = frozenset(tag for tag in V1_KINDS if tag in _V2_MEMBERS) | {"tool_call", V1_PLAN}
+"""The v1 kinds :class:`V1ToV2Adapter` converts: those v2 has under the same tag, a v1
+``tool_call`` (a v2 ``tool_call_update``) and a v1 ``plan`` (a v2 ``plan_update``). Any
+other v1 kind has no v2 counterpart and is dropped (``not-convertible``)."""
 
 
 def _optional_wires(cls: type) -> frozenset[str]:
@@ -318,10 +322,8 @@ class V1ToV2Adapter(Adapter):
             entries = wire.pop("entries")
             wire["sessionUpdate"] = "plan_update"
             wire["plan"] = {"type": "items", "planId": DEFAULT_PLAN_ID, "entries": entries}
-        elif kind == "current_mode_update":
-            self._report(
-                "not-convertible", "'current_mode_update' has no v2 counterpart", subject=kind
-            )
+        elif kind not in FROM_V1:  # current_mode_update
+            self._report("not-convertible", f"{kind!r} has no v2 counterpart", subject=kind)
             return []
         out: list[v2.SessionUpdate] = []
         for item in [*before, wire]:
