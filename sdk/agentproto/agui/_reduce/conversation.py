@@ -48,6 +48,11 @@ event on it. Every rule is a method of :class:`Conversation` (the table
 ``_RULES`` at the bottom maps each event class to one); the records it keeps are
 in :mod:`.records`.
 
+The rules take events as ``Any``: this module is compiled in the compiled build, where
+a parameter typed with an event class would have mypyc check every field read from it
+against the schema's type, and a hand-built event holding a wrong one must get a
+diagnostic here, not a ``TypeError``.
+
 **Rules**, event by event:
 
 * ``TEXT_MESSAGE_START`` creates a message with the event's role (absent means
@@ -133,7 +138,6 @@ from agentproto._core.patch.apply import apply_patch, apply_patch_in_place
 from agentproto._core.patch.ops import NodeCount
 from agentproto._core.readonly import readonly, thaw
 from agentproto._core.unset import UNSET
-from agentproto.agui import _generated as g
 from agentproto.agui._generated import ActivityMessage, Event, Message, RunAgentInput, ToolCall
 from agentproto.agui._protocol.kinds import (
     ACTIVITY,
@@ -793,13 +797,13 @@ class Conversation:
 
     # -- state
 
-    def _state_snapshot(self, event: g.StateSnapshotEvent, commit: bool) -> Change:
+    def _state_snapshot(self, event: Any, commit: bool) -> Change:
         if commit:
             self._state = thaw(event.snapshot)
             self._state_count = None
         return _STATE_CHANGED
 
-    def _state_delta(self, event: g.StateDeltaEvent, commit: bool) -> Change:
+    def _state_delta(self, event: Any, commit: bool) -> Change:
         ops = own_ops(event.delta)
         if ops is None:
             return problem(
@@ -827,7 +831,7 @@ class Conversation:
 
     @staticmethod
     def _incoming(
-        event: g.MessagesSnapshotEvent, diagnostics: list[Diagnostic]
+        event: Any, diagnostics: list[Diagnostic]
     ) -> dict[str, Entry]:
         """The snapshot's messages as records, by id (invalid ones reported and left out)."""
         incoming: dict[str, Entry] = {}
@@ -856,7 +860,7 @@ class Conversation:
             incoming[entry.id] = entry
         return incoming
 
-    def _take_messages_snapshot(self, event: g.MessagesSnapshotEvent, commit: bool) -> Change:
+    def _take_messages_snapshot(self, event: Any, commit: bool) -> Change:
         diagnostics: list[Diagnostic] = []
         incoming = self._incoming(event, diagnostics)
         if not commit:
@@ -895,7 +899,7 @@ class Conversation:
 
     # -- activities
 
-    def _activity_snapshot(self, event: g.ActivitySnapshotEvent, commit: bool) -> Change:
+    def _activity_snapshot(self, event: Any, commit: bool) -> Change:
         message_id = event.message_id
         if not isinstance(event.content, dict):
             return problem(
@@ -939,7 +943,7 @@ class Conversation:
         self._touch(entry)
         return entry.change
 
-    def _patched_content(self, event: g.ActivityDeltaEvent) -> Any:
+    def _patched_content(self, event: Any) -> Any:
         """The activity's content with the delta applied and its size, or the Change
         saying why not."""
         message_id = event.message_id
@@ -981,7 +985,7 @@ class Conversation:
             )
         return content, trial.nodes
 
-    def _activity_delta(self, event: g.ActivityDeltaEvent, commit: bool) -> Change:
+    def _activity_delta(self, event: Any, commit: bool) -> Change:
         patched = self._patched_content(event)
         if type(patched) is Change:
             return patched
