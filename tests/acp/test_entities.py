@@ -109,7 +109,7 @@ def test_a_union_member_without_a_rule_is_kept_with_a_diagnostic(
     rules = build_rules(union)
     assert set(rules) == set(typing.get_args(union))
     assert rules[ProgressSessionUpdate] in TOLERATED
-    monkeypatch.setattr(_session, "_RULES", rules)
+    monkeypatch.setattr(_session, "RULES", rules)
     state = SessionState()
     state.apply(ProgressSessionUpdate(percent=5))  # type: ignore[arg-type]
     (kept,) = state.unknown

@@ -133,14 +133,14 @@ def test_an_event_class_no_stage_has_a_rule_for_is_delivered_with_diagnostics(
 ) -> None:
     """A class the converter parses but no runtime rule knows (a regeneration's) is tolerated:
     delivered with diagnostics, closing no chunk stream, never a UsageError."""
-    original = _decoder._load_event
+    original = _decoder.load_event
 
     def load(value: Any, path: str, ctx: Any) -> Any:
         if value.get("type") == "FUTURE_EVENT":
             return FutureEvent(message_id=value.get("messageId"))
         return original(value, path, ctx)
 
-    monkeypatch.setattr(_decoder, "_load_event", load)
+    monkeypatch.setattr(_decoder, "load_event", load)
     consumer = Consumer()
     delivered = consumer.feed_bytes(
         sse(

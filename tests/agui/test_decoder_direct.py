@@ -38,8 +38,8 @@ class _Counting:
 
 @pytest.fixture
 def general(monkeypatch: pytest.MonkeyPatch) -> _Counting:
-    counting = _Counting(decoder_module._load_event)
-    monkeypatch.setattr(decoder_module, "_load_event", counting)
+    counting = _Counting(decoder_module.load_event)
+    monkeypatch.setattr(decoder_module, "load_event", counting)
     return counting
 
 

@@ -99,8 +99,13 @@ here (a notice, an unknown kind) never coalesces. Read-only."""
 
 
 def entity_of(update: Any) -> tuple[str, Any] | None:
-    """The entity an update touches, ``None`` for updates that never coalesce."""
-    key = ENTITY_OF.get(update.__class__)
+    """The entity an update touches, ``None`` for updates that never coalesce.
+
+    An entity kind's class is looked up in the entity tables themselves first, so that a
+    description derived again at run time (a class a caller made) is followed too."""
+    cls = update.__class__
+    kind = BY_UPSERT.get(cls) or BY_CHUNK.get(cls)
+    key = _entity_key(kind) if kind is not None else ENTITY_OF.get(cls)
     return None if key is None else key(update)
 
 
