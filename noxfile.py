@@ -121,7 +121,7 @@ def check_generated(session: nox.Session) -> None:
 def demo(session: nox.Session) -> None:
     """The main job: serve the example AG-UI agent, consume one run, print the result."""
     session.install("-e", ".", "httpx", "uvicorn", env=PURE)
-    session.run("python", "-m", "agentproto.agui.examples.demo")
+    session.run("python", "examples/agui_demo.py")
 
 
 @nox.session

@@ -1,13 +1,23 @@
-"""Shared test configuration: the spec mirror and the ``--slow`` switch."""
+"""Shared test configuration: the spec mirror, the ``--slow`` switch and the examples.
+
+The runnable examples live outside the package, in ``examples/``; tests import them
+by module name (``agui_scripted_agent``, ``acp_client``) from that folder.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from codegen.sources import spec_mirror
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+"""The runnable examples (outside the wheel), importable by the tests."""
+if str(EXAMPLES) not in sys.path:
+    sys.path.append(str(EXAMPLES))
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("slow", deadline=None, max_examples=10_000)

@@ -30,6 +30,7 @@ EXPECTED_ALL = {
         "Diagnostic",
         "InternalError",
         "LimitError",
+        "MissingDependencyError",
         "PatchError",
         "ProtocolError",
         "SchemaError",

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import orjson
+from acp_client import Approver, drive
 
 from agentproto.acp import AcpClient, ConnectionClosedError
-from agentproto.acp.examples.client import Approver, drive
 
 ROOT = Path(__file__).parents[2]
 ENV = {**os.environ, "PYTHONPATH": f"{ROOT / 'sdk'}{os.pathsep}{ROOT}"}

@@ -162,7 +162,9 @@ async def test_a_hand_written_v1_client_of_the_example_agent() -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "agentproto.acp.examples.scripted_agent",
+        "agentproto",
+        "acp",
+        "serve-example",
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
     )

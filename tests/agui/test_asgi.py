@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
+from agui_scripted_agent import app as scripted_app
+from agui_scripted_agent import scripted_events
 
 from agentproto.agui import Consumer, Event, aconsume, consume, schema
 from agentproto.agui._produce.producer import RunProducer
@@ -20,8 +22,6 @@ from agentproto.agui._protocol.encoding import (
     stream_headers,
 )
 from agentproto.agui.asgi import EventStreamResponse, agent_app, run_events
-from agentproto.agui.examples.scripted_agent import app as scripted_app
-from agentproto.agui.examples.scripted_agent import scripted_events
 from tests.agui.live_server import serve
 
 BODY: dict[str, Any] = {"threadId": "thread-9", "runId": "run-9", "messages": []}

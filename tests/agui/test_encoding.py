@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from agui_scripted_agent import scripted_events
 
 from agentproto.agui import Consumer, Event, schema
 from agentproto.agui._consume.decoder import Transport
@@ -20,7 +21,6 @@ from agentproto.agui._protocol.encoding import (
     negotiate_transport,
     stream_headers,
 )
-from agentproto.agui.examples.scripted_agent import scripted_events
 
 # ---- encoders ---------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from agui_scripted_agent import scripted_events
 
 from agentproto import SchemaError
 from agentproto._core.wire.problems import MAX_PROBLEMS
@@ -23,7 +24,6 @@ from agentproto.agui import (
     parse_run_input,
     schema,
 )
-from agentproto.agui.examples.scripted_agent import scripted_events
 
 WRONG_TYPE = schema.TextMessageStartEvent(message_id=1)  # type: ignore[arg-type]
 

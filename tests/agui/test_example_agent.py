@@ -6,12 +6,10 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+import agui_scripted_agent as scripted_agent
 import httpx
 import pytest
-
-from agentproto.agui import consume, schema
-from agentproto.agui.examples import scripted_agent
-from agentproto.agui.examples.scripted_agent import (
+from agui_scripted_agent import (
     BUNDLED_STREAM,
     DEFAULT_RUN_INPUT,
     app,
@@ -19,6 +17,10 @@ from agentproto.agui.examples.scripted_agent import (
     scripted_sse,
     write_bundled_stream,
 )
+
+import agentproto.cli
+from agentproto.agui import consume, schema
+from agentproto.cli.agui import EXAMPLE, load_recording
 from tests.agui.live_server import serve
 
 DEFAULT_BODY: dict[str, Any] = {"threadId": "thread-1", "runId": "run-1", "messages": []}
@@ -28,6 +30,12 @@ def test_bundled_stream_is_what_the_agent_produces() -> None:
     """The bundled .sse file is byte for byte the scripted agent's output for the default
     input (regenerate it with ``--regenerate`` when the script changes)."""
     assert BUNDLED_STREAM.read_bytes() == scripted_sse()
+
+
+def test_bundled_stream_is_the_clis_example() -> None:
+    """BUNDLED_STREAM is the package data the CLI replays when no file is given."""
+    assert Path(agentproto.cli.__file__).parent / "data" / EXAMPLE == BUNDLED_STREAM
+    assert load_recording(None).data == BUNDLED_STREAM.read_bytes()
 
 
 def test_served_stream_is_the_bundled_stream() -> None:

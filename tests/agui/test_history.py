@@ -656,11 +656,12 @@ def test_a_chunk_form_that_replays_differently_falls_back(monkeypatch: pytest.Mo
 
 def test_the_bundled_recording_compacts() -> None:
     """The example SSE recording the CLI replays compacts to fewer bytes, equivalently."""
-    from pathlib import Path
+    from importlib import resources
 
-    import agentproto.agui.examples as examples
+    from agentproto.cli.agui import EXAMPLE
 
-    sse = Path(examples.__file__).with_name("scripted_run.sse").read_text(encoding="utf-8")
+    data = resources.files("agentproto.cli").joinpath("data").joinpath(EXAMPLE)
+    sse = data.read_text(encoding="utf-8")
     history = [json.loads(line[6:]) for line in sse.splitlines() if line.startswith("data: ")]
     result = compact_events(history)
     assert len(json.dumps(result.to_json())) < len(json.dumps(history))

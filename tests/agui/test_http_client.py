@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from agui_scripted_agent import app as scripted_app
 
 from agentproto import ProtocolError, SchemaError, UsageError
 from agentproto.agui import (
@@ -24,7 +25,6 @@ from agentproto.agui import (
     schema,
 )
 from agentproto.agui._protocol.encoding import JSONL_CONTENT_TYPE
-from agentproto.agui.examples.scripted_agent import app as scripted_app
 from tests.agui.http_peers import RUN_FINISHED, RUN_STARTED, Echo, scripted
 from tests.agui.live_server import recording, serve
 from tests.readme import README, readme_block

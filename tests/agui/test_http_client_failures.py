@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import time
 from contextlib import aclosing
-from pathlib import Path
 
 import httpx
 import pytest
@@ -37,7 +33,6 @@ from tests.agui.http_peers import (
 )
 from tests.agui.live_server import serve
 
-ROOT = Path(__file__).resolve().parents[2]
 QUICK = httpx.Timeout(5.0, read=0.5, connect=0.5)
 
 
@@ -312,37 +307,3 @@ async def test_async_break_inside_aclosing_closes_at_once() -> None:
                         break
             assert agent.runs[-1].status == "failed"
             assert await asyncio.to_thread(endless.stopped.wait, 5)
-
-
-# ---- the optional dependency ---------------------------------------------------------------
-
-WITHOUT_HTTPX = """
-import sys
-
-class NoHttpx:
-    def find_spec(self, name, path=None, target=None):
-        if name == "httpx" or name.startswith("httpx."):
-            raise ModuleNotFoundError("No module named 'httpx'", name="httpx")
-        return None
-
-sys.meta_path.insert(0, NoHttpx())
-import agentproto, agentproto.agui, agentproto.acp
-from agentproto.agui import HttpError, Consumer
-assert "httpx" not in sys.modules
-try:
-    from agentproto.agui import HttpAgent
-except ImportError as exc:
-    print(exc)
-else:
-    raise SystemExit("imported without httpx")
-"""
-
-
-def test_without_httpx_the_package_imports_and_the_client_says_why_not() -> None:
-    """agentproto imports without httpx; the client names the extra to install."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "sdk")}
-    done = subprocess.run(
-        [sys.executable, "-c", WITHOUT_HTTPX], capture_output=True, text=True, env=env, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    assert "pip install 'agentproto[http]'" in done.stdout

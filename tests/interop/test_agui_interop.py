@@ -17,9 +17,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from agui_scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, app
 
 from agentproto.agui import Consumer
-from agentproto.agui.examples.scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, app
 from tests.agui.live_server import recording, serve
 
 ROOT = Path(__file__).resolve().parents[2]

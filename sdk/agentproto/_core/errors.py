@@ -18,6 +18,8 @@ The branches separate who broke what, as h11 does:
   (entities of an ACP session, sessions of a store); it names the parameter.
 * :class:`InternalError`: a bug in agentproto (or in a caller's hook) surfaced
   while processing input; the original exception is its ``__cause__``.
+* :class:`MissingDependencyError` (also an ``ImportError``): a feature whose
+  optional dependency is not installed was used; it names what to install.
 
 Locations are JSON Pointers into untrusted input; one longer than
 :data:`~agentproto._core.describe.MAX_POINTER_CHARS` keeps only its two ends.
@@ -35,6 +37,7 @@ __all__ = [
     "DecodeError",
     "InternalError",
     "LimitError",
+    "MissingDependencyError",
     "PatchError",
     "ProtocolError",
     "SchemaError",
@@ -193,6 +196,24 @@ class InternalError(AgentProtoError):
         super().__init__(
             f"internal error in {stage}: {type(original).__name__}: {str(original)[:200]}"
         )
+
+
+class MissingDependencyError(AgentProtoError, ImportError):
+    """A feature was used whose optional dependency is not installed.
+
+    Importing the feature works (``import *``, ``hasattr`` and ``dir()`` included);
+    using it raises this error, which says what to install.
+
+    Attributes:
+        feature: what was used, e.g. ``"agentproto.agui.HttpAgent"``.
+        name: the missing module, e.g. ``"httpx"`` (as for every ``ImportError``).
+        install: the command that installs it, e.g. ``"pip install 'agentproto[http]'"``.
+    """
+
+    def __init__(self, feature: str, module: str, install: str) -> None:
+        self.feature = feature
+        self.install = install
+        super().__init__(f"{feature} needs {module}: {install}", name=module)
 
 
 def as_sdk_error(exc: BaseException, stage: str) -> AgentProtoError:

@@ -7,11 +7,18 @@ client (:class:`AcpClient`, :class:`ClientHandlers`), parsing and dumping update
 JSON-RPC framing over NDJSON, the session state a client keeps
 (:class:`SessionState`, :class:`SessionStore`), the metadata patch rule and what
 intermediaries need (:func:`combine`, :func:`resync_update`, the v1 ↔ v2 adapters).
+
+ACP v1 is imported when first used: :mod:`agentproto.acp.schema_v1`,
+:class:`V1ToV2Adapter` and :class:`V2ToV1Adapter` are loaded on first access (and a
+v1 peer loads them when it connects), so that ``import agentproto.acp`` does not pay
+for the v1 schema.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from agentproto._core.exports import export
 from agentproto._core.unset import UNSET, Unset
-from agentproto.acp import schema, schema_v1
+from agentproto.acp import schema
 from agentproto.acp._agent.agent import Agent, AgentSession
 from agentproto.acp._agent.runner import AgentRunner, run_agent, serve_agent
 from agentproto.acp._agent.updates import SessionUpdates, Terminal, ToolCall
@@ -58,8 +65,6 @@ from agentproto.acp._protocol.wire import (
     session_notification,
 )
 from agentproto.acp._relay.combine import combine, resync_update
-from agentproto.acp._relay.to_v1 import V2ToV1Adapter
-from agentproto.acp._relay.versions import V1ToV2Adapter
 from agentproto.acp._rpc.endpoint import Side
 from agentproto.acp._rpc.negotiation import UnsupportedVersionError
 from agentproto.acp._rpc.turn import Foreground, Phase
@@ -77,6 +82,11 @@ from agentproto.acp._state.entities import (
 from agentproto.acp._state.meta import Meta, apply_meta_update
 from agentproto.acp._state.session import SessionState
 from agentproto.acp._state.store import SessionStore
+
+if TYPE_CHECKING:
+    from agentproto.acp import schema_v1
+    from agentproto.acp._relay.to_v1 import V2ToV1Adapter
+    from agentproto.acp._relay.versions import V1ToV2Adapter
 
 __all__ = [
     "UNSET",
@@ -152,3 +162,26 @@ __all__ = [
 ]
 
 export(__name__, globals(), [name for name in __all__ if name in globals()])
+
+_V1_NAMES = ("V1ToV2Adapter", "V2ToV1Adapter", "schema_v1")
+
+
+def __getattr__(name: str) -> Any:
+    # ACP v1 (its schema and the adapters that import it) is imported on first use
+    import importlib
+
+    if name == "schema_v1":
+        value = importlib.import_module("agentproto.acp.schema_v1")
+    elif name in _V1_NAMES:
+        from agentproto.acp._relay import to_v1, versions
+
+        value = getattr(to_v1 if name == "V2ToV1Adapter" else versions, name)
+        export(__name__, {name: value}, [name])
+    else:
+        raise AttributeError(f"module 'agentproto.acp' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_V1_NAMES})

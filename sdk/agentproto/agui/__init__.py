@@ -27,7 +27,8 @@ exports the hand-written API:
   Starlette / FastAPI route at an exact path) and :func:`run_input_schema` (the run
   input's JSON Schema, e.g. for OpenAPI);
 * running an agent over HTTP: :class:`HttpAgent` / :class:`AsyncHttpAgent` (httpx,
-  the ``agentproto[http]`` extra, imported on first use of either name) and their
+  the ``agentproto[http]`` extra, imported on first use of either name; without it
+  either raises :class:`~agentproto.MissingDependencyError` when called) and their
   errors :class:`HttpError`, :class:`HttpStatusError`, :class:`HttpTimeoutError`;
 * fitting known peers: :mod:`agentproto.agui.quirks`, opt-in repairs of their bugs.
 """
@@ -35,6 +36,7 @@ exports the hand-written API:
 from typing import TYPE_CHECKING, Any
 
 from agentproto._core.exports import export
+from agentproto._core.optional import stand_in
 from agentproto.agui import quirks, schema
 from agentproto.agui._consume.consumer import Consumer, DecoderOptions
 from agentproto.agui._consume.decoder import EventDecoder, Middleware, NextStage
@@ -191,7 +193,9 @@ _NEED_HTTPX = ("AsyncHttpAgent", "HttpAgent")
 
 def __getattr__(name: str) -> Any:
     # the HTTP clients need httpx (the ``agentproto[http]`` extra): imported on first
-    # use, so that ``import agentproto.agui`` works without it
+    # use, so that ``import agentproto.agui`` works without it. Without httpx each is a
+    # stand-in that raises MissingDependencyError when called, so ``import *``,
+    # ``hasattr`` and ``dir()`` work either way.
     if name not in _NEED_HTTPX:
         raise AttributeError(f"module 'agentproto.agui' has no attribute {name!r}")
     try:
@@ -199,11 +203,13 @@ def __getattr__(name: str) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name != "httpx":
             raise
-        raise ImportError(
-            f"agentproto.agui.{name} needs httpx: pip install 'agentproto[http]'",
-            name="httpx",
-        ) from exc
-    value = getattr(_http_client, name)
-    export(__name__, {name: value}, [name])
+        value = stand_in(f"{__name__}.{name}", "httpx", "pip install 'agentproto[http]'")
+    else:
+        value = getattr(_http_client, name)
+        export(__name__, {name: value}, [name])
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_NEED_HTTPX})

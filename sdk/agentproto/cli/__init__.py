@@ -2,8 +2,10 @@
 
 Layout: this module declares the parser and dispatches; :mod:`agentproto.cli.agui`
 holds ``replay`` and ``validate``, :mod:`agentproto.cli.acp` holds ``acp replay``,
-:mod:`agentproto.cli.acp_session` ``acp serve-example`` and ``acp run``,
-:mod:`agentproto.cli._text` the bounded output helpers they share. The commands
+:mod:`agentproto.cli.acp_session` ``acp serve-example`` and ``acp run``
+(:mod:`agentproto.cli.acp_agent` is the agent ``serve-example`` serves),
+:mod:`agentproto.cli._text` the bounded output helpers they share; ``data/`` holds
+the bundled example recordings (package data, read with ``importlib.resources``). The commands
 are the I/O edge (files, stdin, stdout, exit status) around the sans-I/O core
 (:mod:`agentproto.agui._history.replay`, :class:`agentproto.acp.SessionStore`).
 

@@ -41,9 +41,14 @@ EXIT_INPUT = 1
 EXIT_USAGE = 2
 
 
+EXAMPLE = "acp_session.ndjson"
+"""The bundled example log (package data of :mod:`agentproto.cli`, in ``data/``), used
+when no file is given."""
+
+
 def example_log() -> bytes:
-    """The bundled example log (``agentproto/acp/examples/session.ndjson``)."""
-    return resources.files("agentproto.acp").joinpath("examples/session.ndjson").read_bytes()
+    """The bundled example log (``agentproto/cli/data/acp_session.ndjson``)."""
+    return resources.files("agentproto.cli").joinpath("data").joinpath(EXAMPLE).read_bytes()
 
 
 def replay_bytes(data: bytes) -> SessionStore:

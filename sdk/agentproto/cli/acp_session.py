@@ -1,7 +1,7 @@
 """``agentproto acp serve-example`` and ``agentproto acp run -- CMD ...``: live ACP sessions.
 
 ``serve-example`` runs the scripted example agent
-(:mod:`agentproto.acp.examples.scripted_agent`) on this process's stdio, for
+(:mod:`agentproto.cli.acp_agent`) on this process's stdio, for
 an editor or another client to drive. ``run`` starts an agent command, drives
 it through one prompt with an :class:`~agentproto.acp.AcpClient` (initialize,
 a new session in the current directory, the prompt; permission requests are
@@ -23,21 +23,37 @@ from typing import Any, TextIO
 
 from agentproto._core.errors import AgentProtoError
 from agentproto._core.json.codec import dumps
-from agentproto.acp import ClientSession
-from agentproto.acp.examples.client import Approver
+from agentproto.acp import ClientHandlers, ClientSession
+from agentproto.acp import schema as acp
 from agentproto.cli._text import preview, write_utf8
 from agentproto.cli.acp import entity_lines
 
-__all__ = ["run_command", "run_serve_example"]
+__all__ = ["Approver", "run_command", "run_serve_example"]
 
 EXIT_OK = 0
 EXIT_PROTOCOL = 1
 EXIT_USAGE = 2
 
 
+class Approver(ClientHandlers):
+    """Approves each permission request with its first ``allow_…`` option (or declines)."""
+
+    def __init__(self, approve: bool = True) -> None:
+        self.approve = approve
+
+    async def on_permission(
+        self, session: ClientSession, request: acp.RequestPermissionRequest
+    ) -> str | None:
+        """The first offered ``allow_…`` option, or ``None`` (cancelled)."""
+        if not self.approve:
+            return None
+        allow = [o.option_id for o in request.options if o.kind.startswith("allow")]
+        return allow[0] if allow else None
+
+
 def run_serve_example() -> int:
     """Run ``agentproto acp serve-example`` (until the client closes stdin)."""
-    from agentproto.acp.examples.scripted_agent import main
+    from agentproto.cli.acp_agent import main
 
     main()
     return EXIT_OK

@@ -42,8 +42,10 @@ from agentproto.cli._text import preview, write_utf8
 
 __all__ = ["load_recording", "print_summary", "run_replay", "run_validate", "summary_json"]
 
-EXAMPLE = "scripted_run.sse"
-"""The bundled example stream (``agentproto.agui.examples``), used when no file is given."""
+EXAMPLE = "agui_run.sse"
+"""The bundled example stream (package data of :mod:`agentproto.cli`, in ``data/``; the
+scripted agent of ``examples/agui_scripted_agent.py`` writes it), used when no file is
+given."""
 
 _PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 _NO_EVENTS = "no events found"
@@ -56,7 +58,7 @@ def load_recording(file: str | None) -> Recording:
         OSError: the file cannot be read.
     """
     if file is None:
-        data = resources.files("agentproto.agui.examples").joinpath(EXAMPLE).read_bytes()
+        data = resources.files("agentproto.cli").joinpath("data").joinpath(EXAMPLE).read_bytes()
         return detect_recording(f"<example {EXAMPLE}>", data)
     if file == "-":
         return detect_recording("<stdin>", sys.stdin.buffer.read())

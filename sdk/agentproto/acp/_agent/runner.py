@@ -23,11 +23,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import UsageError
-from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._agent.agent import Agent, AgentSession
 from agentproto.acp._agent.updates import new_id
@@ -38,13 +37,16 @@ from agentproto.acp._io.connection import (
     switch_protocol,
 )
 from agentproto.acp._io.transports import stdio_streams
-from agentproto.acp._io.v1bridge import AgentBridge, agent_initialize_response, agent_initialize_v1
 from agentproto.acp._protocol.api import AGENT_METHODS, is_unstable
 from agentproto.acp._protocol.errors import ConnectionClosedError, RpcError, RpcErrorCode
 from agentproto.acp._protocol.methods import method_table
+from agentproto.acp._protocol.wireversion import is_v1
 from agentproto.acp._rpc.negotiation import negotiate
 from agentproto.acp._rpc.turn import CANCELLED, END_TURN, ERROR
 from agentproto.acp._state.rules import LATEST
+
+if TYPE_CHECKING:
+    from agentproto.acp import _generated_v1 as v1
 
 __all__ = ["AgentRunner", "run_agent", "serve_agent"]
 
@@ -142,7 +144,9 @@ class AgentRunner:
         self._report(Diagnostic(code=code, message=message, subject=subject))
 
     async def _initialize(self, params: Any) -> Any:
-        if isinstance(params, v1.InitializeRequest):  # read by its version: a v1 client
+        if is_v1(params, "InitializeRequest"):  # read by its version: a v1 client
+            from agentproto.acp._io.v1bridge import agent_initialize_v1  # v1 on first use
+
             params = agent_initialize_v1(params, self._report)
         version = negotiate(params.protocol_version, self.agent.protocol_versions)
         response = await self.agent.initialize(params, version)
@@ -158,6 +162,7 @@ class AgentRunner:
 
     def _speak_v1(self, response: v2.InitializeResponse) -> v1.InitializeResponse:
         """Switch the connection to v1 on the wire (v2 for the agent); the v1 answer."""
+        from agentproto.acp._io.v1bridge import AgentBridge, agent_initialize_response
 
         def turn_of(session_id: str) -> asyncio.Task[None] | None:
             session = self.sessions.get(session_id)

@@ -56,7 +56,6 @@ from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic, DiagnosticLog, log_diagnostics
 from agentproto._core.errors import SchemaError, UsageError
-from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._client.unstable import UnstableCalls
 from agentproto.acp._io.connection import (
@@ -66,7 +65,6 @@ from agentproto.acp._io.connection import (
     switch_protocol,
 )
 from agentproto.acp._io.transports import spawn_agent
-from agentproto.acp._io.v1bridge import ClientBridge, client_initialize_v2
 from agentproto.acp._protocol.api import CLIENT_METHODS, is_unstable
 from agentproto.acp._protocol.blocks import Content, content_blocks
 from agentproto.acp._protocol.errors import (
@@ -78,6 +76,7 @@ from agentproto.acp._protocol.errors import (
 from agentproto.acp._protocol.methods import method_table
 from agentproto.acp._protocol.permission import outcome_for
 from agentproto.acp._protocol.wire import CONVERTER
+from agentproto.acp._protocol.wireversion import is_v1
 from agentproto.acp._rpc.negotiation import SUPPORTED_VERSIONS, check_answer, refused
 from agentproto.acp._rpc.turn import CANCELLED
 from agentproto.acp._state.session import SessionState
@@ -396,7 +395,9 @@ class AcpClient:
         )
         try:
             response = await self._call(request, timeout=timeout)
-            if isinstance(response, v1.InitializeResponse):  # read by its version: a v1 agent
+            if is_v1(response, "InitializeResponse"):  # read by its version: a v1 agent
+                from agentproto.acp._io.v1bridge import client_initialize_v2  # v1 on first use
+
                 response = client_initialize_v2(response, self._diagnostic)
             check_answer(requested, response.protocol_version, self._versions)
         except RpcError as err:
@@ -411,6 +412,8 @@ class AcpClient:
                 await self.connection.close()
             raise
         if response.protocol_version == 1:
+            from agentproto.acp._io.v1bridge import ClientBridge
+
             bridge = ClientBridge(
                 self._update, self._permission, self._diagnostic, self._tool_call_title
             )

@@ -25,6 +25,7 @@ regeneration that breaks the table cannot go unnoticed.
 from __future__ import annotations
 
 import functools
+import importlib
 import types
 import typing
 from collections.abc import Mapping
@@ -33,7 +34,6 @@ from typing import Any, Literal
 import attrs
 
 from agentproto._core.errors import AgentProtoError, UsageError
-from agentproto.acp import _generated_v1, _generated_v2
 
 __all__ = [
     "MethodSpec",
@@ -46,7 +46,9 @@ __all__ = [
 
 Kind = Literal["request", "notification"]
 
-_MODULES: dict[int, types.ModuleType] = {1: _generated_v1, 2: _generated_v2}
+_MODULES: dict[int, str] = {1: "agentproto.acp._generated_v1", 2: "agentproto.acp._generated_v2"}
+"""The generated module of each protocol version, imported when its table is first built
+(so that v1 is loaded only when used)."""
 
 
 class MethodTableError(AgentProtoError, RuntimeError):
@@ -225,4 +227,4 @@ def method_table(protocol: int = 2) -> MethodTable:
     module = _MODULES.get(protocol)
     if module is None:
         raise UsageError("acp.unknown-protocol", f"ACP protocol {protocol!r} is not 1 or 2")
-    return build_method_table(module, protocol)
+    return build_method_table(importlib.import_module(module), protocol)

@@ -6,12 +6,7 @@ from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.wire.converter import WireConverter
-from agentproto.acp import (
-    _generated_loaders_v1,
-    _generated_loaders_v2,
-    _generated_v1,
-    _generated_v2,
-)
+from agentproto.acp import _generated_loaders_v2, _generated_v2
 from agentproto.acp._generated_v2 import (
     RequestPermissionRequest,
     SessionUpdate,
@@ -45,7 +40,9 @@ def make_converter() -> WireConverter:
 
 
 def make_v1_converter() -> WireConverter:
-    """A new converter for the ACP v1 classes."""
+    """A new converter for the ACP v1 classes (the v1 schema is imported on first use)."""
+    from agentproto.acp import _generated_loaders_v1, _generated_v1
+
     return WireConverter(_generated_v1, _generated_loaders_v1)
 
 

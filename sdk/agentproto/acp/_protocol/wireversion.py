@@ -9,6 +9,7 @@ then switches the endpoint).
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any
 
 from agentproto._core.wire.converter import WireConverter
@@ -16,7 +17,7 @@ from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.methods import MethodTable, method_table
 from agentproto.acp._protocol.wire import make_converter, make_v1_converter
 
-__all__ = ["initialize_type", "wire_version"]
+__all__ = ["initialize_type", "is_v1", "wire_version"]
 
 _INITIALIZE = v2.InitializeRequest.__agentproto_method__
 
@@ -25,6 +26,17 @@ _INITIALIZE = v2.InitializeRequest.__agentproto_method__
 def wire_version(protocol: int) -> tuple[MethodTable, WireConverter]:
     """The method table and converter of one protocol version."""
     return method_table(protocol), (make_converter() if protocol == 2 else make_v1_converter())
+
+
+def is_v1(value: object, name: str) -> bool:
+    """Whether ``value`` is an instance of the ACP v1 class ``name``.
+
+    v1 is not imported to answer: no v1 instance exists before something imported it
+    (a v1 peer's ``initialize``, read by :func:`initialize_type`), so a v2 session
+    never loads the v1 schema.
+    """
+    schema = sys.modules.get("agentproto.acp._generated_v1")
+    return schema is not None and isinstance(value, getattr(schema, name))
 
 
 def initialize_type(

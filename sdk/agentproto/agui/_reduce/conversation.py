@@ -830,9 +830,7 @@ class Conversation:
     # -- messages snapshot
 
     @staticmethod
-    def _incoming(
-        event: Any, diagnostics: list[Diagnostic]
-    ) -> dict[str, Entry]:
+    def _incoming(event: Any, diagnostics: list[Diagnostic]) -> dict[str, Entry]:
         """The snapshot's messages as records, by id (invalid ones reported and left out)."""
         incoming: dict[str, Entry] = {}
         for index, message in enumerate(event.messages):

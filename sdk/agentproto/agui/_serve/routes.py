@@ -21,7 +21,8 @@ derived from the generated classes, written inline since the schema sits inside
 the OpenAPI document), the two stream media types, and the error bodies. FastAPI
 reads no body for it (the endpoint declares no parameter), so the body reaches
 the agent application untouched. Starlette and FastAPI are imported when a route
-is made: neither is a dependency of the package.
+is made: neither is a dependency of the package (without it, making the route raises
+:class:`~agentproto.MissingDependencyError`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Final
 
+from agentproto._core.optional import missing
 from agentproto.agui._protocol.input_schema import run_input_schema
 from agentproto.agui._serve.app import (
     DEFAULT_BODY_TIMEOUT,
@@ -148,8 +150,12 @@ def agent_route(
 
     Raises:
         UsageError: a limit (or ``keepalive``) is not a positive number.
+        MissingDependencyError: Starlette is not installed.
     """
-    from starlette.routing import Route
+    try:
+        from starlette.routing import Route
+    except ModuleNotFoundError as exc:
+        raise missing(exc, "agentproto.agui.agent_route", "pip install starlette") from exc
 
     app = _serving_app(
         handler, keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts
@@ -195,8 +201,12 @@ def agent_api_route(
 
     Raises:
         UsageError: a limit (or ``keepalive``) is not a positive number.
+        MissingDependencyError: FastAPI is not installed.
     """
-    from fastapi.routing import APIRoute
+    try:
+        from fastapi.routing import APIRoute
+    except ModuleNotFoundError as exc:
+        raise missing(exc, "agentproto.agui.agent_api_route", "pip install fastapi") from exc
 
     app = _serving_app(
         handler, keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts

@@ -1,10 +1,10 @@
 """An example ACP v2 client: drive an agent command through one prompt.
 
-``python -m agentproto.acp.examples.client [-- CMD ...]`` starts the agent
-(by default the scripted example agent), initializes, opens a session in the
-current directory, sends one prompt, approves every permission request with
-its first ``allow`` option, and prints the stop reason and the session's
-final state as JSON.
+``python examples/acp_client.py [-- CMD ...]`` starts the agent (by default the
+scripted example agent, ``agentproto acp serve-example``), initializes, opens a
+session in the current directory, sends one prompt, approves every permission
+request with its first ``allow`` option, and prints the stop reason and the
+session's final state as JSON.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from agentproto.acp import schema as acp
 
 __all__ = ["Approver", "drive", "main"]
 
-EXAMPLE_AGENT = (sys.executable, "-m", "agentproto.acp.examples.scripted_agent")
+EXAMPLE_AGENT = (sys.executable, "-m", "agentproto", "acp", "serve-example")
 
 
 class Approver(ClientHandlers):

@@ -1,25 +1,50 @@
 """The demo: serve the scripted example agent over HTTP, consume it, print the result.
 
-``python -m agentproto.agui.examples.demo`` (what ``nox -s demo`` runs) starts the
-example agent with uvicorn on a free port of 127.0.0.1, POSTs a run input to it with
-httpx, feeds the streamed bytes through :func:`agentproto.agui.iter_events` into a
-:class:`~agentproto.agui.Consumer`, prints each event as it arrives, then the final
-messages, activities, state, runs and diagnostics. Needs httpx and uvicorn.
+``python examples/agui_demo.py`` (what ``nox -s demo`` runs) starts the example agent
+(``agui_scripted_agent.py``, beside this file) with uvicorn on a free port of
+127.0.0.1, POSTs a run input to it with httpx, feeds the streamed bytes through
+:func:`agentproto.agui.iter_events` into a :class:`~agentproto.agui.Consumer`, prints
+each event as it arrives, then the final messages, activities, state, runs and
+diagnostics. Needs httpx and uvicorn. Uses the public API only.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 import threading
 import time
 from collections.abc import Sequence
 
+from agui_scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, make_app
+
 from agentproto import AgentProtoError
 from agentproto.agui import Consumer, iter_events
-from agentproto.agui._history.replay import Recording, Result
-from agentproto.agui.examples.scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, make_app
-from agentproto.cli.agui import print_summary, summary_json
+
+
+def print_summary(consumer: Consumer, error: AgentProtoError | None) -> None:
+    """The final conversation (messages, activities, state), the runs and the diagnostics."""
+    folded = consumer.conversation.to_json()
+    messages = [m for m in folded["messages"] if m.get("role") != "activity"]
+    activities = [m for m in folded["messages"] if m.get("role") == "activity"]
+    print(f"messages ({len(messages)})")
+    for message in messages:
+        calls = len(message.get("toolCalls") or [])
+        extra = f"  +{calls} tool call(s)" if calls else ""
+        print(f"  {message['role']:<10} {message['id']:<14} {message.get('content', '')!r}{extra}")
+    print(f"\nactivities ({len(activities)})")
+    for activity in activities:
+        print(f"  {activity['activityType']:<16} {activity['id']:<12} {activity['content']}")
+    print(f"\nstate\n  {json.dumps(folded['state'])}")
+    print(f"\nruns ({len(consumer.verifier.runs)})")
+    for run in consumer.verifier.runs:
+        print(f"  {run.run_id:<14} {run.status}")
+    print(f"\ndiagnostics ({len(consumer.diagnostics)})")
+    for diagnostic in consumer.diagnostics:
+        print(f"  {diagnostic}")
+    if error is not None:
+        print(f"\nFATAL: {error}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,8 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         server.should_exit = True
         thread.join(10)
     print()
-    recording = Recording(url, b"", "sse")
-    print_summary(summary_json(recording, Result(consumer, error, delivered)), sys.stdout)
+    print_summary(consumer, error)
     return 0 if error is None else 1
 
 

@@ -1,4 +1,4 @@
-"""A deterministic, scripted AG-UI agent: the example stream of the CLI, the demo and interop.
+"""A deterministic, scripted AG-UI agent: the example stream of the demo, the tests and interop.
 
 One run, always the same events (only the thread and run ids follow the run input):
 
@@ -14,12 +14,12 @@ One run, always the same events (only the thread and run ids follow the run inpu
 Use it as:
 
 * :func:`scripted_events` — the typed events, for tests and tools;
-* :func:`scripted_sse` — their SSE bytes; :data:`BUNDLED_STREAM` is a copy of them for
-  the default run input (a test keeps the two byte-identical; ``--regenerate`` rewrites
-  it);
+* :func:`scripted_sse` — their SSE bytes; :data:`BUNDLED_STREAM`, the example recording
+  the ``agentproto`` CLI bundles, is a copy of them for the default run input (a test
+  keeps the two byte-identical; ``--regenerate`` rewrites it);
 * :data:`app` — an ASGI application (:func:`~agentproto.agui.agent_app`) that
   answers every POSTed run input with the script;
-* ``python -m agentproto.agui.examples.scripted_agent [--port P] [--delay S]`` — serves
+* ``python examples/agui_scripted_agent.py [--port P] [--delay S]`` — serves
   :data:`app` with uvicorn on 127.0.0.1.
 """
 
@@ -33,8 +33,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from agentproto.agui import Event, RunProducer, encode_event_sse
-from agentproto.agui._serve.app import ASGIApp, agent_app
+from agentproto.agui import Event, RunProducer, agent_app, encode_event_sse
+from agentproto.agui.asgi import ASGIApp
 from agentproto.agui.schema import RunAgentInput
 
 __all__ = [
@@ -48,8 +48,11 @@ __all__ = [
     "write_bundled_stream",
 ]
 
-BUNDLED_STREAM: Final = Path(__file__).with_name("scripted_run.sse")
-"""The SSE stream :func:`scripted_sse` gives for :data:`DEFAULT_RUN_INPUT`, bundled."""
+BUNDLED_STREAM: Final = (
+    Path(__file__).resolve().parents[1] / "sdk" / "agentproto" / "cli" / "data" / "agui_run.sse"
+)
+"""The SSE stream :func:`scripted_sse` gives for :data:`DEFAULT_RUN_INPUT`, as the CLI bundles
+it (package data of ``agentproto.cli``, in the source tree)."""
 
 DEFAULT_THREAD_ID: Final = "thread-1"
 DEFAULT_RUN_ID: Final = "run-1"
@@ -159,13 +162,13 @@ def make_app(*, delay: float = 0.0) -> ASGIApp:
 
 
 app: Final = make_app()
-"""The scripted agent (no pauses), for ``uvicorn agentproto.agui.examples.scripted_agent:app``."""
+"""The scripted agent (no pauses), for ``uvicorn --app-dir examples agui_scripted_agent:app``."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve the scripted agent with uvicorn on 127.0.0.1 (or rewrite the bundled stream)."""
     parser = argparse.ArgumentParser(
-        prog="python -m agentproto.agui.examples.scripted_agent",
+        prog="python examples/agui_scripted_agent.py",
         description="Serve the scripted AG-UI example agent (POST a RunAgentInput to any path).",
     )
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")

@@ -1,4 +1,4 @@
-"""A scripted ACP v2 agent (no model): the example of ``agentproto acp serve-example``.
+"""``agentproto acp serve-example``: a scripted ACP v2 agent (no model) on stdio.
 
 Every prompt gets the same turn (the ids are fresh each time):
 
@@ -14,8 +14,8 @@ Every prompt gets the same turn (the ids are fresh each time):
 A prompt whose text is ``slow`` waits a minute after the permission (for
 cancelling); cancelling ends the turn with ``cancelled``.
 
-Run it on stdio with ``python -m agentproto.acp.examples.scripted_agent`` or
-``agentproto acp serve-example``.
+Run it with ``agentproto acp serve-example`` (``examples/acp_client.py`` drives it).
+It is written with the public API only, like the examples.
 """
 
 from __future__ import annotations
@@ -79,7 +79,3 @@ class ScriptedAgent(Agent):
 def main() -> None:
     """Serve the scripted agent on stdio until the client goes away."""
     run_agent(ScriptedAgent())
-
-
-if __name__ == "__main__":
-    main()
