@@ -23,6 +23,7 @@ LAYERS: dict[str, tuple[str | tuple[str, ...], ...]] = {
         "describe",
         "errors",
         "exports",
+        "optional",
         "diagnostics",
         "unset",
         "readonly",

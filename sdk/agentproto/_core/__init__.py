@@ -3,6 +3,7 @@
 * ``describe``: untrusted values and locations shown in messages, bounded;
 * ``errors``: the one exception hierarchy (its docstring draws the tree);
 * ``exports``: public names shown where users import them (``__module__``);
+* ``optional``: stand-ins for what an optional dependency provides, failing on use;
 * ``diagnostics``: the typed record of a problem the protocols say to tolerate;
 * ``unset``: the ``UNSET`` sentinel of three-state patch fields;
 * ``readonly``: zero-copy read-only views of JSON documents;
