@@ -119,9 +119,10 @@ def check_generated(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The main job: serve the example AG-UI agent, consume one run, print the result."""
+    """The main job: an AG-UI run (example agent served, consumed by HttpAgent), then an
+    ACP turn (example agent over stdio, AcpClient), each side's view printed."""
     session.install("-e", ".", "httpx", "uvicorn", env=PURE)
-    session.run("python", "examples/agui_demo.py")
+    session.run("python", "examples/demo.py")
 
 
 @nox.session

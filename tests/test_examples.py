@@ -28,8 +28,15 @@ def _agentproto_imports(path: Path) -> list[str]:
 
 
 def test_the_examples_are_found() -> None:
-    """The examples folder holds the AG-UI agent and demo and the ACP client."""
-    assert [p.name for p in EXAMPLES] == ["acp_client.py", "agui_demo.py", "agui_scripted_agent.py"]
+    """The examples folder holds the two small agents, the demo, the ACP client and the
+    scripted AG-UI agent."""
+    assert [p.name for p in EXAMPLES] == [
+        "acp_agent.py",
+        "acp_client.py",
+        "agui_agent.py",
+        "agui_scripted_agent.py",
+        "demo.py",
+    ]
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
@@ -44,11 +51,11 @@ def test_an_example_imports_only_public_names(path: Path) -> None:
 
 
 def test_the_demo_runs_as_a_script() -> None:
-    """``python examples/agui_demo.py`` serves the scripted agent, consumes one run and
-    prints the final conversation; it exits 0."""
+    """``python examples/demo.py`` runs the AG-UI agent through HttpAgent and an ACP turn
+    through AcpClient over stdio, printing what each side saw; it exits 0."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "sdk")}
     done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "agui_demo.py")],
+        [sys.executable, str(ROOT / "examples" / "demo.py")],
         capture_output=True,
         text=True,
         env=env,
@@ -56,7 +63,14 @@ def test_the_demo_runs_as_a_script() -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "RUN_FINISHED" in done.stdout
-    assert "messages (4)" in done.stdout and "activities (1)" in done.stdout
-    assert "run-1          succeeded" in done.stdout
-    assert "diagnostics (0)" in done.stdout
+    agui, _, acp = done.stdout.partition("== ACP")
+    # the AG-UI run, event by event, and what the client folded from it
+    assert "client got RUN_STARTED" in agui and "client got RUN_FINISHED" in agui
+    assert "'Hello from the example agent.'" in agui and "get_weather" in agui
+    assert '"runs": 1' in agui
+    # the ACP turn: the client's side, then the agent's
+    assert "client asked: 'Edit hello.py?'; answering allow" in acp
+    assert "client applied tool_call_update" in acp
+    assert "the turn ended: end_turn" in acp
+    assert "agent saw: prompt 'Add a greeting'" in acp
+    assert "agent saw: permission answer: allowed" in acp
