@@ -209,6 +209,15 @@ def test_malformed_lines_are_answered_and_reported() -> None:
     assert [(r["id"], r["error"]["code"]) for r in replies] == [(None, -32700), (None, -32600)]
 
 
+def test_a_malformed_line_is_reported_with_its_line_number() -> None:
+    """The diagnostic of a malformed line carries its 1-based ``line``, not an event index."""
+    agent = Endpoint("agent")
+    events = agent.feed(wire({"method": "_ok"}) + b"{nope\n")
+    diagnostic = events[-1]
+    assert isinstance(diagnostic, Diagnostic) and diagnostic.code == "rpc.malformed-line"
+    assert (diagnostic.line, diagnostic.index) == (2, None)
+
+
 def test_peer_cancel_of_a_request_in_flight() -> None:
     """$/cancel_request for a request in flight is an event; then it is answered -32800."""
     client, agent = Endpoint("client"), Endpoint("agent")

@@ -218,7 +218,7 @@ class Endpoint:
         shape = isinstance(error.__cause__, SchemaError)
         code = RpcErrorCode.INVALID_REQUEST if shape else RpcErrorCode.PARSE_ERROR
         self._queue(Response(None, error=RpcError(code, str(error)).to_error()))
-        return [_diagnostic("rpc.malformed-line", str(error), index=error.line)]
+        return [_diagnostic("rpc.malformed-line", str(error), line=error.line)]
 
     def receive(self, message: Message) -> list[Event]:
         """Take one decoded message from the peer; return its events.
