@@ -7,6 +7,9 @@ client (:class:`AcpClient`, :class:`ClientHandlers`), parsing and dumping update
 JSON-RPC framing over NDJSON, the session state a client keeps
 (:class:`SessionState`, :class:`SessionStore`), the metadata patch rule and what
 intermediaries need (:func:`combine`, :func:`resync_update`, the v1 ↔ v2 adapters).
+
+Deprecated, kept for one release: ``Phase``, an alias of :data:`TurnPhase` (a
+session's turn; :mod:`agentproto.agui` has a ``Phase`` of its own).
 """
 
 from agentproto._core.exports import export
@@ -61,7 +64,7 @@ from agentproto.acp._relay.combine import combine, resync_update
 from agentproto.acp._relay.versions import V1ToV2Adapter, V2ToV1Adapter
 from agentproto.acp._rpc.endpoint import Side
 from agentproto.acp._rpc.negotiation import UnsupportedVersionError
-from agentproto.acp._rpc.turn import Foreground, Phase
+from agentproto.acp._rpc.turn import Foreground, Phase, TurnPhase
 from agentproto.acp._state.meta import Meta, apply_meta_update
 from agentproto.acp._state.records import (
     CompactionState,
@@ -126,6 +129,7 @@ __all__ = [
     "TerminalState",
     "ToolCall",
     "ToolCallState",
+    "TurnPhase",
     "Unset",
     "UnstableCalls",
     "UnsupportedVersionError",

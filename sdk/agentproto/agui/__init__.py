@@ -30,6 +30,9 @@ exports the hand-written API:
   the ``agentproto[http]`` extra, imported on first use of either name) and their
   errors :class:`HttpError`, :class:`HttpStatusError`, :class:`HttpTimeoutError`;
 * fitting known peers: :mod:`agentproto.agui.quirks`, opt-in repairs of their bugs.
+
+Deprecated, kept for one release: ``Phase``, an alias of :data:`RunPhase` (the
+producer's phase; :mod:`agentproto.acp` has a ``Phase`` of its own).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -53,7 +56,7 @@ from agentproto.agui._produce.handles import (
     ToolCallWriter,
 )
 from agentproto.agui._produce.messages import Attribution
-from agentproto.agui._produce.producer import Phase, RunProducer, Sink
+from agentproto.agui._produce.producer import Phase, RunPhase, RunProducer, Sink
 from agentproto.agui._produce.run import (
     PatchLike,
     RunFinish,
@@ -131,6 +134,7 @@ __all__ = [
     "RecordedRun",
     "RunFinish",
     "RunOutcome",
+    "RunPhase",
     "RunProducer",
     "RunRecord",
     "RunScope",
