@@ -176,7 +176,7 @@ EXPECTED_ALL = {
         "AuthRequiredError",
         "ConnectionClosedError",
         "RequestTimeoutError",
-        "PeerProtocolError",
+        "PeerProtocolError",  # deprecated alias of agentproto.ProtocolError, for one release
         "UnsupportedVersionError",
         # session updates and state
         "CompactionState",

@@ -9,9 +9,18 @@ JSON-RPC framing over NDJSON, the session state a client keeps
 intermediaries need (:func:`combine`, :func:`resync_update`, the v1 ↔ v2 adapters).
 
 Deprecated, kept for one release: ``Phase``, an alias of :data:`TurnPhase` (a
-session's turn; :mod:`agentproto.agui` has a ``Phase`` of its own).
+session's turn; :mod:`agentproto.agui` has a ``Phase`` of its own), and
+``PeerProtocolError``, an alias of :class:`agentproto.ProtocolError`.
 """
 
+from agentproto._core.errors import (
+    AuthRequiredError,
+    ConnectionClosedError,
+    PeerProtocolError,
+    RequestTimeoutError,
+    RpcError,
+    UnsupportedVersionError,
+)
 from agentproto._core.exports import export
 from agentproto._core.unset import UNSET, Unset
 from agentproto.acp import schema, schema_v1
@@ -32,14 +41,7 @@ from agentproto.acp._io.connection import (
 )
 from agentproto.acp._io.connection import Handler as MethodHandler
 from agentproto.acp._io.transports import MemoryPipe
-from agentproto.acp._protocol.errors import (
-    AuthRequiredError,
-    ConnectionClosedError,
-    PeerProtocolError,
-    RequestTimeoutError,
-    RpcError,
-    RpcErrorCode,
-)
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._protocol.jsonrpc import Message as JsonRpcMessage
 from agentproto.acp._protocol.jsonrpc import (
     MessageReader,
@@ -63,7 +65,6 @@ from agentproto.acp._protocol.wire import (
 from agentproto.acp._relay.combine import combine, resync_update
 from agentproto.acp._relay.versions import V1ToV2Adapter, V2ToV1Adapter
 from agentproto.acp._rpc.endpoint import Side
-from agentproto.acp._rpc.negotiation import UnsupportedVersionError
 from agentproto.acp._rpc.turn import Foreground, Phase, TurnPhase
 from agentproto.acp._state.meta import Meta, apply_meta_update
 from agentproto.acp._state.records import (

@@ -37,15 +37,15 @@ producer's phase; :mod:`agentproto.acp` has a ``Phase`` of its own).
 
 from typing import TYPE_CHECKING, Any
 
+from agentproto._core.errors import HttpError, HttpStatusError, HttpTimeoutError, StateShapeError
 from agentproto._core.exports import export
 from agentproto.agui import quirks, schema
 from agentproto.agui._consume.consumer import Consumer, DecoderOptions
 from agentproto.agui._consume.decoder import EventDecoder, Middleware, NextStage, Transport
-from agentproto.agui._consume.state_view import StateShapeError, StateView
+from agentproto.agui._consume.state_view import StateView
 from agentproto.agui._consume.stream import aconsume, aiter_events, consume, iter_events
 from agentproto.agui._generated import Event, Message
 from agentproto.agui._history.history import Compaction, History, RecordedRun, compact_events
-from agentproto.agui._http.exchange import HttpError, HttpStatusError, HttpTimeoutError
 from agentproto.agui._produce.handles import (
     ReasoningMessageWriter,
     ReasoningSpan,

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
-from agentproto._core.errors import UsageError
+from agentproto._core.errors import ConnectionClosedError, RpcError, UsageError
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._agent.agent import Agent, AgentSession
@@ -35,7 +35,7 @@ from agentproto.acp._io.connection import AgentSideConnection, ByteReader, ByteW
 from agentproto.acp._io.transports import stdio_streams
 from agentproto.acp._io.v1bridge import AgentBridge, agent_initialize_response, agent_initialize_v1
 from agentproto.acp._protocol.api import AGENT_METHODS, is_unstable
-from agentproto.acp._protocol.errors import ConnectionClosedError, RpcError, RpcErrorCode
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._protocol.methods import method_table
 from agentproto.acp._rpc.negotiation import negotiate
 from agentproto.acp._rpc.turn import CANCELLED, END_TURN, ERROR

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agentproto._core.errors import SchemaError
+from agentproto._core.errors import RpcError, SchemaError
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._protocol.errors import RpcError, RpcErrorCode
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._protocol.wire import _converter
 from agentproto.acp._rpc.turn import CANCELLED
 from agentproto.acp._state.session import SessionState

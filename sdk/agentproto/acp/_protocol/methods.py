@@ -32,13 +32,12 @@ from typing import Any, Literal
 
 import attrs
 
-from agentproto._core.errors import AgentProtoError, UsageError
+from agentproto._core.errors import MethodTableError, UsageError
 from agentproto.acp import _generated_v1, _generated_v2
 
 __all__ = [
     "MethodSpec",
     "MethodTable",
-    "MethodTableError",
     "build_method_table",
     "classes_of",
     "method_table",
@@ -47,10 +46,6 @@ __all__ = [
 Kind = Literal["request", "notification"]
 
 _MODULES: dict[int, types.ModuleType] = {1: _generated_v1, 2: _generated_v2}
-
-
-class MethodTableError(AgentProtoError, RuntimeError):
-    """The generated module's ``METHODS`` table is missing or inconsistent."""
 
 
 @attrs.frozen(kw_only=True)

@@ -16,7 +16,13 @@ from typing import Any, Final, Generic, TypeVar, cast
 
 import httpx
 
-from agentproto._core.errors import AgentProtoError, UsageError
+from agentproto._core.errors import (
+    AgentProtoError,
+    HttpError,
+    HttpStatusError,
+    HttpTimeoutError,
+    UsageError,
+)
 from agentproto.agui._consume.consumer import Consumer
 from agentproto.agui._consume.decoder import Middleware, Transport
 from agentproto.agui._consume.stream import aiter_events, iter_events
@@ -24,9 +30,6 @@ from agentproto.agui._generated import Event, Message
 from agentproto.agui._http.exchange import (
     ERROR_BODY_BYTES,
     AgentThread,
-    HttpError,
-    HttpStatusError,
-    HttpTimeoutError,
     _Exchange,
 )
 from agentproto.agui._reduce.conversation import Conversation
