@@ -71,7 +71,8 @@ EXPECTED_ALL = {
         "OpenInterrupts",
         "PROTOCOL_VERSION",
         "PatchLike",
-        "Phase",
+        "Phase",  # deprecated alias of RunPhase, for one release
+        "RunPhase",
         "ReasoningMessageWriter",
         "ReasoningSpan",
         "RecordedRun",
@@ -157,7 +158,8 @@ EXPECTED_ALL = {
         "ToolCall",
         "Terminal",
         "Foreground",
-        "Phase",
+        "Phase",  # deprecated alias of TurnPhase, for one release
+        "TurnPhase",
         "Content",
         "PermissionDecision",
         "AgentRunner",
@@ -184,7 +186,7 @@ EXPECTED_ALL = {
         "AuthRequiredError",
         "ConnectionClosedError",
         "RequestTimeoutError",
-        "PeerProtocolError",
+        "PeerProtocolError",  # deprecated alias of agentproto.ProtocolError, for one release
         "UnsupportedVersionError",
         # session updates and state
         "CompactionState",
@@ -263,6 +265,53 @@ def test_exported_exceptions_share_the_root() -> None:
     assert exceptions, "agentproto exports no exception class"
     for exc in exceptions:
         assert issubclass(exc, agentproto.AgentProtoError), exc
+
+
+HAND_WRITTEN_NAMESPACES = (
+    "agentproto",
+    "agentproto.agui",
+    "agentproto.agui.asgi",
+    "agentproto.agui.quirks",
+    "agentproto.acp",
+    "agentproto.acp.agent",
+    "agentproto.acp.client",
+    "agentproto.acp.connection",
+)
+"""The namespaces of the hand-written API (the schema namespaces hold each schema's own names)."""
+DEPRECATED_ALIASES = {
+    "Phase": {"agentproto.agui": "RunPhase", "agentproto.acp": "TurnPhase"},
+}
+"""Names kept for one release, each an alias of another name of the same module."""
+COUNTERPARTS = {"make_converter", "schema"}
+"""Names each protocol package has for the same role in its own protocol (its converter
+factory, its typed layer)."""
+
+
+def test_a_name_exported_twice_is_one_object() -> None:
+    """A name several public modules export is the same object in each, unless it is a
+    deprecated alias (then it is its module's own name's object) or a protocol counterpart."""
+    homes: dict[str, list[tuple[str, Any]]] = {}
+    for module_name in HAND_WRITTEN_NAMESPACES:
+        module = _module(module_name)
+        for name in module.__all__:
+            homes.setdefault(name, []).append((module_name, getattr(module, name)))
+    for name, found in sorted(homes.items()):
+        if len({id(value) for _, value in found}) == 1 or name in COUNTERPARTS:
+            continue
+        assert name in DEPRECATED_ALIASES, f"{name} means different things in {found}"
+        for module_name, value in found:
+            target = DEPRECATED_ALIASES[name][module_name]
+            assert value is getattr(_module(module_name), target), (module_name, name)
+            assert target in _module(module_name).__all__
+
+
+def test_the_phase_aliases_keep_their_meaning() -> None:
+    """``agentproto.agui.Phase`` is the producer's RunPhase and ``agentproto.acp.Phase`` the
+    session turn's TurnPhase, for one release."""
+    assert agentproto.agui.Phase is agentproto.agui.RunPhase
+    assert agentproto.acp.Phase is agentproto.acp.TurnPhase
+    assert typing.get_args(agentproto.agui.RunPhase) == ("idle", "running", "finished", "errored")
+    assert typing.get_args(agentproto.acp.TurnPhase) == ("idle", "running", "requires_action")
 
 
 def test_the_two_parse_messages_are_told_apart() -> None:

@@ -1,22 +1,47 @@
 """agentproto: typed SDK for the AG-UI and ACP v2 agent streaming protocols.
 
 Protocol APIs live in :mod:`agentproto.agui` and :mod:`agentproto.acp`. This package
-exports what both share: the exception hierarchy rooted at :class:`AgentProtoError`,
-and :class:`Diagnostic`, the record of a problem the protocols say to tolerate.
+exports what both share: the exceptions both raise, rooted at :class:`AgentProtoError`
+(the whole tree, both protocols' classes included, is drawn in
+:mod:`agentproto._core.errors`), and :class:`Diagnostic`, the record of a problem
+the protocols say to tolerate.
 ``agentproto.__version__`` is the installed distribution's version, from its metadata
 (whose one source is ``pyproject.toml``).
 """
 
 from typing import TYPE_CHECKING, Any
 
-from agentproto._core import errors as _errors
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
-from agentproto._core.errors import *  # noqa: F403 (the hierarchy: exactly its __all__)
+from agentproto._core.errors import (
+    AgentProtoError,
+    DecodeError,
+    InternalError,
+    LimitError,
+    MissingDependencyError,
+    PatchError,
+    ProtocolError,
+    SchemaError,
+    UsageError,
+)
 from agentproto._core.exports import export
 from agentproto._core.wire.converter import WireConverter
 
-__all__ = ["Diagnostic", "WireConverter", "log_diagnostics"]
-__all__ += _errors.__all__
+# the classes both protocols raise; each protocol package exports its own (the whole
+# tree is drawn in agentproto._core.errors)
+__all__ = [
+    "AgentProtoError",
+    "DecodeError",
+    "Diagnostic",
+    "InternalError",
+    "LimitError",
+    "MissingDependencyError",
+    "PatchError",
+    "ProtocolError",
+    "SchemaError",
+    "UsageError",
+    "WireConverter",
+    "log_diagnostics",
+]
 
 export(__name__, globals(), [name for name in __all__ if name in globals()])
 

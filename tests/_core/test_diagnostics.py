@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import copy
+import logging
 
 import pytest
 
-from agentproto._core.diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic, DiagnosticLog
+from agentproto._core.diagnostics import (
+    DEFAULT_MAX_DIAGNOSTICS,
+    Diagnostic,
+    DiagnosticLog,
+    log_diagnostics,
+)
 
 
 def diag(i: int) -> Diagnostic:
@@ -63,3 +69,26 @@ def test_clear_forgets_the_count_and_copies_keep_it() -> None:
     assert log == [] and log.dropped == 0
     assert twin.dropped == 1 and len(twin) == 2 and twin.limit == 1
     assert isinstance(twin, DiagnosticLog)
+
+
+def test_the_summary_keeps_where_the_last_one_was_found() -> None:
+    """Past the limit, the summary carries the newest diagnostic's ``index`` and ``line``."""
+    log = DiagnosticLog(1)
+    log.extend([diag(0), Diagnostic(code="c", message="m", line=7)])
+    assert (log[-1].code, log[-1].index, log[-1].line) == ("diagnostics-limit", None, 7)
+
+
+def test_logging_names_the_event_or_the_line(caplog: pytest.LogCaptureFixture) -> None:
+    """log_diagnostics puts ``event N`` or ``line N`` before a diagnostic that has one."""
+    found = [
+        Diagnostic(code="a", message="in a stream", index=3),
+        Diagnostic(code="b", message="in a log", line=7),
+        Diagnostic(code="c", message="nowhere"),
+    ]
+    with caplog.at_level(logging.WARNING, logger="agentproto"):
+        log_diagnostics(found)
+    assert [r.getMessage() for r in caplog.records] == [
+        "event 3: [a] in a stream",
+        "line 7: [b] in a log",
+        "[c] nowhere",
+    ]

@@ -11,7 +11,13 @@ import orjson
 import pytest
 
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import UsageError
+from agentproto._core.errors import (
+    ConnectionClosedError,
+    ProtocolError,
+    RequestTimeoutError,
+    RpcError,
+    UsageError,
+)
 from agentproto.acp._generated_v2 import (
     BooleanSetSessionConfigOptionRequest,
     CancelSessionNotification,
@@ -28,13 +34,7 @@ from agentproto.acp._generated_v2 import (
     TextContentBlock,
 )
 from agentproto.acp._io.transports import MemoryPipe, connect_pair, spawn_agent
-from agentproto.acp._protocol.errors import (
-    ConnectionClosedError,
-    PeerProtocolError,
-    RequestTimeoutError,
-    RpcError,
-    RpcErrorCode,
-)
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp.connection import AgentSideConnection, ClientSideConnection
 from tests.acp.lifecycle_helpers import Lines, other_tasks
 
@@ -347,7 +347,52 @@ async def test_overlong_line_closes_the_connection() -> None:
         with pytest.raises(ConnectionClosedError):
             await asyncio.wait_for(call, 5)
         await asyncio.wait_for(peer.conn.wait_closed(), 5)
-    assert isinstance(peer.conn.error, PeerProtocolError)
+    assert isinstance(peer.conn.error, ProtocolError)
+
+
+async def test_a_connection_closed_by_the_peer_says_so() -> None:
+    """The peer's end of stream fails pending requests with ``by_peer`` true, and so does
+    sending afterwards; a connection that breaks the protocol chains the ProtocolError."""
+    peer = RawPeer(side="client")
+    peer.conn.start()
+    call = asyncio.create_task(peer.conn.request(NewSessionRequest(cwd="/")))
+    await peer.recv()
+    peer.inbound.close()
+    with pytest.raises(ConnectionClosedError) as pending:
+        await asyncio.wait_for(call, 5)
+    assert pending.value.by_peer and "(closed by the peer)" in str(pending.value)
+    await asyncio.wait_for(peer.conn.wait_closed(), 5)
+    assert peer.conn.closed_by_peer
+    with pytest.raises(ConnectionClosedError) as sending:
+        await peer.conn.request(NewSessionRequest(cwd="/"))
+    assert sending.value.by_peer
+    rude = RawPeer(side="client", max_line_bytes=1000)
+    async with rude.conn:
+        call = asyncio.create_task(rude.conn.request(NewSessionRequest(cwd="/")))
+        await rude.recv()
+        rude.send(b"x" * 2000)
+        with pytest.raises(ConnectionClosedError) as broken:
+            await asyncio.wait_for(call, 5)
+    assert broken.value.by_peer and isinstance(broken.value.__cause__, ProtocolError)
+
+
+async def test_a_connection_closed_here_is_not_the_peers_fault() -> None:
+    """close() fails pending requests with ``by_peer`` false, which is no ProtocolError (the
+    peer broke nothing), and so does sending afterwards."""
+    peer = RawPeer(side="client")
+    peer.conn.start()
+    call = asyncio.create_task(peer.conn.request(NewSessionRequest(cwd="/")))
+    await peer.recv()
+    await peer.conn.close()
+    with pytest.raises(ConnectionClosedError) as pending:
+        await asyncio.wait_for(call, 5)
+    error = pending.value
+    assert not error.by_peer and "(closed here)" in str(error)
+    assert not isinstance(error, ProtocolError) and isinstance(error, ConnectionError)
+    assert peer.conn.closed and not peer.conn.closed_by_peer and peer.conn.error is None
+    with pytest.raises(ConnectionClosedError) as sending:
+        await peer.conn.request(NewSessionRequest(cwd="/"))
+    assert not sending.value.by_peer
 
 
 async def test_close_cancels_handlers_without_leaks() -> None:

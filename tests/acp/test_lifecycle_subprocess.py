@@ -39,8 +39,8 @@ async def test_the_example_agent_over_a_subprocess() -> None:
     assert client.connection.closed
     try:
         await client.prompt(slow.session_id, "again")
-    except ConnectionClosedError:
-        pass
+    except ConnectionClosedError as closed:
+        assert not closed.by_peer  # the client closed it, the agent did not go away
     else:  # pragma: no cover
         raise AssertionError("a closed client must not prompt")
 
@@ -66,7 +66,7 @@ def test_acp_run_prints_the_final_state() -> None:
         timeout=60,
         check=False,
     )
-    assert dead.returncode == 1 and b"closed" in dead.stderr
+    assert dead.returncode == 1 and b"closed by the peer" in dead.stderr
 
 
 async def test_spawn_can_insist_on_protocol_version_1() -> None:

@@ -98,7 +98,7 @@ def test_tolerant_store_skips_past_the_entity_limit_with_a_diagnostic() -> None:
     store.close()
     assert list(store.sessions["s1"].tool_calls) == ["c0", "c1", "c2"]
     skipped = [d for d in store.diagnostics if d.code == "invalid-update"]
-    assert [d.index for d in skipped] == [4, 5]
+    assert [d.line for d in skipped] == [4, 5]  # the lines of the log
     assert all("max_entities=3" in d.message for d in skipped)
 
 

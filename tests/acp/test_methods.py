@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import SchemaError, UsageError
+from agentproto._core.errors import MethodTableError, SchemaError, UsageError
 from agentproto.acp import _generated_v1, _generated_v2
 from agentproto.acp._generated_v2 import (
     AcceptCreateElicitationResponse,
@@ -27,7 +27,6 @@ from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._protocol.jsonrpc import Request
 from agentproto.acp._protocol.methods import (
     MethodSpec,
-    MethodTableError,
     build_method_table,
     classes_of,
     method_table,

@@ -8,7 +8,14 @@ import orjson
 import pytest
 
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import SchemaError, UsageError
+from agentproto._core.errors import (
+    AuthRequiredError,
+    ConnectionClosedError,
+    ProtocolError,
+    RpcError,
+    SchemaError,
+    UsageError,
+)
 from agentproto.acp._generated_v2 import (
     CancelSessionNotification,
     NewSessionRequest,
@@ -17,12 +24,7 @@ from agentproto.acp._generated_v2 import (
     PromptResponse,
     TextContentBlock,
 )
-from agentproto.acp._protocol.errors import (
-    ConnectionClosedError,
-    PeerProtocolError,
-    RpcError,
-    RpcErrorCode,
-)
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._rpc.endpoint import (
     CancelRequested,
     Endpoint,
@@ -197,7 +199,14 @@ def test_result_the_schema_rejects_is_a_peer_error() -> None:
     client = Endpoint("client")
     client.send_request(NewSessionRequest(cwd="/"))
     (event,) = client.feed(wire({"id": 0, "result": {"sessionId": 3}}))
-    assert isinstance(event, RequestFailed) and isinstance(event.error, PeerProtocolError)
+    assert isinstance(event, RequestFailed) and isinstance(event.error, ProtocolError)
+
+
+def test_the_authentication_code_is_the_schemas() -> None:
+    """AuthRequiredError's own code (written in agentproto._core.errors, which cannot import
+    the generated enum) is the schema's AUTHENTICATION_REQUIRED."""
+    assert AuthRequiredError().code == RpcErrorCode.AUTHENTICATION_REQUIRED
+    assert AuthRequiredError().to_error()["code"] == RpcErrorCode.AUTHENTICATION_REQUIRED.value
 
 
 def test_malformed_lines_are_answered_and_reported() -> None:
@@ -207,6 +216,15 @@ def test_malformed_lines_are_answered_and_reported() -> None:
     assert [type(e) for e in events] == [Diagnostic, Diagnostic, NotificationReceived]
     replies = lines(agent.data_to_send())
     assert [(r["id"], r["error"]["code"]) for r in replies] == [(None, -32700), (None, -32600)]
+
+
+def test_a_malformed_line_is_reported_with_its_line_number() -> None:
+    """The diagnostic of a malformed line carries its 1-based ``line``, not an event index."""
+    agent = Endpoint("agent")
+    events = agent.feed(wire({"method": "_ok"}) + b"{nope\n")
+    diagnostic = events[-1]
+    assert isinstance(diagnostic, Diagnostic) and diagnostic.code == "rpc.malformed-line"
+    assert (diagnostic.line, diagnostic.index) == (2, None)
 
 
 def test_peer_cancel_of_a_request_in_flight() -> None:
@@ -265,15 +283,39 @@ def test_close_fails_pending_requests() -> None:
     assert client.close() == []
 
 
+def test_closing_says_who_closed() -> None:
+    """The peer's end of stream fails requests with ``by_peer`` true, close() with it false;
+    neither is a ProtocolError (closing breaks no rule)."""
+    by_peer = Endpoint("client")
+    by_peer.send_request(NewSessionRequest(cwd="/"))
+    (event,) = by_peer.feed_eof()
+    assert isinstance(event, RequestFailed) and isinstance(event.error, ConnectionClosedError)
+    assert event.error.by_peer and "(closed by the peer)" in str(event.error)
+    assert not isinstance(event.error, ProtocolError)
+    assert isinstance(event.error, ConnectionError)
+    with pytest.raises(ConnectionClosedError) as sending:
+        by_peer.send_request(NewSessionRequest(cwd="/"))
+    assert sending.value.by_peer
+    here = Endpoint("client")
+    here.send_request(NewSessionRequest(cwd="/"))
+    (event,) = here.close()
+    assert isinstance(event, RequestFailed) and isinstance(event.error, ConnectionClosedError)
+    assert not event.error.by_peer and "(closed here)" in str(event.error)
+    assert not isinstance(event.error, ProtocolError)
+    with pytest.raises(ConnectionClosedError) as sending:
+        here.send_request(NewSessionRequest(cwd="/"))
+    assert not sending.value.by_peer
+
+
 def test_overlong_line_is_a_peer_error() -> None:
     """A line longer than the limit fails as the peer's fault, bounding memory."""
     agent = Endpoint("agent", max_line_bytes=100)
     agent.feed(b"x" * 60)
-    with pytest.raises(PeerProtocolError):
+    with pytest.raises(ProtocolError):
         agent.feed(b"x" * 60)
     completed = Endpoint("agent", max_line_bytes=100)
     completed.feed(b"x" * 60)
-    with pytest.raises(PeerProtocolError):  # the chunk ends the line, which is too long
+    with pytest.raises(ProtocolError):  # the chunk ends the line, which is too long
         completed.feed(b"x" * 60 + b"\n")
 
 

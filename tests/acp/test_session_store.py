@@ -43,7 +43,7 @@ def read(data: bytes, *, strict: bool = False) -> SessionStore:
 
 
 def codes(store: SessionStore) -> list[tuple[int | None, str, str | None]]:
-    return [(d.index, d.code, d.path) for d in store.diagnostics]
+    return [(d.line, d.code, d.path) for d in store.diagnostics]
 
 
 def test_sessions_are_keyed_by_session_id() -> None:
@@ -81,6 +81,15 @@ def test_other_messages_are_ignored_with_a_diagnostic() -> None:
         (3, "ignored-message", None),
     ]
     assert list(store.sessions) == ["s1"]
+
+
+def test_a_log_problem_carries_its_line_not_an_event_index() -> None:
+    """A diagnostic about a line of an NDJSON log carries the 1-based ``line``; ``index``
+    (an event's position in a stream) stays unset."""
+    data = update(tool(title="T")) + b"\n" + update({"sessionUpdate": "tool_call_update"})
+    store = read(data)
+    (diagnostic,) = store.diagnostics
+    assert (diagnostic.line, diagnostic.index) == (3, None)
 
 
 def test_invalid_params_are_skipped_with_a_located_diagnostic() -> None:

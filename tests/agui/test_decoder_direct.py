@@ -136,6 +136,14 @@ def test_diagnostics_of_a_direct_event_carry_its_index() -> None:
     ]
 
 
+def test_a_stream_event_problem_carries_its_index_not_a_line() -> None:
+    """A diagnostic about an event of a stream carries its 0-based ``index`` and no ``line``,
+    in JSON Lines too (where a blank line would make the two differ)."""
+    decoder = EventDecoder(transport="jsonl")
+    decoder.feed_bytes(dumps(PLAIN[0]) + b"\n\n" + dumps({**PLAIN[1], "extra": 1}) + b"\n")
+    assert [(d.code, d.index, d.line) for d in decoder.diagnostics] == [("unknown-field", 1, None)]
+
+
 def test_error_names_the_event_index() -> None:
     """A malformed value in the second event of a chunk names event 1; the first is delivered."""
     decoder = EventDecoder()

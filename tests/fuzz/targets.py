@@ -523,7 +523,7 @@ def _store_verdict(store: SessionStore) -> Any:
     return fingerprint(
         {
             "sessions": store.to_json(),
-            "diagnostics": [(d.code, d.path, d.index) for d in store.diagnostics],
+            "diagnostics": [(d.code, d.path, d.line) for d in store.diagnostics],
         }
     )
 

@@ -30,8 +30,10 @@ class Diagnostic:
         path: JSON Pointer (wire names) of what the problem is about, ``""`` for
             the whole document, ``None`` when no document position applies.
         subject: the id, event type or version the problem is about, if any.
-        index: 0-based index of the event (or 1-based line number, for
-            line-oriented inputs) that caused it, when known.
+        index: 0-based index, in the stream of events, of the event that caused
+            it, when known (AG-UI consumers and decoders).
+        line: 1-based line number, in a line-oriented input (an ACP NDJSON stream
+            or log), of the line that caused it, when known.
     """
 
     code: str
@@ -39,6 +41,7 @@ class Diagnostic:
     path: str | None = None
     subject: str | None = None
     index: int | None = None
+    line: int | None = None
 
     def __str__(self) -> str:
         where = f" at {self.path!r}" if self.path else ""
@@ -84,6 +87,7 @@ class DiagnosticLog(list[Diagnostic]):
                 f"{self.limit} (raise the max_diagnostics limit to keep more)"
             ),
             index=diagnostic.index,
+            line=diagnostic.line,
         )
         if self.dropped == 1:
             super().append(summary)
@@ -115,7 +119,14 @@ class DiagnosticLog(list[Diagnostic]):
 def log_diagnostics(
     diagnostics: Iterable[Diagnostic], logger: logging.Logger | None = None
 ) -> None:
-    """Send diagnostics to ``logger`` (default ``agentproto``) as warnings."""
+    """Send diagnostics to ``logger`` (default ``agentproto``) as warnings, each
+    after where it was found (``event N: ...``, ``line N: ...``) when that is known."""
     target = logger or _logger
     for diagnostic in diagnostics:
-        target.warning("%s", diagnostic)
+        where = [] if diagnostic.index is None else [f"event {diagnostic.index}"]
+        if diagnostic.line is not None:
+            where.append(f"line {diagnostic.line}")
+        if where:
+            target.warning("%s: %s", ", ".join(where), diagnostic)
+        else:
+            target.warning("%s", diagnostic)

@@ -12,10 +12,22 @@ ACP v1 is imported when first used: :mod:`agentproto.acp.schema_v1`,
 :class:`V1ToV2Adapter` and :class:`V2ToV1Adapter` are loaded on first access (and a
 v1 peer loads them when it connects), so that ``import agentproto.acp`` does not pay
 for the v1 schema.
+
+Deprecated, kept for one release: ``Phase``, an alias of :data:`TurnPhase` (a
+session's turn; :mod:`agentproto.agui` has a ``Phase`` of its own), and
+``PeerProtocolError``, an alias of :class:`agentproto.ProtocolError`.
 """
 
 from typing import TYPE_CHECKING, Any
 
+from agentproto._core.errors import (
+    AuthRequiredError,
+    ConnectionClosedError,
+    PeerProtocolError,
+    RequestTimeoutError,
+    RpcError,
+    UnsupportedVersionError,
+)
 from agentproto._core.exports import export
 from agentproto._core.unset import UNSET, Unset
 from agentproto.acp import schema
@@ -36,14 +48,7 @@ from agentproto.acp._io.connection import (
 from agentproto.acp._io.connection import Handler as MethodHandler
 from agentproto.acp._io.transports import MemoryPipe
 from agentproto.acp._protocol.blocks import Content
-from agentproto.acp._protocol.errors import (
-    AuthRequiredError,
-    ConnectionClosedError,
-    PeerProtocolError,
-    RequestTimeoutError,
-    RpcError,
-    RpcErrorCode,
-)
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._protocol.jsonrpc import Message as JsonRpcMessage
 from agentproto.acp._protocol.jsonrpc import (
     MessageReader,
@@ -66,8 +71,7 @@ from agentproto.acp._protocol.wire import (
 )
 from agentproto.acp._relay.combine import combine, resync_update
 from agentproto.acp._rpc.endpoint import Side
-from agentproto.acp._rpc.negotiation import UnsupportedVersionError
-from agentproto.acp._rpc.turn import Foreground, Phase
+from agentproto.acp._rpc.turn import Foreground, Phase, TurnPhase
 from agentproto.acp._state.entities import (
     CompactionState,
     Entity,
@@ -137,6 +141,7 @@ __all__ = [
     "TerminalState",
     "ToolCall",
     "ToolCallState",
+    "TurnPhase",
     "Unset",
     "UnstableCalls",
     "UnsupportedVersionError",

@@ -31,16 +31,20 @@ exports the hand-written API:
   either raises :class:`~agentproto.MissingDependencyError` when called) and their
   errors :class:`HttpError`, :class:`HttpStatusError`, :class:`HttpTimeoutError`;
 * fitting known peers: :mod:`agentproto.agui.quirks`, opt-in repairs of their bugs.
+
+Deprecated, kept for one release: ``Phase``, an alias of :data:`RunPhase` (the
+producer's phase; :mod:`agentproto.acp` has a ``Phase`` of its own).
 """
 
 from typing import TYPE_CHECKING, Any
 
+from agentproto._core.errors import HttpError, HttpStatusError, HttpTimeoutError, StateShapeError
 from agentproto._core.exports import export
 from agentproto._core.optional import stand_in
 from agentproto.agui import quirks, schema
 from agentproto.agui._consume.consumer import Consumer, DecoderOptions
 from agentproto.agui._consume.decoder import EventDecoder, Middleware, NextStage
-from agentproto.agui._consume.state_view import StateShapeError, StateView
+from agentproto.agui._consume.state_view import StateView
 from agentproto.agui._consume.stream import aconsume, aiter_events, consume, iter_events
 from agentproto.agui._generated import Event, Message
 from agentproto.agui._history.history import Compaction, History, RecordedRun, compact_events
@@ -59,6 +63,7 @@ from agentproto.agui._produce.producer import (
     Phase,
     RunFinish,
     RunOutcome,
+    RunPhase,
     RunProducer,
     Sink,
     SubagentOutcome,
@@ -90,7 +95,6 @@ from agentproto.agui._reduce.conversation import Change, Conversation
 from agentproto.agui._serve import app as asgi
 from agentproto.agui._serve.app import EventStreamResponse, agent_app, run_events
 from agentproto.agui._serve.routes import agent_api_route, agent_route
-from agentproto.agui._thread.exchange import HttpError, HttpStatusError, HttpTimeoutError
 from agentproto.agui._thread.frontend_tools import (
     ToolFunction,
     aanswer_tool_calls,
@@ -136,6 +140,7 @@ __all__ = [
     "RecordedRun",
     "RunFinish",
     "RunOutcome",
+    "RunPhase",
     "RunProducer",
     "RunRecord",
     "RunScope",

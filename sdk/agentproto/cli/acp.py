@@ -67,7 +67,7 @@ def _diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
     message = diagnostic.message
     if diagnostic.path:
         message = f"{message} (at {diagnostic.path})"
-    return {"line": diagnostic.index, "code": diagnostic.code, "message": message}
+    return {"line": diagnostic.line, "code": diagnostic.code, "message": message}
 
 
 def replay_json(store: SessionStore) -> dict[str, Any]:
@@ -177,7 +177,7 @@ def summary(store: SessionStore) -> str:
         lines.append("no sessions")
     lines.append(_count(store.diagnostics, "diagnostic"))
     for diagnostic in store.diagnostics:
-        where = f"line {diagnostic.index}: " if diagnostic.index is not None else ""
+        where = f"line {diagnostic.line}: " if diagnostic.line is not None else ""
         lines.append(f"  {where}{preview(str(diagnostic), 300)}")
     return "\n".join(lines)
 

@@ -94,12 +94,14 @@ def run_command(
         return EXIT_USAGE
     try:
         stop_reason, session, diagnostics = asyncio.run(_drive(command, prompt, approve, timeout))
+    except (AgentProtoError, TimeoutError) as error:
+        # first: ConnectionClosedError and the timeouts are OSErrors too, and mean the agent
+        # failed, not that it could not start
+        err.write(f"agentproto acp run: {preview(str(error) or type(error).__name__, 2000)}\n")
+        return EXIT_PROTOCOL
     except OSError as error:
         err.write(f"agentproto acp run: cannot start {command[0]!r}: {error.strerror or error}\n")
         return EXIT_USAGE
-    except (AgentProtoError, TimeoutError) as error:
-        err.write(f"agentproto acp run: {preview(str(error) or type(error).__name__, 2000)}\n")
-        return EXIT_PROTOCOL
     if as_json:
         document = {
             "stopReason": stop_reason,

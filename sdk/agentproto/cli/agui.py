@@ -148,9 +148,12 @@ def _cell(value: Any, width: int) -> str:
 
 
 def _where(entry: dict[str, Any]) -> str:
-    """``event N`` for an entry about an event, ``-`` for one about none."""
-    index = entry.get("index")
-    return "-" if index is None else f"event {index}"
+    """``event N`` for an entry about an event, ``line N`` for one about a line of the
+    recording, ``-`` for one about neither."""
+    index, line = entry.get("index"), entry.get("line")
+    if index is not None:
+        return f"event {index}"
+    return "-" if line is None else f"line {line}"
 
 
 def _warning_text(entry: dict[str, Any]) -> str:

@@ -47,11 +47,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentproto._core.errors import UsageError
+from agentproto._core.errors import RpcError, UsageError
 from agentproto._core.unset import UNSET
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._agent.updates import SessionUpdates, ToolCall, new_id
-from agentproto.acp._protocol.errors import RpcError, RpcErrorCode
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._protocol.permission import PermissionDecision, decide
 from agentproto.acp._rpc.negotiation import SUPPORTED_VERSIONS
 from agentproto.acp._rpc.turn import END_TURN, Foreground

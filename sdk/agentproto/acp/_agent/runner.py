@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
-from agentproto._core.errors import UsageError
+from agentproto._core.errors import ConnectionClosedError, RpcError, UsageError
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._agent.agent import Agent, AgentSession
 from agentproto.acp._agent.updates import new_id
@@ -38,7 +38,7 @@ from agentproto.acp._io.connection import (
 )
 from agentproto.acp._io.transports import stdio_streams
 from agentproto.acp._protocol.api import AGENT_METHODS, is_unstable
-from agentproto.acp._protocol.errors import ConnectionClosedError, RpcError, RpcErrorCode
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._protocol.methods import method_table
 from agentproto.acp._protocol.wireversion import is_v1
 from agentproto.acp._rpc.negotiation import negotiate

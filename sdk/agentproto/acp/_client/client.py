@@ -42,7 +42,8 @@ from the agent for a permission request is answered with ``cancelled``.
 
 Failure. A peer that stops answering: every call takes ``timeout`` (and the
 connection's ``request_timeout``); a peer that goes away fails every pending
-call and prompt with :class:`~agentproto.acp.ConnectionClosedError`.
+call and prompt with :class:`~agentproto.acp.ConnectionClosedError` (``by_peer`` true;
+after :meth:`AcpClient.close` it is false).
 """
 
 from __future__ import annotations
@@ -55,7 +56,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic, DiagnosticLog, log_diagnostics
-from agentproto._core.errors import SchemaError, UsageError
+from agentproto._core.errors import (
+    AuthRequiredError,
+    ConnectionClosedError,
+    RpcError,
+    SchemaError,
+    UsageError,
+)
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._client.unstable import UnstableCalls
 from agentproto.acp._io.connection import (
@@ -67,12 +74,7 @@ from agentproto.acp._io.connection import (
 from agentproto.acp._io.transports import spawn_agent
 from agentproto.acp._protocol.api import CLIENT_METHODS, is_unstable
 from agentproto.acp._protocol.blocks import Content, content_blocks
-from agentproto.acp._protocol.errors import (
-    AuthRequiredError,
-    ConnectionClosedError,
-    RpcError,
-    RpcErrorCode,
-)
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._protocol.methods import method_table
 from agentproto.acp._protocol.permission import outcome_for
 from agentproto.acp._protocol.wire import CONVERTER
@@ -326,7 +328,10 @@ class AcpClient:
 
     async def _watch(self) -> None:
         await self.connection.wait_closed()
-        error = ConnectionClosedError("connection.closed", "the agent connection closed")
+        by_peer = self.connection.closed_by_peer
+        error = ConnectionClosedError(
+            "connection.closed", "the agent connection closed", by_peer=by_peer
+        )
         error.__cause__ = self.connection.error
         for session in self.sessions.values():
             session._fail_turn(error)
@@ -579,7 +584,11 @@ class AcpClient:
                 await self._call(v2.PromptRequest(session_id=session_id, prompt=blocks))
                 session._armed = True
                 if self.connection.closed:
-                    session._fail_turn(ConnectionClosedError("connection.closed", "closed"))
+                    by_peer = self.connection.closed_by_peer
+                    closed = ConnectionClosedError(
+                        "connection.closed", "the agent connection closed", by_peer=by_peer
+                    )
+                    session._fail_turn(closed)
                 return await session._turn
         finally:
             session._turn = None

@@ -19,7 +19,8 @@ and a pair of byte streams (an agent's stdio, a socket, an in-memory pipe). One
 
 Everything the endpoint queues is written at once, in order, and drained.
 When the peer closes its stream (or the connection is closed here), pending
-requests fail with :class:`~agentproto.acp._protocol.errors.ConnectionClosedError`,
+requests fail with :class:`~agentproto.acp.ConnectionClosedError`, whose ``by_peer``
+says which of the two happened,
 handler tasks are cancelled and every task the connection started has ended
 when :meth:`Connection.close` or :meth:`Connection.wait_closed` returns.
 """
@@ -36,15 +37,17 @@ from typing import Any, TypeVar, overload
 from typing_extensions import TypeForm
 
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
-from agentproto._core.errors import AgentProtoError, SchemaError, UsageError
-from agentproto.acp._io.streams import ByteReader, ByteWriter, Translator
-from agentproto.acp._protocol.errors import (
+from agentproto._core.errors import (
+    AgentProtoError,
     ConnectionClosedError,
-    PeerProtocolError,
+    ProtocolError,
     RequestTimeoutError,
     RpcError,
-    RpcErrorCode,
+    SchemaError,
+    UsageError,
 )
+from agentproto.acp._io.streams import ByteReader, ByteWriter, Translator
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._rpc.endpoint import (
     CancelRequested,
     Endpoint,
@@ -129,6 +132,7 @@ class Connection:
         self._reader_task: asyncio.Task[None] | None = None
         self._dispatcher: asyncio.Task[None] | None = None
         self._error: AgentProtoError | None = None
+        self._closed_here = False  # close() ended it, not the peer
         self._translator: Translator | None = None
 
     # ---- handlers ----------------------------------------------------------------------------
@@ -232,6 +236,13 @@ class Connection:
         return self._closed.is_set()
 
     @property
+    def closed_by_peer(self) -> bool:
+        """Whether the connection has closed without this side closing it: the peer's
+        stream ended or failed, or the peer broke the protocol (``False`` while open,
+        and after :meth:`close` ended it)."""
+        return self.closed and not self._closed_here
+
+    @property
     def queued_notifications(self) -> int:
         """Incoming notifications waiting for their handler."""
         return self._notes.qsize()
@@ -243,6 +254,8 @@ class Connection:
 
     async def close(self) -> None:
         """Close the connection and wait until every task it started has ended."""
+        if not self._endpoint.closed:  # else the peer ended it first
+            self._closed_here = True
         if self._reader_task is not None and not self._reader_task.done():
             self._reader_task.cancel()
         self._finish(self._error)  # also when the reader task was cancelled before it ran
@@ -290,7 +303,7 @@ class Connection:
             RpcError: the peer answered with an error.
             RequestTimeoutError: no response within ``timeout``.
             ConnectionClosedError: the connection closed first.
-            PeerProtocolError: the result does not match the schema.
+            ProtocolError: the result does not match the schema.
             UsageError: no such request, or the peer does not handle it.
         """
         if self._translator is not None:
@@ -350,7 +363,9 @@ class Connection:
             self._write()
 
     def _closed_error(self) -> ConnectionClosedError:
-        error = ConnectionClosedError("connection.closed", "the connection is closed")
+        error = ConnectionClosedError(
+            "connection.closed", "the connection is closed", by_peer=not self._closed_here
+        )
         error.__cause__ = self._error
         return error
 
@@ -384,7 +399,9 @@ class Connection:
     def _broken(self, err: BaseException) -> None:
         """The stream to the peer failed: close the connection."""
         if self._error is None:
-            self._error = ConnectionClosedError("connection.broken", f"writing failed: {err!r}")
+            self._error = ConnectionClosedError(
+                "connection.broken", f"writing failed: {err!r}", by_peer=True
+            )
         if self._reader_task is not None and not self._reader_task.done():
             self._reader_task.cancel()
         self._finish(self._error)
@@ -403,11 +420,15 @@ class Connection:
             await self._notes.put(None)  # the dispatcher handles what is queued, then ends
             if self._dispatcher is not None:
                 await self._dispatcher
-        except PeerProtocolError as err:
+        except ProtocolError as err:
             self._error = err
             _logger.warning("closing the ACP connection: %s", err)
+        except ConnectionClosedError:
+            raise  # closed meanwhile (an OSError too, but no failure of the stream)
         except (OSError, RuntimeError) as err:
-            self._error = ConnectionClosedError("connection.broken", f"reading failed: {err!r}")
+            self._error = ConnectionClosedError(
+                "connection.broken", f"reading failed: {err!r}", by_peer=True
+            )
         finally:
             self._finish(self._error)
 
@@ -534,7 +555,7 @@ class Connection:
         """Close everything (synchronously): fail pending requests, cancel handlers."""
         if self._closed.is_set():
             return
-        for event in self._endpoint.close():
+        for event in self._endpoint.close(by_peer=not self._closed_here):
             if isinstance(event, RequestFailed):
                 event.error.__cause__ = error
                 self._settle(event)

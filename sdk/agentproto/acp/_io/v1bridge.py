@@ -34,10 +34,10 @@ from typing import Any, Generic, TypeVar, cast
 import attrs
 
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import SchemaError, UsageError
+from agentproto._core.errors import RpcError, SchemaError, UsageError
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._protocol.errors import RpcError, RpcErrorCode
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._protocol.methods import method_table
 from agentproto.acp._protocol.wire import CONVERTER as _v2_converter
 from agentproto.acp._protocol.wire import make_v1_converter

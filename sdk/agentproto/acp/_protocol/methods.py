@@ -33,12 +33,11 @@ from typing import Any, Literal
 
 import attrs
 
-from agentproto._core.errors import AgentProtoError, UsageError
+from agentproto._core.errors import MethodTableError, UsageError
 
 __all__ = [
     "MethodSpec",
     "MethodTable",
-    "MethodTableError",
     "build_method_table",
     "classes_of",
     "method_table",
@@ -49,10 +48,6 @@ Kind = Literal["request", "notification"]
 _MODULES: dict[int, str] = {1: "agentproto.acp._generated_v1", 2: "agentproto.acp._generated_v2"}
 """The generated module of each protocol version, imported when its table is first built
 (so that v1 is loaded only when used)."""
-
-
-class MethodTableError(AgentProtoError, RuntimeError):
-    """The generated module's ``METHODS`` table is missing or inconsistent."""
 
 
 @attrs.frozen(kw_only=True)

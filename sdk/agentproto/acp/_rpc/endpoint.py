@@ -29,7 +29,7 @@ Incoming, each message becomes events (see :data:`Event`):
 Outgoing, our request ids are integers counting from 0; the result class of
 each pending request is recorded so its response can be typed. Problems are
 split as h11 splits them: the peer's mistakes are events, diagnostics or a
-:class:`~agentproto.acp._protocol.errors.PeerProtocolError`; the caller's raise
+:class:`~agentproto.ProtocolError`; the caller's raise
 :class:`~agentproto.UsageError`.
 """
 
@@ -41,13 +41,15 @@ from typing import Any, Literal, TypeAlias
 import attrs
 
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import DecodeError, SchemaError, UsageError
-from agentproto.acp._protocol.errors import (
+from agentproto._core.errors import (
     ConnectionClosedError,
-    PeerProtocolError,
+    DecodeError,
+    ProtocolError,
     RpcError,
-    RpcErrorCode,
+    SchemaError,
+    UsageError,
 )
+from agentproto.acp._protocol.errors import RpcErrorCode, response_error
 from agentproto.acp._protocol.jsonrpc import (
     Message,
     MessageReader,
@@ -132,6 +134,7 @@ class Endpoint:
         self._answered: OrderedDict[int | str, None] = OrderedDict()  # the latest, capped
         self._outbox: list[bytes] = []
         self._closed = False
+        self._closed_by_peer = False
 
     # ---- state -------------------------------------------------------------------------------
 
@@ -178,7 +181,7 @@ class Endpoint:
         """Take bytes from the peer; return the events of the lines they complete.
 
         Raises:
-            PeerProtocolError: a line is longer than ``max_line_bytes``.
+            ProtocolError: a line is longer than ``max_line_bytes``.
         """
         first = data.find(b"\n")
         if first < 0:
@@ -188,15 +191,16 @@ class Endpoint:
             longest = self._line_bytes + first
             self._line_bytes = len(data) - data.rfind(b"\n") - 1
         if max(longest, self._line_bytes) > self._max_line:
-            raise PeerProtocolError(
+            raise ProtocolError(
                 "rpc.line-too-long", f"a line is longer than {self._max_line} bytes"
             )
         return self._drain(self._reader.feed, data)
 
     def feed_eof(self) -> list[Event]:
-        """The peer's byte stream ended: read a last unterminated line, then :meth:`close`."""
+        """The peer's byte stream ended: read a last unterminated line, then :meth:`close`
+        (the peer closed the connection)."""
         events = self._drain(lambda _: self._reader.close(), b"")
-        return events + self.close()
+        return events + self.close(by_peer=True)
 
     def _drain(self, step: Any, data: bytes) -> list[Event]:
         events: list[Event] = []
@@ -218,7 +222,7 @@ class Endpoint:
         shape = isinstance(error.__cause__, SchemaError)
         code = RpcErrorCode.INVALID_REQUEST if shape else RpcErrorCode.PARSE_ERROR
         self._queue(Response(None, error=RpcError(code, str(error)).to_error()))
-        return [_diagnostic("rpc.malformed-line", str(error), index=error.line)]
+        return [_diagnostic("rpc.malformed-line", str(error), line=error.line)]
 
     def receive(self, message: Message) -> list[Event]:
         """Take one decoded message from the peer; return its events.
@@ -307,12 +311,12 @@ class Endpoint:
             return [_diagnostic("rpc.unknown-response", f"{what} for unknown id {ident!r}")]
         method = pending.method
         if message.error is not None:
-            error = RpcError.from_error(message.error, method=method)
+            error = response_error(message.error, method=method)
             return [RequestFailed(id=ident, method=method, error=error)]
         try:
             result, diagnostics = self._load(message.result, pending.result, method, True)
         except SchemaError as err:
-            bad = PeerProtocolError("rpc.invalid-result", f"{method}: {err}", subject=method)
+            bad = ProtocolError("rpc.invalid-result", f"{method}: {err}", subject=method)
             bad.__cause__ = err
             return [RequestFailed(id=ident, method=method, error=bad)]
         return [*diagnostics, ResponseReceived(id=ident, method=method, result=result)]
@@ -321,7 +325,9 @@ class Endpoint:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise ConnectionClosedError("rpc.closed", "the connection is closed")
+            raise ConnectionClosedError(
+                "rpc.closed", "the connection is closed", by_peer=self._closed_by_peer
+            )
 
     def _queue(self, message: Message) -> None:
         self._outbox.append(encode_message(message))
@@ -484,21 +490,29 @@ class Endpoint:
     def _reply_error(self, ident: int | str, code: int, message: str, data: Any = None) -> None:
         self._queue(Response(ident, error=RpcError(code, message, data).to_error()))
 
-    def close(self) -> list[Event]:
+    def close(self, *, by_peer: bool = False) -> list[Event]:
         """Close the endpoint: every pending request fails with :class:`ConnectionClosedError`.
 
         The peer's requests in flight are dropped (they cannot be answered).
         Calling it again returns ``[]``.
+
+        Args:
+            by_peer: whether the peer ended the connection (its stream ended or
+                failed, or it broke the protocol) rather than this side closing it;
+                the errors say so (:attr:`ConnectionClosedError.by_peer`).
         """
         if self._closed:
             return []
         self._closed = True
+        self._closed_by_peer = by_peer
         events: list[Event] = [
             RequestFailed(
                 id=ident,
                 method=pending.method,
                 error=ConnectionClosedError(
-                    "rpc.closed", f"{pending.method}: the connection closed before a response"
+                    "rpc.closed",
+                    f"{pending.method}: the connection closed before a response",
+                    by_peer=by_peer,
                 ),
             )
             for ident, pending in self._pending.items()

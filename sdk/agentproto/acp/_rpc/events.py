@@ -97,8 +97,8 @@ class RequestFailed:
         id: our request id.
         method: the request's method.
         error: an :class:`RpcError` (the peer answered with an error), a
-            :class:`PeerProtocolError` (its result does not match the schema) or
-            a :class:`ConnectionClosedError` (the connection closed first).
+            :class:`~agentproto.ProtocolError` (its result does not match the schema)
+            or a :class:`ConnectionClosedError` (the connection closed first).
     """
 
     id: int

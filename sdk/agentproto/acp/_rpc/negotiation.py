@@ -16,40 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agentproto._core.errors import UsageError
+from agentproto._core.errors import RpcError, UnsupportedVersionError, UsageError
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._protocol.errors import PeerProtocolError, RpcError, RpcErrorCode
+from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._protocol.wire import CONVERTER
 
-__all__ = [
-    "SUPPORTED_VERSIONS",
-    "UnsupportedVersionError",
-    "check_answer",
-    "negotiate",
-]
+__all__ = ["SUPPORTED_VERSIONS", "check_answer", "negotiate"]
 
 SUPPORTED_VERSIONS: tuple[int, ...] = (1, 2)
 """The protocol versions this SDK's agents and clients speak on the wire (a v1 peer is
 bridged: v1 on the wire, v2 to the application, see :mod:`agentproto.acp._io.v1bridge`)."""
-
-
-class UnsupportedVersionError(PeerProtocolError):
-    """The two sides share no protocol version (the client closes the connection).
-
-    Attributes:
-        requested: the version the client asked for.
-        offered: the version the agent answered, or ``None`` when it refused
-            with ``-32022``.
-        supported: the versions the side that gave up supports.
-    """
-
-    def __init__(
-        self, message: str, *, requested: int, offered: int | None, supported: tuple[int, ...]
-    ) -> None:
-        super().__init__("initialize.unsupported-version", message)
-        self.requested = requested
-        self.offered = offered
-        self.supported = supported
 
 
 def _versions(supported: Iterable[int]) -> tuple[int, ...]:

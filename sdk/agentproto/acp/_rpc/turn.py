@@ -37,10 +37,13 @@ from agentproto._core.errors import UsageError
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.wire import CONVERTER
 
-__all__ = ["CANCELLED", "END_TURN", "ERROR", "Foreground", "Phase", "state_update"]
+__all__ = ["CANCELLED", "END_TURN", "ERROR", "Foreground", "Phase", "TurnPhase", "state_update"]
 
-Phase: TypeAlias = Literal["idle", "running", "requires_action"]
-"""Where a session's foreground work stands."""
+TurnPhase: TypeAlias = Literal["idle", "running", "requires_action"]
+"""Where a session's foreground work (its prompt turn) stands."""
+Phase: TypeAlias = TurnPhase
+"""Deprecated alias of :data:`TurnPhase`, kept for one release (``agentproto.agui`` has a
+``Phase`` too, :data:`~agentproto.agui.RunPhase`, which means something else)."""
 
 CANCELLED: Final = v2.CancelledRequestPermissionOutcome().outcome
 """The stop reason (and permission outcome) of cancelled work: ``"cancelled"``."""
@@ -52,7 +55,7 @@ if CANCELLED not in v2.ENUM_VALUES["ToolCallStatus"]:  # pragma: no cover (a reg
     raise ImportError("the schema's tool call statuses no longer include 'cancelled'")
 
 # (from, step) -> to
-_STEPS: Final[dict[tuple[Phase, str], Phase]] = {
+_STEPS: Final[dict[tuple[TurnPhase, str], TurnPhase]] = {
     ("idle", "begin"): "running",
     ("running", "block"): "requires_action",
     ("requires_action", "block"): "requires_action",
@@ -78,7 +81,7 @@ class Foreground:
     """
 
     def __init__(self) -> None:
-        self.phase: Phase = "idle"
+        self.phase: TurnPhase = "idle"
         self.cancel_requested = False
         self.stop_reason: str | None = None
 

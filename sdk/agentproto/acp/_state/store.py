@@ -62,7 +62,7 @@ class SessionStore:
     message that still cannot be parsed or applied is skipped with a
     diagnostic (``invalid-params``, ``invalid-update``) and changes nothing.
     Strict, any such message raises instead. Diagnostics carry the source line
-    in ``index`` and a path from the message root (``/params/update/...``).
+    in ``line`` and a path from the message root (``/params/update/...``).
 
     Attributes:
         sessions: the sessions by id, in first-seen order.
@@ -245,9 +245,7 @@ class SessionStore:
     # ---- internals -----------------------------------------------------------------------
 
     def _ignored(self, line: int, what: str, code: str) -> None:
-        self.diagnostics.append(
-            Diagnostic(code=code, message=f"{what} ignored", index=line or None)
-        )
+        self.diagnostics.append(Diagnostic(code=code, message=f"{what} ignored", line=line or None))
 
     def _parse(self, loader: Any, params: Any, line: int) -> Any:
         """Parse params; ``None`` when a tolerant store rejected them."""
@@ -268,7 +266,7 @@ class SessionStore:
                     code="invalid-params",
                     message=f"message skipped: {err.detail} [{err.keyword}]",
                     path=moved.location,
-                    index=line or None,
+                    line=line or None,
                 )
             )
             return None
@@ -283,7 +281,7 @@ class SessionStore:
                 attrs.evolve(
                     diagnostic,
                     path=None if diagnostic.path is None else "/params" + diagnostic.path,
-                    index=line or None,
+                    line=line or None,
                 )
             )
         self._parse_diagnostics.clear()
@@ -314,7 +312,7 @@ class SessionStore:
                     code="invalid-update",
                     message=f"update skipped, state unchanged: {text}",
                     path=path,
-                    index=line or None,
+                    line=line or None,
                 )
             )
             return
@@ -324,7 +322,7 @@ class SessionStore:
                 diagnostics[position] = attrs.evolve(
                     diagnostic,
                     path=None if diagnostic.path is None else prefix + diagnostic.path,
-                    index=line or None,
+                    line=line or None,
                 )
 
     def _session_update(self, params: Any, line: int) -> None:

@@ -31,26 +31,16 @@ import attrs
 import cattrs
 from cattrs.cols import is_mapping, is_sequence, list_structure_factory, mapping_structure_factory
 
-from agentproto._core.errors import SchemaError
+from agentproto._core.errors import StateShapeError
 from agentproto._core.wire.checks import escape_pointer
 from agentproto.agui._consume.consumer import Consumer
 from agentproto.agui._reduce.conversation import Conversation
 
-__all__ = ["StateShapeError", "StateView"]
+__all__ = ["StateView"]
 
 T = TypeVar("T")
 
 _JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
-
-
-class StateShapeError(SchemaError):
-    """The state does not fit the type a :class:`StateView` reads it as.
-
-    ``location`` is the JSON Pointer into the state where the first problem is,
-    ``keyword`` ``"type"`` (a value of the wrong kind, or one the type's hook
-    refused) or ``"required"`` (a member the type needs is missing); ``problems``
-    lists every one. The exception cattrs (or the hook) raised is the cause.
-    """
 
 
 def _json_type(value: Any) -> str:

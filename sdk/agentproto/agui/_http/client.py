@@ -16,7 +16,13 @@ from typing import Any, Final, Generic, TypeVar, cast
 
 import httpx
 
-from agentproto._core.errors import AgentProtoError, UsageError
+from agentproto._core.errors import (
+    AgentProtoError,
+    HttpError,
+    HttpStatusError,
+    HttpTimeoutError,
+    UsageError,
+)
 from agentproto.agui._consume.consumer import Consumer
 from agentproto.agui._consume.decoder import Middleware
 from agentproto.agui._consume.stream import aiter_events, iter_events
@@ -27,9 +33,6 @@ from agentproto.agui._thread.exchange import (
     ERROR_BODY_BYTES,
     AgentThread,
     Exchange,
-    HttpError,
-    HttpStatusError,
-    HttpTimeoutError,
 )
 
 __all__ = ["DEFAULT_TIMEOUT", "AsyncHttpAgent", "HttpAgent"]

@@ -160,15 +160,19 @@ __all__ = [
     "Phase",
     "RunFinish",
     "RunOutcome",
+    "RunPhase",
     "RunProducer",
     "Sink",
     "SubagentOutcome",
     "SubagentStart",
 ]
 
-Phase: TypeAlias = Literal["idle", "running", "finished", "errored"]
+RunPhase: TypeAlias = Literal["idle", "running", "finished", "errored"]
 """Where the producer's stream stands: before any run, in a run, after RUN_FINISHED,
 after RUN_ERROR."""
+Phase: TypeAlias = RunPhase
+"""Deprecated alias of :data:`RunPhase`, kept for one release (``agentproto.acp`` has a
+``Phase`` too, :data:`~agentproto.acp.TurnPhase`, which means something else)."""
 Sink: TypeAlias = Callable[[Event], object]
 
 E = TypeVar("E", bound=Event)
@@ -398,7 +402,7 @@ class RunProducer:
         self.resume: tuple[ResumeEntry, ...] = accept_resume(
             run_input, interrupts, self.diagnostics
         )
-        self._phase: Phase = "idle"
+        self._phase: RunPhase = "idle"
         self._closed = False
         self._run_ids: tuple[str, str] | None = None  # (threadId, runId) of the last run
         self._announced: set[str] = set()  # subagentRunIds announced in the current run
@@ -406,7 +410,7 @@ class RunProducer:
     # ---- reading -------------------------------------------------------------------------
 
     @property
-    def phase(self) -> Phase:
+    def phase(self) -> RunPhase:
         """``idle`` before any run, ``running`` in one, then ``finished`` or ``errored``."""
         return self._phase
 

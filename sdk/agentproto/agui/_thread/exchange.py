@@ -41,7 +41,14 @@ import attrs
 
 from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import AgentProtoError, ProtocolError, UsageError
+from agentproto._core.errors import (
+    AgentProtoError,
+    HttpError,
+    HttpStatusError,
+    HttpTimeoutError,
+    ProtocolError,
+    UsageError,
+)
 from agentproto._core.json.codec import dumps, loads
 from agentproto.agui._consume.consumer import Consumer
 from agentproto.agui._consume.decoder import Middleware
@@ -51,7 +58,7 @@ from agentproto.agui._reduce.conversation import Conversation
 from agentproto.agui._thread.run_input import dump_run_input, next_run_input
 from agentproto.agui._verify.verifier import RunRecord
 
-__all__ = ["AgentThread", "HttpError", "HttpStatusError", "HttpTimeoutError"]
+__all__ = ["AgentThread"]
 
 _ACCEPT: Final[dict[str, str]] = {
     "sse": "text/event-stream",
@@ -67,59 +74,6 @@ _MEDIA: Final[dict[str, Transport]] = {
 _MESSAGE_CLASSES: Final = get_args(Message)
 ERROR_BODY_BYTES: Final = 64 * 1024
 """How much of a non-2xx answer's body is read for :class:`HttpStatusError`."""
-
-
-# ---- errors -------------------------------------------------------------------------------
-
-
-class HttpError(AgentProtoError):
-    """The HTTP exchange with an agent failed (not a rule of the protocol).
-
-    Attributes:
-        code: what failed: ``http.status`` (:class:`HttpStatusError`),
-            ``http.connect-timeout`` / ``http.read-timeout`` / ``http.write-timeout`` /
-            ``http.pool-timeout`` / ``http.run-timeout`` (:class:`HttpTimeoutError`),
-            ``http.connect-failed``, ``http.network`` (the connection failed
-            before the stream began) or ``http.cancelled`` (the client stopped
-            reading a run before it ended: the failed run's ``violation``).
-        url: the agent's URL.
-    """
-
-    def __init__(self, code: str, message: str, *, url: str) -> None:
-        self.code = code
-        self.url = url
-        super().__init__(message)
-
-
-class HttpStatusError(HttpError):
-    """The agent answered with a status other than 2xx.
-
-    Attributes:
-        status: the HTTP status code.
-        body: the answer's JSON body (``agent_app`` sends ``{"error": ..., ...}``),
-            or ``None`` when it had none or it was not JSON.
-        text: the start of the body as text (at most :data:`ERROR_BODY_BYTES`).
-    """
-
-    def __init__(self, status: int, reason: str, *, url: str, body: Any, text: str) -> None:
-        self.status = status
-        self.body = body
-        self.text = text
-        shown = text if body is None else dumps(body).decode()
-        detail = f": {shown[:500]}" if shown else ""
-        super().__init__("http.status", f"the agent answered {status} {reason}{detail}", url=url)
-
-
-class HttpTimeoutError(HttpError, TimeoutError):
-    """The agent did not connect, accept the request or send bytes in time.
-
-    Attributes:
-        timeout: the limit that was reached, in seconds (``None`` when unknown).
-    """
-
-    def __init__(self, code: str, message: str, *, url: str, timeout: float | None) -> None:
-        self.timeout = timeout
-        super().__init__(code, message, url=url)
 
 
 # ---- the thread ---------------------------------------------------------------------------
