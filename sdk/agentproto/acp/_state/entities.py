@@ -33,13 +33,16 @@ collection).
 from __future__ import annotations
 
 import base64
+import functools
+import sys
 import typing
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_origin
 
 import attrs
 
 from agentproto._core.errors import UsageError
+from agentproto._core.wire.checks import value_type
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._state.records import (
     CompactionState,
@@ -57,6 +60,7 @@ __all__ = [
     "ENTITY_NAMES",
     "KINDS",
     "EntityKind",
+    "field_types",
     "kind_of",
     "snapshot",
     "union_members",
@@ -119,6 +123,22 @@ def union_members(union: Any) -> dict[str, type]:
             continue
         out[attrs.fields_dict(cls)["session_update"].metadata["const"]] = cls
     return out
+
+
+@functools.cache
+def field_types(cls: type) -> dict[str, Any]:
+    """The resolved annotations of an update class, by Python name (``{}`` when one of
+    them names what cannot be found); shared, not to be changed.
+
+    Names are looked up in the class's own module, then in the generated classes
+    module (a class made elsewhere, such as a test's, names the generated types).
+    """
+    home = sys.modules.get(cls.__module__)
+    namespace = {**vars(v2), **(vars(home) if home is not None else {})}
+    try:
+        return typing.get_type_hints(cls, namespace)
+    except NameError:
+        return {}
 
 
 def _stale(spec_name: str, what: str) -> UsageError:
@@ -228,6 +248,7 @@ class EntityKind:
     def patch_fields(self, cls: type) -> tuple[PatchField, ...]:
         """The patch fields of ``cls`` (an upsert class of this kind), ``_meta`` apart."""
         declared = attrs.fields_dict(self.state)
+        types = field_types(cls)
         out = []
         for f in attrs.fields(cls):
             if f.name in _SKIPPED or not f.metadata.get("patch"):
@@ -237,7 +258,7 @@ class EntityKind:
             if state_field is not None:
                 default = state_field.default
                 reset = LIST_DEFAULT if isinstance(default, attrs.Factory) else default  # type: ignore[arg-type]
-            is_list = str(f.type).startswith("list[")
+            is_list = f.name in types and get_origin(value_type(types[f.name])) is list
             typed = state_field is not None
             out.append(PatchField(f.name, f.metadata["wire"], typed, reset, is_list))
         return tuple(out)
