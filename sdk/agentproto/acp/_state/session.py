@@ -37,13 +37,14 @@ from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic, DiagnosticLog
 from agentproto._core.errors import LimitError, SchemaError, UsageError
+from agentproto._core.wire.source import function_source
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.wire import _converter
 from agentproto.acp._state import records as records
 from agentproto.acp._state.entities import ENTITY_NAMES
 from agentproto.acp._state.rules import LATEST, Rule, build_rules, tool_call_rule
 
-__all__ = ["DEFAULT_MAX_ENTITIES", "SessionState"]
+__all__ = ["DEFAULT_MAX_ENTITIES", "SessionState", "rule_source"]
 
 DEFAULT_MAX_ENTITIES = 100_000
 """Default :attr:`SessionState.max_entities`: far beyond a real session (a long coding
@@ -53,6 +54,29 @@ at about a hundred megabytes of entities."""
 _dump = _converter.dump
 _RULES: dict[type, Rule] = build_rules(v2.SessionUpdate)
 """The rule of every member of the generated ``SessionUpdate`` union."""
+
+
+def rule_source(update_class: type) -> str:
+    """The Python source of the rule :meth:`SessionState.apply` folds an update of
+    ``update_class`` with (``ToolCallUpdate``: that of :meth:`SessionState.apply_tool_call`),
+    for a maintainer to read. Example::
+
+        from agentproto.acp import schema
+        from agentproto.acp._state.session import rule_source
+        print(rule_source(schema.ToolCallUpdateSessionUpdate))
+
+    A derived upsert rule is read from the sealed ``_generated_rules_v2`` module (or, for
+    a class a caller made, from what was compiled); a chunk rule shows the function
+    every chunk kind shares, a rule of its own its definition.
+
+    Raises:
+        UsageError: ``update_class`` is no session update class.
+    """
+    rule = tool_call_rule if update_class is v2.ToolCallUpdate else _RULES.get(update_class)
+    if rule is None:
+        name = getattr(update_class, "__name__", repr(update_class))
+        raise UsageError("acp.not-an-update", f"no rule folds a {name}")
+    return function_source(rule)
 
 
 def _update_json(update: Any) -> dict[str, Any]:
