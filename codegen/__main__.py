@@ -24,8 +24,7 @@ _SDK = str(Path(__file__).resolve().parent.parent / "sdk")
 if _SDK not in sys.path:
     sys.path.insert(0, _SDK)
 
-from codegen.generate import GenerationError, generate, module_name  # noqa: E402
-from codegen.loaders import loaders_path, native_path  # noqa: E402
+from codegen.generate import GenerationError, generate, module_name, sealed_paths  # noqa: E402
 from codegen.sources import (  # noqa: E402
     ROOT,
     Source,
@@ -138,11 +137,9 @@ def _generate_all(jobs: list[Job], tmp: Path) -> list[Path]:
 
 
 def _pair(new: Path, dest: Path) -> list[tuple[Path, Path]]:
-    """The files of one job (classes, loaders, native loaders if any): (generated, destination)."""
-    pairs = [(new, dest), (loaders_path(new), loaders_path(dest))]
-    if native_path(new).exists():  # the native loaders, of the protocols that have them
-        pairs.append((native_path(new), native_path(dest)))
-    return pairs
+    """The files of one job (classes, loaders, native loaders and rules if any):
+    (generated, destination)."""
+    return [(path, dest.parent / path.relative_to(new.parent)) for path in sealed_paths(new)]
 
 
 def _replace(new: Path, dest: Path) -> None:

@@ -24,6 +24,7 @@ from codegen.methods import (
 )
 from codegen.normalize import NormalizeError, normalize
 from codegen.overlay import check_overlay, load_overlay, mark_patch_fields
+from codegen.rules import rules_module_text, rules_path
 from codegen.sources import ROOT, Source, SourceError, Target, load_sources, read_source
 
 TEMPLATES = ROOT / "codegen" / "templates"
@@ -156,9 +157,17 @@ def _check_table_names(source: Source, tables: Tables, produced: set[str]) -> No
         raise GenerationError(problems)
 
 
+def sealed_paths(classes_path: Path) -> list[Path]:
+    """The sealed modules generated with the classes module at ``classes_path``, itself
+    first: its loaders, and those of its native loaders and rules that exist."""
+    optional = [native_path(classes_path), rules_path(classes_path)]
+    return [classes_path, loaders_path(classes_path), *(p for p in optional if p.exists())]
+
+
 def generate(source: Source, out: Path, module: str | None = None) -> None:
     """Write the sealed modules for ``source``: the classes to ``out``, their
-    loaders beside it (:func:`~codegen.loaders.loaders_path`).
+    loaders beside it (:func:`~codegen.loaders.loaders_path`), and for the ACP v2
+    classes the upsert rules (:func:`~codegen.rules.rules_path`).
 
     ``module`` is the dotted name the classes module is imported as (by default,
     that of the target generated from ``source``).
@@ -211,7 +220,9 @@ def generate(source: Source, out: Path, module: str | None = None) -> None:
         text += tables.text
         text += f'\n\n_SCHEMA_SHA256 = "{source.sha256}"\n'
         out.write_text(drop_unused_imports(text), encoding="utf-8")
-    _write_loaders(source, out, module or target_module(source))
+    module = module or target_module(source)
+    _write_loaders(source, out, module)
+    _write_rules(source, out, module)
 
 
 def _write_loaders(source: Source, out: Path, module: str) -> None:
@@ -227,6 +238,26 @@ def _write_loaders(source: Source, out: Path, module: str) -> None:
     loaders_path(out).write_text(drop_unused_imports(loaders), encoding="utf-8")
     if native_loaders is not None:
         native_path(out).write_text(drop_unused_imports(native_loaders), encoding="utf-8")
+
+
+def _write_rules(source: Source, out: Path, module: str) -> None:
+    """The rules module of the classes module just written to ``out``, if it has one; a
+    note on stderr when it holds no rules for a reason the maintainer must act on."""
+    try:
+        written = rules_module_text(out, module, header(source), source.sha256)
+    except LookupError as exc:
+        raise GenerationError([f"{source.name}: {exc}"]) from None
+    if written is None:
+        return
+    text, note = written
+    rules_path(out).parent.mkdir(exist_ok=True)
+    rules_path(out).write_text(drop_unused_imports(text), encoding="utf-8")
+    if note is not None:
+        print(
+            f"codegen: note: {rules_path(out).name} holds no upsert rules: {note}; the "
+            "runtime compiles them meanwhile; once it imports, run `python -m codegen` again",
+            file=sys.stderr,
+        )
 
 
 def target_module(source: Source) -> str:

@@ -53,7 +53,14 @@ from agentproto._core.wire.converter import PLAIN_LOADERS, WireConverter
 from agentproto._core.wire.source import class_dumper_lines, class_loader_lines, loader_env
 from codegen.checked import checked_dumper_lines, checked_name
 
-__all__ = ["loaders_module_text", "loaders_path", "native_path"]
+__all__ = [
+    "imported",
+    "loaders_module_text",
+    "loaders_path",
+    "native_path",
+    "sibling",
+    "sibling_module",
+]
 
 _SHARED_FROM = (wirechecks, describe, errors, unset, loaderkit, converter_module)
 """Where the names shared by every class loader are imported from."""
@@ -63,19 +70,20 @@ _LOADER_SIGNATURE = "(d: Any, p: str, c: Context) -> Any"
 def loaders_path(classes_path: Path) -> Path:
     """Where the loaders module of a classes module goes: ``_generated_v2.py`` →
     ``_generated_loaders_v2.py``, ``_generated.py`` → ``_generated_loaders.py``."""
-    return classes_path.with_name(_sibling(classes_path.stem, "loaders") + ".py")
+    return sibling(classes_path, "loaders")
 
 
 def native_path(classes_path: Path) -> Path:
     """Where the native loaders of a classes module go: ``_generated.py`` →
     ``_generated_native.py``."""
-    return classes_path.with_name(_sibling(classes_path.stem, "native") + ".py")
+    return sibling(classes_path, "native")
 
 
-def _sibling(classes: str, kind: str) -> str:
-    """The name of the ``kind`` module beside the classes module named ``classes``."""
-    head, _, tail = classes.partition("_generated")
-    return f"{head}_generated_{kind}{tail}"
+def sibling(classes: Path, kind: str) -> Path:
+    """The ``kind`` module beside a classes module: ``_generated_v2.py`` →
+    ``_generated_{kind}_v2.py``, ``_generated.py`` → ``_generated_{kind}.py``."""
+    head, _, tail = classes.stem.partition("_generated")
+    return classes.with_name(f"{head}_generated_{kind}{tail}{classes.suffix}")
 
 
 _SLOT = re.compile(r"\bo\.(\w+)")
@@ -310,8 +318,7 @@ class LoaderWriter(WireConverter):
         named ``module``: the class loaders, the checked dumpers and the factory calls
         again, the per-class names and the builders taken from the loaders module, and
         ``LOADERS`` and ``CHECKED_DUMPERS``."""
-        package, _, leaf = module.rpartition(".")
-        loaders = f"{package}.{_sibling(leaf, 'loaders')}"
+        loaders = sibling_module(module, "loaders")
         imports = self._imports(module, stamp)
         imports[1] += f"\nfrom agentproto._core.errors import chained\nimport {loaders} as _p"
         imports[2] = imports[2].replace("\nnew = object.__new__", "")  # builders make objects
@@ -398,8 +405,15 @@ def _is_alias(name: str, value: Any) -> bool:
     return is_union(value) or get_origin(value) in (Literal, list)
 
 
+def sibling_module(module: str, kind: str) -> str:
+    """The dotted name of the ``kind`` module beside the classes module named ``module``."""
+    package, _, leaf = module.rpartition(".")
+    head, _, tail = leaf.partition("_generated")
+    return f"{package}.{head}_generated_{kind}{tail}"
+
+
 @contextmanager
-def _imported(path: Path, module: str) -> Iterator[types.ModuleType]:
+def imported(path: Path, module: str) -> Iterator[types.ModuleType]:
     """The classes module at ``path``, imported as ``module`` for as long as it is
     needed (whatever was imported under that name before is put back)."""
     spec = importlib.util.spec_from_file_location(module, path)
@@ -432,7 +446,7 @@ def loaders_module_text(
             table (codegen/checked.py).
         native: also write the native loaders, and the builders they call.
     """
-    with _imported(classes_path, module) as namespace:
+    with imported(classes_path, module) as namespace:
         writer = LoaderWriter(namespace, checked=checked, native=native)
         text = header + "\n\n" + writer.write(module, stamp)
         if not native:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen import generate as generate_module
-from codegen.loaders import loaders_path
+from codegen.generate import sealed_paths
 from codegen.sources import ROOT, SOURCES_TOML, Source, load_sources, read_source
 
 SOURCES, TARGETS = load_sources()
@@ -167,10 +167,9 @@ def runtime_tree(workdir: Path, *regens: Regen) -> Path:
     shutil.copytree(PACKAGE, tree / "sdk" / "agentproto", ignore=skip)
     shutil.copyfile(ROOT / "pyproject.toml", tree / "pyproject.toml")
     for regen in regens:
-        module = regen.expect_module()
         dest = tree / target_of(regen.source.name)
-        shutil.copyfile(module, dest)
-        shutil.copyfile(loaders_path(module), loaders_path(dest))  # written beside it
+        for made in sealed_paths(regen.expect_module()):  # the classes and what is beside them
+            shutil.copyfile(made, dest.with_name(made.name))
     return tree
 
 

@@ -19,21 +19,28 @@ import attrs
 import pytest
 
 from codegen import generate as generate_module
-from codegen.generate import OVERLAYS, GenerationError, header, prepared_schema
+from codegen.generate import (
+    OVERLAYS,
+    GenerationError,
+    header,
+    module_name,
+    prepared_schema,
+    sealed_paths,
+)
 from codegen.imports import drop_unused_imports
-from codegen.loaders import loaders_path
 from codegen.normalize import NormalizeError, normalize
 from codegen.overlay import Overlay, check_overlay, load_overlay, update_classes
+from codegen.rules import RULES_FOR, rules_module_text
 from codegen.sources import ROOT, Source, SourceError, load_sources, read_source
 from tests.conftest import mirror_dir
 
 SOURCES, TARGETS = load_sources()
 TARGET_IDS = sorted(TARGETS)
-# every sealed module of each target: its classes, and the loaders written beside them
+# every sealed module of each target: its classes, and what is written beside them
 SEALED = [
     pytest.param(target, path, id=path.name)
     for target in TARGET_IDS
-    for path in (ROOT / TARGETS[target].module, loaders_path(ROOT / TARGETS[target].module))
+    for path in sealed_paths(ROOT / TARGETS[target].module)
 ]
 
 
@@ -181,6 +188,42 @@ def test_generated_code_is_up_to_date() -> None:
     """``python -m codegen --check`` regenerates every sealed module and finds no difference."""
     result = _run_codegen("--check")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_rules_go_beside_the_classes_the_descriptions_describe() -> None:
+    """The upsert rules are written for the classes module the runtime's entity
+    descriptions import, and only for it."""
+    from agentproto.acp._state import entities
+
+    assert entities.v2.__name__ == RULES_FOR == module_name(TARGETS["acp_v2"])
+    names = {
+        path.name for target in TARGET_IDS for path in sealed_paths(ROOT / TARGETS[target].module)
+    }
+    assert sorted(name for name in names if "_rules" in name) == ["_generated_rules_v2.py"]
+
+
+def test_descriptions_that_do_not_fit_give_a_module_without_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When the descriptions do not fit the new classes, the rules module is written without
+    rules (the runtime compiles them) and a note carries the runtime's message."""
+    from agentproto import UsageError
+    from agentproto.acp._state import entities
+
+    def stale(members: Any) -> Any:
+        raise UsageError("acp.stale-description", "edit its description in entities.py")
+
+    monkeypatch.setattr(entities, "build_kinds", stale)
+    source = SOURCES[TARGETS["acp_v2"].source]
+    written = rules_module_text(
+        ROOT / TARGETS["acp_v2"].module, RULES_FOR, header(source), source.sha256
+    )
+    assert written is not None
+    text, note = written
+    assert note is not None and "edit its description in entities.py" in note
+    assert "RULES: Final[dict[type, Rule]] = {\n}" in text
+    assert "def _apply_" not in text
+    compile(text, "rules", "exec")
 
 
 # ---- (g) unstable schemas are supersets ---------------------------------------------------
@@ -456,10 +499,15 @@ def test_acp_file_at_hand_generates_into_out_from_any_cwd(tmp_path: Path) -> Non
     schema_file.write_bytes(read_source(SOURCES["acp-v2-unstable"]))
     result = _run_codegen("--acp", "new/schema.unstable.json", "--out", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == ["_generated_loaders_v2.py", "_generated_v2.py"]
+    names = sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*.py"))
+    assert names == [
+        "_generated_loaders_v2.py",
+        "_generated_v2.py",
+        "_state/_generated_rules_v2.py",
+    ]
     module = ROOT / TARGETS["acp_v2"].module
-    for name, sealed_path in (("_generated_v2.py", module), (names[0], loaders_path(module))):
+    for sealed_path in sealed_paths(module):
+        name = sealed_path.relative_to(module.parent)
         first, rest = (tmp_path / "out" / name).read_text(encoding="utf-8").split("\n", 1)
         digest = hashlib.sha256(schema_file.read_bytes()).hexdigest()
         assert str(schema_file) in first and digest in first and "Do not edit" in first

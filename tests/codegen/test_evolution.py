@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from codegen.loaders import loaders_path
+from codegen.generate import sealed_paths
 from codegen.sources import ROOT
 from tests.codegen.evolution import (
     SOURCES,
@@ -75,10 +75,10 @@ def test_unedited_copy_regenerates_the_sealed_module(source_name: str, tmp_path:
     pinned_sha = SOURCES[source_name].sha256
     module = regen.expect_module()
     sealed_module = ROOT / target_of(source_name)
-    for made, sealed_path in (
-        (module, sealed_module),
-        (loaders_path(module), loaders_path(sealed_module)),
-    ):
+    made_paths = sealed_paths(module)
+    assert [p.name for p in made_paths] == [p.name for p in sealed_paths(sealed_module)]
+    for made in made_paths:
+        sealed_path = sealed_module.with_name(made.name)
         fresh = made.read_text(encoding="utf-8").split("\n", 1)
         sealed = sealed_path.read_text(encoding="utf-8").split("\n", 1)
         assert regen.source.sha256 in fresh[0]

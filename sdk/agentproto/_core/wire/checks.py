@@ -21,7 +21,7 @@ from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError
 from agentproto._core.unset import Unset
 
-__all__ = ["Unrecognised", "escape_pointer"]
+__all__ = ["Unrecognised", "escape_pointer", "holds_list", "value_type"]
 
 MISSING = object()
 NONE_TYPES = (type(None), Unset)
@@ -134,6 +134,20 @@ def strip_none(tp: Any) -> Any:
             return rest[0]
         return typing.Union[tuple(rest)]  # noqa: UP007 (runtime construction)
     return tp
+
+
+def value_type(tp: Any) -> Any:
+    """The type of a field's values, ``None`` and ``UNSET`` apart (``Annotated``
+    unwrapped): ``list[X] | None | Unset`` → ``list[X]``."""
+    return strip_none(unwrap_annotated(tp))
+
+
+def holds_list(tp: Any) -> bool:
+    """Whether a value of ``tp`` may be a list: ``list[X]``, or a union with such a member."""
+    tp = unwrap_annotated(tp)
+    if is_union(tp):
+        return any(holds_list(member) for member in get_args(tp))
+    return get_origin(tp) is list
 
 
 def is_union(tp: Any) -> bool:

@@ -75,9 +75,22 @@ from agentproto._core.wire.loaders import (
 )
 from agentproto._core.wire.prefilter import prefilter
 from agentproto._core.wire.problems import with_all_problems
-from agentproto._core.wire.source import class_dumper_lines, class_loader_lines, loader_env
+from agentproto._core.wire.source import (
+    class_dumper_lines,
+    class_loader_lines,
+    compile_source,
+    function_source,
+    loader_env,
+)
 
-__all__ = ["Unrecognised", "WireConverter", "dump_foreign", "escape_pointer"]
+__all__ = [
+    "Unrecognised",
+    "WireConverter",
+    "dump_foreign",
+    "dumper_source",
+    "escape_pointer",
+    "loader_source",
+]
 
 T = TypeVar("T")
 Loader = Callable[[Any, str, "Context"], Any]
@@ -407,7 +420,7 @@ class WireConverter(cattrs.Converter):
         source = "\n".join(
             class_loader_lines(cls, self.hints(cls), self.value_code, env, "load(d, p, c)", "")
         )
-        exec(compile(source, f"<agentproto loader {cls.__qualname__}>", "exec"), env)
+        compile_source(source + "\n", f"loader {cls.__module__}.{cls.__qualname__}", env)
         loader: Loader = env["load"]
         return loader
 
@@ -541,7 +554,7 @@ class WireConverter(cattrs.Converter):
         """A class without a generated dumper: compiled now (see :meth:`loader`)."""
         env: dict[str, Any] = {"UNSET": UNSET, "dv": self._dump_value}
         source = "\n".join(class_dumper_lines(cls, self.hints(cls), self.is_plain, "dump(o)"))
-        exec(compile(source, f"<agentproto dumper {cls.__qualname__}>", "exec"), env)
+        compile_source(source + "\n", f"dumper {cls.__module__}.{cls.__qualname__}", env)
         dumper: Dumper = env["dump"]
         self._dumpers[cls] = dumper
         return dumper
@@ -574,3 +587,28 @@ def dump_foreign(value: Any) -> Any:
 @functools.cache
 def _foreign_converter(module: str) -> Any:
     return WireConverter(sys.modules[module])
+
+
+def loader_source(converter: WireConverter, tp: Any) -> str:
+    """The Python source of the loader ``converter`` uses for ``tp`` (a maintainer's view).
+
+    For a class: its straight-line loader, from the sealed ``_generated_loaders*`` module
+    that holds it, or as compiled at run time for a class no sealed module holds (the
+    source a traceback through it shows). For another annotation (a union, a list), the
+    loader kit function that checks it. Example::
+
+        from agentproto._core.wire.converter import loader_source
+        from agentproto.acp import make_converter, schema
+        print(loader_source(make_converter(), schema.ToolCallUpdateSessionUpdate))
+
+    Raises:
+        TypeError: the loader is not Python code (a compiled build's native loader).
+    """
+    return function_source(converter.loader(tp))
+
+
+def dumper_source(converter: WireConverter, cls: type) -> str:
+    """The Python source of the dumper ``converter`` uses for the class ``cls`` (compiled
+    when none was yet, as :meth:`WireConverter.dump` would); see :func:`loader_source`."""
+    dumper = converter._dumpers.get(cls) or converter._compile_dumper(cls)
+    return function_source(dumper)

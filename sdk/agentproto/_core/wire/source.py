@@ -7,15 +7,23 @@ nothing else (most nested objects) takes a short way past the optional ones. A
 dumper writes each field under its wire name, leaving absent fields out and
 keeping an explicit ``null`` where the type allows it.
 
-The functions here only build source lines. The code generator writes them into
+The functions here build source lines. The code generator writes them into
 the sealed ``_generated_loaders`` modules (each function and its per-class names
 prefixed, so many live in one module); :mod:`agentproto._core.wire.converter` compiles
 them at run time for a class no sealed module holds. Either way the code refers
 to the names :func:`loader_env` describes.
+
+No code exists only as a string at run time: :func:`compile_source`, the one place
+code is compiled at run time (a loader or dumper of a class a caller brings, an ACP
+upsert rule of one), registers the text with :mod:`linecache` under a name of its
+own, so that a traceback through it shows its lines; :func:`function_source` prints
+the source of any loader, dumper or rule, compiled so or read from a module.
 """
 
 from __future__ import annotations
 
+import inspect
+import linecache
 from collections.abc import Callable
 from typing import Any
 
@@ -37,7 +45,14 @@ from agentproto._core.wire.checks import (
 )
 from agentproto._core.wire.loaders import reject_unknown
 
-__all__ = ["class_dumper_lines", "class_loader_lines", "loader_env", "loader_fields"]
+__all__ = [
+    "class_dumper_lines",
+    "class_loader_lines",
+    "compile_source",
+    "function_source",
+    "loader_env",
+    "loader_fields",
+]
 
 ValueCode = Callable[[Any, dict[str, Any], str, str, dict[str, Any]], list[str]]
 """``(type, field metadata, slot name, path expression, env)`` → lines checking ``v``."""
@@ -257,3 +272,51 @@ def class_dumper_lines(
         lines.append("        d.update(o.extra)")
     lines.append("    return d")
     return lines
+
+
+_COMPILED: dict[str, list[str]] = {}
+"""The lines of every text :func:`compile_source` compiled, by file name (what
+:mod:`linecache` holds too, unless something cleared it)."""
+
+
+def compile_source(text: str, what: str, env: dict[str, Any]) -> str:
+    """Run ``text`` (function definitions) in ``env``, its lines registered with linecache.
+
+    The file name is ``<agentproto WHAT>`` (``<agentproto loader pkg.Class>``), with a
+    number added when another text already took it, so each compiled unit keeps its
+    own lines: a traceback through the code shows them, and :func:`function_source`
+    prints them.
+
+    Returns:
+        The file name the code was compiled under.
+    """
+    lines = text.splitlines(keepends=True)
+    filename = f"<agentproto {what}>"
+    number = 1
+    while _COMPILED.get(filename, lines) != lines:
+        number += 1
+        filename = f"<agentproto {what} #{number}>"
+    _COMPILED[filename] = lines
+    linecache.cache[filename] = (len(text), None, lines, filename)
+    exec(compile(text, filename, "exec"), env)
+    return filename
+
+
+def function_source(function: Callable[..., Any]) -> str:
+    """The source of a loader, dumper or rule: the definition of the function that runs.
+
+    For a class loader or dumper, or a derived ACP upsert rule, that is its straight-line
+    code, read from the sealed module that holds it or from what :func:`compile_source`
+    compiled; for a loader made by a factory (a union's, a list's), the factory's inner
+    function.
+
+    Raises:
+        TypeError: ``function`` is not Python code (a compiled build's native loader:
+            read its ``.py`` source, installed beside it).
+    """
+    code = getattr(function, "__code__", None)
+    filename = getattr(code, "co_filename", "")
+    if filename in _COMPILED and filename not in linecache.cache:  # cleared since: again
+        lines = _COMPILED[filename]
+        linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
+    return inspect.getsource(function)

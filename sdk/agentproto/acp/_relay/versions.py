@@ -105,6 +105,7 @@ import attrs
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto._core.unset import UNSET
+from agentproto._core.wire.checks import holds_list
 from agentproto._core.wire.converter import Unrecognised, WireConverter
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
@@ -112,7 +113,13 @@ from agentproto.acp._protocol.wire import CONVERTER as _v2_converter
 from agentproto.acp._relay.combine import entity_of
 from agentproto.acp._relay.content import Report, items_to_v2
 from agentproto.acp._relay.content import v1_converter as _v1_converter
-from agentproto.acp._state.entities import BY_UPSERT, KINDS, EntityKind, union_members
+from agentproto.acp._state.entities import (
+    BY_UPSERT,
+    KINDS,
+    EntityKind,
+    field_types,
+    union_members,
+)
 from agentproto.acp._state.meta import Meta, apply_meta_update
 
 __all__ = ["DEFAULT_PLAN_ID", "FROM_V1", "V1_KINDS", "WHOLE_META_V1", "V1ToV2Adapter"]
@@ -174,10 +181,11 @@ MESSAGE_CHUNK_KINDS = {
 @functools.cache
 def _list_fields(cls: type) -> tuple[tuple[str, str], ...]:
     """The (Python name, wire name) of each field of ``cls`` that may hold a list."""
+    types = field_types(cls)
     return tuple(
         (f.name, f.metadata["wire"])
         for f in attrs.fields(cls)
-        if "wire" in f.metadata and "list[" in str(f.type)
+        if "wire" in f.metadata and f.name in types and holds_list(types[f.name])
     )
 
 

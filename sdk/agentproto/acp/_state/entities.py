@@ -43,13 +43,16 @@ kind below, which also renders them as JSON.
 from __future__ import annotations
 
 import base64
+import functools
+import sys
 import typing
 from collections.abc import Iterator
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, get_origin
 
 import attrs
 
 from agentproto._core.errors import UsageError
+from agentproto._core.wire.checks import value_type
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.wire import CONVERTER
 from agentproto.acp._state.meta import Meta
@@ -71,6 +74,7 @@ __all__ = [
     "SubagentState",
     "TerminalState",
     "ToolCallState",
+    "field_types",
     "kind_of",
     "snapshot",
     "union_members",
@@ -403,6 +407,22 @@ def union_members(union: Any) -> dict[str, type]:
     return out
 
 
+@functools.cache
+def field_types(cls: type) -> dict[str, Any]:
+    """The resolved annotations of an update class, by Python name (``{}`` when one of
+    them names what cannot be found); shared, not to be changed.
+
+    Names are looked up in the class's own module, then in the generated classes
+    module (a class made elsewhere, such as a test's, names the generated types).
+    """
+    home = sys.modules.get(cls.__module__)
+    namespace = {**vars(v2), **(vars(home) if home is not None else {})}
+    try:
+        return typing.get_type_hints(cls, namespace)
+    except NameError:
+        return {}
+
+
 def _stale(spec_name: str, what: str) -> UsageError:
     return UsageError(
         "acp.stale-description",
@@ -510,6 +530,7 @@ class EntityKind:
     def patch_fields(self, cls: type) -> tuple[PatchField, ...]:
         """The patch fields of ``cls`` (an upsert class of this kind), ``_meta`` apart."""
         declared = attrs.fields_dict(self.state)
+        types = field_types(cls)
         out = []
         for f in attrs.fields(cls):
             if f.name in _SKIPPED or not f.metadata.get("patch"):
@@ -519,7 +540,7 @@ class EntityKind:
             if state_field is not None:
                 default = state_field.default
                 reset = LIST_DEFAULT if isinstance(default, attrs.Factory) else default  # type: ignore[arg-type]
-            is_list = str(f.type).startswith("list[")
+            is_list = f.name in types and get_origin(value_type(types[f.name])) is list
             typed = state_field is not None
             out.append(PatchField(f.name, f.metadata["wire"], typed, reset, is_list))
         return tuple(out)

@@ -37,13 +37,14 @@ from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic, DiagnosticLog
 from agentproto._core.errors import LimitError, SchemaError, UsageError
+from agentproto._core.wire.source import function_source
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.wire import CONVERTER
 from agentproto.acp._state import entities as records
 from agentproto.acp._state.entities import ENTITY_NAMES
 from agentproto.acp._state.rules import LATEST, Rule, build_rules, tool_call_rule
 
-__all__ = ["DEFAULT_MAX_ENTITIES", "SessionState"]
+__all__ = ["DEFAULT_MAX_ENTITIES", "SessionState", "rule_source"]
 
 DEFAULT_MAX_ENTITIES = 100_000
 """Default :attr:`SessionState.max_entities`: far beyond a real session (a long coding
@@ -53,6 +54,29 @@ at about a hundred megabytes of entities."""
 _dump = CONVERTER.dump
 RULES: dict[type, Rule] = build_rules(v2.SessionUpdate)
 """The rule of every member of the generated ``SessionUpdate`` union."""
+
+
+def rule_source(update_class: type) -> str:
+    """The Python source of the rule :meth:`SessionState.apply` folds an update of
+    ``update_class`` with (``ToolCallUpdate``: that of :meth:`SessionState.apply_tool_call`),
+    for a maintainer to read. Example::
+
+        from agentproto.acp import schema
+        from agentproto.acp._state.session import rule_source
+        print(rule_source(schema.ToolCallUpdateSessionUpdate))
+
+    A derived upsert rule is read from the sealed ``_generated_rules_v2`` module (or, for
+    a class a caller made, from what was compiled); a chunk rule shows the function
+    every chunk kind shares, a rule of its own its definition.
+
+    Raises:
+        UsageError: ``update_class`` is no session update class.
+    """
+    rule = tool_call_rule if update_class is v2.ToolCallUpdate else RULES.get(update_class)
+    if rule is None:
+        name = getattr(update_class, "__name__", repr(update_class))
+        raise UsageError("acp.not-an-update", f"no rule folds a {name}")
+    return function_source(rule)
 
 
 def _update_json(update: Any) -> dict[str, Any]:
@@ -97,6 +121,11 @@ class SessionState:
         notices: every ``notice``, in receive order.
         unknown: every update of an unknown kind, in receive order, kept whole.
         diagnostics: the problems tolerated so far (unknown kinds).
+        entity_tables: every entity kind's table by kind name (``tool_call``,
+            ``terminal``, ...; the attributes above are these same tables), what the
+            upsert rules write to.
+        entity_order: the key of every entity, in the order it first arrived (a
+            dict used as an ordered set; what :meth:`to_json` lists).
 
     Example:
         >>> from agentproto.acp import parse_session_update
@@ -135,7 +164,7 @@ class SessionState:
         # entity kind -> its entities by id (the one session info under "")
         tables: dict[str, dict[str, Any]] = {name: {} for name in ENTITY_NAMES}
         tables["plan"] = {}
-        self._tables = tables
+        self.entity_tables = tables
         self.tool_calls: dict[str, records.ToolCallState] = tables["tool_call"]
         self.terminals: dict[str, records.TerminalState] = tables["terminal"]
         self.user_messages: dict[str, records.MessageState] = tables["user_message"]
@@ -153,31 +182,31 @@ class SessionState:
         self.unknown: list[v2.OtherSessionUpdate] = []
         self.diagnostics: list[Diagnostic] = DiagnosticLog() if diagnostics is None else diagnostics
         # entity keys ("tool_call:c1", "session_info", "notices", ...) in first-seen order
-        self._order: dict[str, None] = {}
+        self.entity_order: dict[str, None] = {}
 
     @property
     def session_info(self) -> records.SessionInfoState | None:
         """The session information, once reported."""
-        info: records.SessionInfoState | None = self._tables["session_info"].get("")
+        info: records.SessionInfoState | None = self.entity_tables["session_info"].get("")
         return info
 
     @session_info.setter
     def session_info(self, info: records.SessionInfoState | None) -> None:
-        table = self._tables["session_info"]
+        table = self.entity_tables["session_info"]
         table.clear()
         if info is not None:
             table[""] = info
 
     def __repr__(self) -> str:
-        return f"<SessionState {self.session_id!r}: {len(self._order)} entities>"
+        return f"<SessionState {self.session_id!r}: {len(self.entity_order)} entities>"
 
     def __eq__(self, other: object) -> bool:
         """Same entities in the same order, same latest values (diagnostics ignored)."""
         if not isinstance(other, SessionState):
             return NotImplemented
         return (
-            list(self._order) == list(other._order)
-            and all(self.entity(key) == other.entity(key) for key in self._order)
+            list(self.entity_order) == list(other.entity_order)
+            and all(self.entity(key) == other.entity(key) for key in self.entity_order)
             and self.unknown == other.unknown
         )
 
@@ -268,7 +297,7 @@ class SessionState:
 
     def keys(self) -> list[str]:
         """The entity keys in first-seen order (``tool_call:c1``, ``session_info``, ...)."""
-        return list(self._order)
+        return list(self.entity_order)
 
     def entity(self, key: str) -> Any:
         """The entity (or latest value) under an entity key.
@@ -281,7 +310,7 @@ class SessionState:
             KeyError: no such entity.
         """
         kind, _, ident = key.partition(":")
-        table = self._tables.get(kind)
+        table = self.entity_tables.get(kind)
         if table is not None:
             return table[ident]
         value = self.notices or None if key == "notices" else None
@@ -293,7 +322,7 @@ class SessionState:
 
     def entities(self) -> Iterator[tuple[str, Any]]:
         """Every entity key with its entity (see :meth:`entity`), in first-seen order."""
-        for key in self._order:
+        for key in self.entity_order:
             yield key, self.entity(key)
 
     def to_json(self) -> dict[str, Any]:
