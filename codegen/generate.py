@@ -219,6 +219,7 @@ def generate(source: Source, out: Path, module: str | None = None) -> None:
         text = scratch.read_text(encoding="utf-8").rstrip("\n") + "\n" + enum_table(info)
         text += tables.text
         text += f'\n\n_SCHEMA_SHA256 = "{source.sha256}"\n'
+        text += exported_names(text)
         out.write_text(drop_unused_imports(text), encoding="utf-8")
     module = module or target_module(source)
     _write_loaders(source, out, module)
@@ -276,6 +277,21 @@ def target_module(source: Source) -> str:
 def module_name(target: Target) -> str:
     """``sdk/agentproto/agui/_generated.py`` → ``agentproto.agui._generated``."""
     return ".".join(Path(target.module).with_suffix("").parts[1:])
+
+
+def exported_names(text: str) -> str:
+    """The ``__all__`` of a classes module: every class, alias and table it defines (not
+    what it imports), so that ``from <module> import *`` (the public schema modules)
+    exports the schema and nothing else."""
+    names = []
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    public = sorted({name for name in names if not name.startswith("_")})
+    return "\n__all__ = [\n" + "".join(f'    "{name}",\n' for name in public) + "]\n"
 
 
 def enum_table(info: dict[str, dict[str, Any]]) -> str:

@@ -1,9 +1,9 @@
 """The demo of both protocols (``nox -s demo``), public API only.
 
-1. **AG-UI**: serves ``agui_agent.py`` (beside this file) with uvicorn on a free port
+1. **AG-UI**: serves ``agui_hello_agent.py`` (beside this file) with uvicorn on a free port
    of 127.0.0.1, runs it once with :class:`~agentproto.agui.HttpAgent`, prints each
    event as it arrives, then the conversation and state the client folded.
-2. **ACP**: starts ``acp_agent.py`` as a subprocess and talks to it over stdio with
+2. **ACP**: starts ``acp_hello_agent.py`` as a subprocess and talks to it over stdio with
    :class:`~agentproto.acp.AcpClient`: one prompt turn, a permission granted. The
    client prints each update it applies; the agent reports on stderr what it saw of
    the client, and the demo prints that after the turn. Last, the session state the
@@ -35,7 +35,7 @@ def agui_part() -> None:
     import uvicorn
 
     sys.path.insert(0, str(HERE))
-    from agui_agent import app
+    from agui_hello_agent import app
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
@@ -78,7 +78,7 @@ async def acp_part() -> None:
     """Run one prompt turn against the ACP example agent over stdio."""
     print("== ACP: the client starts the example agent and sends one prompt\n")
     with tempfile.TemporaryFile(mode="w+") as agent_log:
-        command = [sys.executable, str(HERE / "acp_agent.py")]
+        command = [sys.executable, str(HERE / "acp_hello_agent.py")]
         client = await AcpClient.spawn(command, Printer(), stderr=agent_log.fileno())
         async with client:
             await client.initialize()

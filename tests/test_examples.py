@@ -31,9 +31,9 @@ def test_the_examples_are_found() -> None:
     """The examples folder holds the two small agents, the demo, the ACP client and the
     scripted AG-UI agent."""
     assert [p.name for p in EXAMPLES] == [
-        "acp_agent.py",
         "acp_client.py",
-        "agui_agent.py",
+        "acp_hello_agent.py",
+        "agui_hello_agent.py",
         "agui_scripted_agent.py",
         "demo.py",
     ]

@@ -168,8 +168,9 @@ def runtime_tree(workdir: Path, *regens: Regen) -> Path:
     shutil.copyfile(ROOT / "pyproject.toml", tree / "pyproject.toml")
     for regen in regens:
         dest = tree / target_of(regen.source.name)
-        for made in sealed_paths(regen.expect_module()):  # the classes and what is beside them
-            shutil.copyfile(made, dest.with_name(made.name))
+        made_module = regen.expect_module()
+        for made in sealed_paths(made_module):  # the classes and the modules written with them
+            shutil.copyfile(made, dest.parent / made.relative_to(made_module.parent))
     return tree
 
 

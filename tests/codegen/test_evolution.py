@@ -78,7 +78,7 @@ def test_unedited_copy_regenerates_the_sealed_module(source_name: str, tmp_path:
     made_paths = sealed_paths(module)
     assert [p.name for p in made_paths] == [p.name for p in sealed_paths(sealed_module)]
     for made in made_paths:
-        sealed_path = sealed_module.with_name(made.name)
+        sealed_path = sealed_module.parent / made.relative_to(module.parent)
         fresh = made.read_text(encoding="utf-8").split("\n", 1)
         sealed = sealed_path.read_text(encoding="utf-8").split("\n", 1)
         assert regen.source.sha256 in fresh[0]

@@ -5,7 +5,7 @@ Every prompt gets a plan, a streamed answer, and an ``edit`` tool call that asks
 client for permission first. What the agent sees of the client (the prompt, the
 permission answer) is written to stderr, so a demo can show both sides::
 
-    python acp_agent.py          # speaks ACP on stdin/stdout
+    python acp_hello_agent.py          # speaks ACP on stdin/stdout
 """
 
 from __future__ import annotations
@@ -39,10 +39,7 @@ class ExampleAgent(Agent):
         """One turn: plan, message, a permitted tool call."""
         text = " ".join(b.text for b in request.prompt if isinstance(b, acp.TextContentBlock))
         saw(f"prompt {text!r} in session {session.session_id}")
-        steps = ("Read hello.py", "Add a greeting")
-        await session.plan(
-            [acp.PlanEntry(content=s, priority="medium", status="pending") for s in steps]
-        )
+        await session.plan(plan("pending"))
         await session.message("I will add a greeting to hello.py.")
         tool = await session.tool_call("Edit hello.py", kind="edit")
         decision = await session.request_permission(
@@ -54,9 +51,7 @@ class ExampleAgent(Agent):
             return "end_turn"
         await tool.progress()
         await tool.finish()
-        await session.plan(
-            [acp.PlanEntry(content=s, priority="medium", status="completed") for s in steps]
-        )
+        await session.plan(plan("completed"))
         return "end_turn"
 
 

@@ -3,7 +3,7 @@
 Each run says hello in a streamed text message, calls a ``get_weather`` tool, and keeps
 a counter in the shared state. Serve it with any ASGI server::
 
-    uvicorn agui_agent:app --port 8000      # from this folder
+    uvicorn agui_hello_agent:app --port 8000      # from this folder
 
 and POST a ``RunAgentInput`` to http://127.0.0.1:8000/ (SSE back, or JSON Lines with
 ``Accept: application/jsonl``).
