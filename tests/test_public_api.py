@@ -96,6 +96,7 @@ EXPECTED_ALL = {
         "agent_api_route",
         "agent_app",
         "agent_route",
+        "agent_router",
         "aiter_events",
         "asgi",
         "compact_events",
