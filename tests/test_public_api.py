@@ -78,6 +78,7 @@ EXPECTED_ALL = {
         "RunOutcome",
         "RunProducer",
         "RunRecord",
+        "RunResult",  # what HttpAgent.run_to_end returns
         "RunScope",
         "RunStatus",
         "Sink",

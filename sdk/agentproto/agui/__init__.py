@@ -29,8 +29,9 @@ exports the hand-written API:
   input's JSON Schema, e.g. for OpenAPI);
 * running an agent over HTTP: :class:`HttpAgent` / :class:`AsyncHttpAgent` (httpx,
   the ``agentproto[http]`` extra, imported on first use of either name; without it
-  either raises :class:`~agentproto.MissingDependencyError` when called) and their
-  errors :class:`HttpError`, :class:`HttpStatusError`, :class:`HttpTimeoutError`;
+  either raises :class:`~agentproto.MissingDependencyError` when called),
+  :class:`RunResult` (what ``run_to_end`` returns) and their errors
+  :class:`HttpError`, :class:`HttpStatusError`, :class:`HttpTimeoutError`;
 * fitting known peers: :mod:`agentproto.agui.quirks`, opt-in repairs of their bugs.
 """
 
@@ -91,7 +92,12 @@ from agentproto.agui._reduce.conversation import Change, Conversation
 from agentproto.agui._serve import app as asgi
 from agentproto.agui._serve.app import EventStreamResponse, agent_app, run_events
 from agentproto.agui._serve.routes import agent_api_route, agent_route, agent_router
-from agentproto.agui._thread.exchange import HttpError, HttpStatusError, HttpTimeoutError
+from agentproto.agui._thread.exchange import (
+    HttpError,
+    HttpStatusError,
+    HttpTimeoutError,
+    RunResult,
+)
 from agentproto.agui._thread.frontend_tools import (
     ToolFunction,
     aanswer_tool_calls,
@@ -139,6 +145,7 @@ __all__ = [
     "RunOutcome",
     "RunProducer",
     "RunRecord",
+    "RunResult",
     "RunScope",
     "RunStatus",
     "Sink",
