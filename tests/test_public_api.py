@@ -79,6 +79,7 @@ EXPECTED_ALL = {
         "RunOutcome",
         "RunProducer",
         "RunRecord",
+        "RunResult",  # what HttpAgent.run_to_end returns
         "RunScope",
         "RunStatus",
         "Sink",
@@ -97,6 +98,7 @@ EXPECTED_ALL = {
         "agent_api_route",
         "agent_app",
         "agent_route",
+        "agent_router",
         "aiter_events",
         "asgi",
         "compact_events",

@@ -18,18 +18,20 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+from agentproto import UsageError
 from agentproto.agui import (
     Consumer,
     RunProducer,
     agent_api_route,
     agent_app,
     agent_route,
+    agent_router,
     consume,
     run_input_schema,
 )
 from agentproto.agui._protocol.encoding import JSONL_CONTENT_TYPE, SSE_CONTENT_TYPE
 from tests.agui.live_server import serve
-from tests.readme import run_readme_block
+from tests.readme import readme_block, run_readme_block
 
 BODY: dict[str, Any] = {"threadId": "t1", "runId": "r1", "messages": []}
 TIMEOUT = httpx.Timeout(10.0)
@@ -49,7 +51,17 @@ def starlette_app(**options: Any) -> Starlette:
     return Starlette(routes=[agent_route("/agent", hello, **options)])
 
 
-FRAMEWORKS: dict[str, Callable[..., Any]] = {"fastapi": fastapi_app, "starlette": starlette_app}
+def fastapi_router_app(**options: Any) -> FastAPI:
+    app = FastAPI()
+    app.include_router(agent_router(hello, **options))
+    return app
+
+
+FRAMEWORKS: dict[str, Callable[..., Any]] = {
+    "fastapi": fastapi_app,
+    "fastapi-router": fastapi_router_app,
+    "starlette": starlette_app,
+}
 
 
 async def post(app: Any, path: str = "/agent", **request: Any) -> httpx.Response:
@@ -206,6 +218,9 @@ async def test_an_input_the_producer_refuses_is_a_400_not_a_broken_stream(framew
     body = {**BODY, "messages": [twice, twice]}
     if framework == "fastapi":
         app: Any = FastAPI(routes=[agent_api_route("/agent", handler)])
+    elif framework == "fastapi-router":
+        app = FastAPI()
+        app.include_router(agent_router(handler))
     elif framework == "starlette":
         app = Starlette(routes=[agent_route("/agent", handler)])
     else:
@@ -264,6 +279,58 @@ async def test_included_router_with_prefix_and_a_dependency() -> None:
     assert (await post(app, "/v1/agent", json=BODY)).status_code == 401
     succeeded(await post(app, "/v1/agent", json=BODY, headers={"authorization": "Bearer ok"}))
     assert "requestBody" in app.openapi()["paths"]["/v1/agent"]["post"]
+
+
+def test_the_starlette_route_is_a_route() -> None:
+    """``agent_route`` is a Starlette ``Route`` (POST, at its path): it goes where the
+    framework takes routes, ``Starlette(routes=[...])``, with nothing to append."""
+    from starlette.routing import Route
+
+    route = agent_route("/agent", hello)
+    assert isinstance(route, Route)
+    assert route.path == "/agent" and route.methods == {"POST"}
+
+
+async def test_agent_router_is_included_the_fastapi_way() -> None:
+    """``app.include_router(agent_router(...), prefix=..., dependencies=...)``: the
+    include's prefix and dependencies apply as to any router, the route serves the
+    prefixed exact path and documents it."""
+
+    def token(request: Request) -> None:
+        if request.headers.get("authorization") != "Bearer ok":
+            raise HTTPException(status_code=401, detail="no token")
+
+    router = agent_router(hello, tags=["agents"])
+    assert isinstance(router, APIRouter)
+    app = FastAPI()
+    app.include_router(router, prefix="/v1", dependencies=[Depends(token)])
+    assert (await post(app, "/v1/agent", json=BODY)).status_code == 401
+    response = await post(app, "/v1/agent", json=BODY, headers={"authorization": "Bearer ok"})
+    assert not response.history
+    succeeded(response)
+    operation = app.openapi()["paths"]["/v1/agent"]["post"]
+    assert operation["tags"] == ["agents"]
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert schema == run_input_schema(inline=True)
+    assert app.url_path_for("agent") == "/v1/agent"
+
+
+async def test_agent_router_with_an_empty_path_serves_the_prefix() -> None:
+    """``path=""`` serves the include's prefix itself, exactly (``POST /agent``, no
+    redirect to ``/agent/``)."""
+    app = FastAPI()
+    app.include_router(agent_router(hello, path="", name="chat"), prefix="/agent")
+    response = await post(app, json=BODY)
+    assert not response.history
+    succeeded(response)
+    assert app.url_path_for("chat") == "/agent"
+
+
+def test_agent_router_checks_its_options_when_made() -> None:
+    """A bad limit is refused when the router is made (a ``UsageError``), as by
+    ``agent_app``."""
+    with pytest.raises(UsageError):
+        agent_router(hello, max_body_bytes=0)
 
 
 # ---- over a real socket ---------------------------------------------------------------------
@@ -335,6 +402,8 @@ async def test_readme_routes_example_runs_as_written() -> None:
     """The README's Starlette/FastAPI block runs as written; both apps serve ``POST
     /agent`` and the FastAPI one documents the request body."""
     namespace = run_readme_block("#### Inside Starlette or FastAPI")
+    block = readme_block("#### Inside Starlette or FastAPI")
+    assert "include_router(agent_router(" in block and "routes.append" not in block
     for app in (namespace["site"], namespace["api"]):
         consumer = succeeded(await post(app, json=BODY))
         assert consumer.conversation.messages[-1].content == "Hello"  # type: ignore[union-attr]

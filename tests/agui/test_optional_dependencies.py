@@ -42,6 +42,7 @@ uses = [
     lambda: type("Mine", (agentproto.agui.HttpAgent,), {}),
     lambda: agentproto.agui.agent_route("/agent", None),
     lambda: agentproto.agui.agent_api_route("/agent", None),
+    lambda: agentproto.agui.agent_router(None),
 ]
 for use in uses:
     try:
@@ -118,6 +119,14 @@ def test_without_optional_dependencies_the_names_import_and_use_raises() -> None
             "agentproto.agui.agent_api_route",
             "pip install fastapi",
             "agentproto.agui.agent_api_route needs fastapi: pip install fastapi",
+        ],
+        [
+            "MissingDependencyError",
+            True,
+            "fastapi",
+            "agentproto.agui.agent_router",
+            "pip install fastapi",
+            "agentproto.agui.agent_router needs fastapi: pip install fastapi",
         ],
     ]
     assert found["loaded"] == []

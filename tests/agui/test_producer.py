@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from agentproto import SchemaError, UsageError
 from agentproto.agui import Consumer, Event, dump_event, schema
 from agentproto.agui._produce.producer import RunProducer
+from tests.readme import run_readme_block
 from tests.strategies import json_objects, json_values
 
 INPUT: dict[str, Any] = {"threadId": "t", "runId": "r", "messages": []}
@@ -632,6 +633,215 @@ def test_encrypted_value_for_an_unknown_entity_is_refused() -> None:
         lambda: p.reasoning_encrypted_value("tool-call", "nope", "x"),
         fails=True,
     )
+
+
+# ---- typed values given as wire JSON: converted and checked, never kept raw ---------------
+
+
+def test_run_interrupted_ends_the_run_with_typed_interrupts() -> None:
+    """``run_interrupted`` takes interrupts typed or as wire JSON and sends the typed
+    interrupt outcome; a consumer reads the run as interrupted, with the same interrupts."""
+    p = started()
+    call = p.tool_call("send_email", args={"to": "x"})
+    call.end()
+    asked = [
+        {"id": "send-email", "reason": "tool_call", "toolCallId": call.tool_call_id},
+        schema.Interrupt(id="form", reason="input_required", expires_at="2026-04-20T17:00:00Z"),
+    ]
+    finished = p.run_interrupted(asked, result={"waiting": True})
+    assert isinstance(finished.outcome, schema.RunFinishedInterruptOutcome)
+    assert all(isinstance(i, schema.Interrupt) for i in finished.outcome.interrupts)
+    assert finished.outcome.interrupts[0].tool_call_id == call.tool_call_id
+    assert finished.result == {"waiting": True}
+    consumer = replay(p.drain())
+    run = consumer.verifier.runs[-1]
+    assert run.status == "interrupted"
+    assert run.outcome == finished.outcome
+
+
+def test_run_scope_ends_interrupted() -> None:
+    """Inside ``with producer.run() as run``, ``run.interrupted([...])`` ends the run with
+    the interrupt outcome, and the scope sends nothing more on exit."""
+    p = RunProducer(INPUT)
+    with p.run() as run:
+        run.interrupted([{"id": "a", "reason": "confirm"}])
+    events = p.drain()
+    assert [e.type for e in events] == ["RUN_STARTED", "RUN_FINISHED"]
+    assert replay(events).verifier.runs[-1].status == "interrupted"
+
+
+@pytest.mark.parametrize(
+    ("interrupts", "keyword", "location"),
+    [
+        ([], "minItems", "/outcome/interrupts"),
+        ([{"id": "a"}], "required", "/outcome/interrupts/0"),
+        ([{"id": "a", "reason": 5}], "type", "/outcome/interrupts/0/reason"),
+        (
+            [{"id": "a", "reason": "r", "surprise": 1}],
+            "unevaluatedProperties",
+            "/outcome/interrupts/0",
+        ),
+        (["a"], "type", "/outcome/interrupts/0"),
+    ],
+)
+def test_malformed_interrupts_are_schema_errors_in_the_event(
+    interrupts: list[Any], keyword: str, location: str
+) -> None:
+    """A malformed interrupt is a SchemaError naming its keyword and its place in the
+    event; nothing is emitted and the producer stays usable."""
+    p = started()
+    with pytest.raises(SchemaError) as info:
+        p.run_interrupted(interrupts)
+    assert (info.value.keyword, info.value.location) == (keyword, location)
+    assert p.failure is None and len(p.events) == 1
+    p.run_finished()
+
+
+def test_interrupts_sharing_an_id_are_refused_before_sending() -> None:
+    """Two interrupts with one id are refused (``interrupt.duplicate-id``, the consumer's
+    code) and the producer stays usable."""
+    p = started()
+    twice = [{"id": "a", "reason": "r"}, {"id": "a", "reason": "s"}]
+    error = refused(p, "interrupt.duplicate-id", lambda: p.run_interrupted(twice), fails=False)
+    assert "'a'" in str(error)
+    refused(
+        p,
+        "interrupt.duplicate-id",
+        lambda: p.run_finished(outcome={"type": "interrupt", "interrupts": twice}),
+        fails=False,
+    )
+    p.run_finished()
+
+
+def test_a_dict_outcome_becomes_the_typed_outcome() -> None:
+    """An outcome given as wire JSON is checked and built as the schema's class, so the
+    run is what it says (a dict interrupt outcome interrupts the run)."""
+    p = started()
+    wire = {"type": "interrupt", "interrupts": [{"id": "a", "reason": "r"}]}
+    finished = p.run_finished(outcome=wire)
+    assert isinstance(finished.outcome, schema.RunFinishedInterruptOutcome)
+    assert finished.outcome.interrupts == [schema.Interrupt(id="a", reason="r")]
+    assert replay(p.drain()).verifier.runs[-1].status == "interrupted"
+    p = started()
+    cancelled = p.run_finished(outcome={"type": "cancelled"})
+    assert isinstance(cancelled.outcome, schema.RunFinishedCancelledOutcome)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "keyword", "location"),
+    [
+        (
+            {"type": "interrupt", "interrupts": [{"id": "a", "reason": 5}]},
+            "type",
+            "/outcome/interrupts/0/reason",
+        ),
+        ({"type": "finished"}, "oneOf", "/outcome"),
+        ({"interrupts": []}, "oneOf", "/outcome"),
+        ({"type": "interrupt"}, "required", "/outcome"),
+    ],
+)
+def test_a_malformed_dict_outcome_is_a_schema_error(
+    outcome: dict[str, Any], keyword: str, location: str
+) -> None:
+    """A malformed outcome is a SchemaError at its place in the event, before emitting."""
+    p = started()
+    with pytest.raises(SchemaError) as info:
+        p.run_finished(outcome=outcome)
+    assert info.value.keyword == keyword
+    assert info.value.location.startswith(location)
+    assert p.failure is None and len(p.events) == 1
+
+
+def test_the_string_interrupt_outcome_points_to_run_interrupted() -> None:
+    """``outcome="interrupt"`` (no interrupts) is refused, naming the helper that takes them."""
+    p = started()
+    error = refused(
+        p, "producer.bad-argument", lambda: p.run_finished(outcome="interrupt"), fails=False
+    )  # type: ignore[arg-type]
+    assert "run_interrupted" in str(error)
+
+
+def test_every_helper_types_the_wire_json_it_is_given() -> None:
+    """Each helper argument where the schema has a typed value (outcomes, token usage,
+    the echoed run input, patches, messages, content parts) takes wire JSON and emits
+    the typed value."""
+    p = RunProducer(INPUT)
+    started_ = p.run_started(input=INPUT)
+    assert isinstance(started_.input, schema.RunAgentInput)
+    with p.subagent("helper") as sub:
+        done = sub.finish(outcome={"type": "suspended"})
+    assert isinstance(done.outcome, schema.SubagentFinishedSuspendedOutcome)
+    delta = p.state_delta([{"op": "add", "path": "/a", "value": 1}])
+    assert isinstance(delta.delta[0], schema.AddOperation)
+    p.activity_snapshot("act", "progress", {"n": 0})
+    patch = p.activity_delta("act", [{"op": "replace", "path": "/n", "value": 1}])
+    assert isinstance(patch.patch[0], schema.ReplaceOperation)
+    call = p.tool_call("f")
+    call.end()
+    result = call.result([{"type": "text", "text": "ok"}])
+    assert isinstance(result.content, list) and isinstance(result.content[0], schema.TextPart)
+    snapshot = p.messages_snapshot([{"id": "u1", "role": "user", "content": "hi"}])
+    assert isinstance(snapshot.messages[0], schema.UserMessage)
+    finished = p.run_finished(usage=[{"model": "m", "inputTokens": 3}])
+    assert finished.usage == [schema.TokenUsage(model="m", input_tokens=3)]
+    p = started()
+    error = p.run_error("boom", usage=[{"outputTokens": 2}])
+    assert error.usage == [schema.TokenUsage(output_tokens=2)]
+
+
+@pytest.mark.parametrize(
+    ("action", "location"),
+    [
+        (lambda p: p.run_finished(usage=[{"inputTokens": -1}]), "/usage/0/inputTokens"),
+        (lambda p: p.run_error("x", usage=[{"model": 1}]), "/usage/0/model"),
+        (lambda p: p.state_delta([{"op": "add", "path": "/a"}]), "/delta/0"),
+        (lambda p: p.messages_snapshot([{"id": "u", "role": "user"}]), "/messages/0"),
+        (lambda p: p.tool_result("c", [{"type": "text"}]), "/content/0"),
+        (
+            lambda p: p.subagent_finished("s", outcome={"type": "suspended", "x": 1}),
+            "/outcome",
+        ),
+    ],
+)
+def test_malformed_wire_json_in_a_helper_is_located_in_the_event(
+    action: Any, location: str
+) -> None:
+    """Wire JSON a helper cannot build is a SchemaError whose location is the field's
+    place in the event; nothing is emitted."""
+    p = started()
+    with pytest.raises(SchemaError) as info:
+        action(p)
+    assert info.value.location.startswith(location), info.value.location
+    assert len(p.events) == 1
+
+
+def test_emit_sends_a_typed_event_holding_wire_json_as_its_typed_copy() -> None:
+    """A typed event carrying a dict where the schema has a typed value is emitted (and
+    returned) as its checked, typed copy; a well-typed event is emitted as it is."""
+    p = started()
+    given = schema.RunFinishedEvent(
+        thread_id="t",
+        run_id="r",
+        outcome={"type": "interrupt", "interrupts": [{"id": "a", "reason": "r"}]},  # type: ignore[arg-type]
+    )
+    emitted = p.emit(given)
+    assert emitted is not given and emitted is last(p)
+    assert isinstance(emitted, schema.RunFinishedEvent)
+    assert isinstance(emitted.outcome, schema.RunFinishedInterruptOutcome)
+    assert replay(p.drain()).verifier.runs[-1].status == "interrupted"
+    p = started()
+    bad = schema.RunFinishedEvent(thread_id="t", run_id="r", outcome={"type": "nope"})  # type: ignore[arg-type]
+    with pytest.raises(SchemaError):
+        p.emit(bad)
+
+
+def test_readme_run_interrupted_example_runs_as_written() -> None:
+    """The README's block ending a run interrupted runs as written: the outcome holds a
+    typed interrupt, and the malformed dict outcome is located in the event."""
+    namespace = run_readme_block("#### Ending a run interrupted")
+    interrupt = namespace["finished"].outcome.interrupts[0]
+    assert isinstance(interrupt, schema.Interrupt) and interrupt.id == "send-email"
+    assert namespace["where"] == "/outcome/interrupts/0"
 
 
 # ---- failure, close ------------------------------------------------------------------------

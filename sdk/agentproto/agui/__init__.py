@@ -24,12 +24,14 @@ exports the hand-written API:
 * producing: :class:`RunProducer` (typed helpers that enforce the producer duties),
   :func:`agent_app` / :class:`EventStreamResponse` (ASGI serving), the SSE and JSON
   Lines encoders; :func:`agent_route` / :func:`agent_api_route` (the agent as a
-  Starlette / FastAPI route at an exact path) and :func:`run_input_schema` (the run
+  Starlette / FastAPI route at an exact path), :func:`agent_router` (a FastAPI
+  router for ``app.include_router``) and :func:`run_input_schema` (the run
   input's JSON Schema, e.g. for OpenAPI);
 * running an agent over HTTP: :class:`HttpAgent` / :class:`AsyncHttpAgent` (httpx,
   the ``agentproto[http]`` extra, imported on first use of either name; without it
-  either raises :class:`~agentproto.MissingDependencyError` when called) and their
-  errors :class:`HttpError`, :class:`HttpStatusError`, :class:`HttpTimeoutError`;
+  either raises :class:`~agentproto.MissingDependencyError` when called),
+  :class:`RunResult` (what ``run_to_end`` returns) and their errors
+  :class:`HttpError`, :class:`HttpStatusError`, :class:`HttpTimeoutError`;
 * fitting known peers: :mod:`agentproto.agui.quirks`, opt-in repairs of their bugs.
 
 Deprecated, kept for one release: ``Phase``, an alias of :data:`RunPhase` (the
@@ -94,7 +96,8 @@ from agentproto.agui._protocol.wire import (
 from agentproto.agui._reduce.conversation import Change, Conversation
 from agentproto.agui._serve import app as asgi
 from agentproto.agui._serve.app import EventStreamResponse, agent_app, run_events
-from agentproto.agui._serve.routes import agent_api_route, agent_route
+from agentproto.agui._serve.routes import agent_api_route, agent_route, agent_router
+from agentproto.agui._thread.exchange import RunResult
 from agentproto.agui._thread.frontend_tools import (
     ToolFunction,
     aanswer_tool_calls,
@@ -143,6 +146,7 @@ __all__ = [
     "RunPhase",
     "RunProducer",
     "RunRecord",
+    "RunResult",
     "RunScope",
     "RunStatus",
     "Sink",
@@ -164,6 +168,7 @@ __all__ = [
     "agent_api_route",
     "agent_app",
     "agent_route",
+    "agent_router",
     "aiter_events",
     "answer_tool_calls",
     "asgi",

@@ -33,6 +33,7 @@ from agentproto.agui._thread.exchange import (
     ERROR_BODY_BYTES,
     AgentThread,
     Exchange,
+    RunResult,
 )
 
 __all__ = ["DEFAULT_TIMEOUT", "AsyncHttpAgent", "HttpAgent"]
@@ -210,6 +211,12 @@ class HttpAgent(_HttpBase[httpx.Client]):
             cancelled ones included.
         diagnostics: every tolerated problem of every run, in order.
         last_consumer: the latest run's :class:`~agentproto.agui.Consumer`.
+        interrupts: what the last completed run left open
+            (:class:`~agentproto.agui.OpenInterrupts`): the next run must answer
+            each (``agent.interrupts.resolve(id, payload)`` or ``.cancel(id)``, then
+            ``run(..., resume=agent.interrupts)``); a run that leaves one unanswered
+            is refused with ``UsageError("resume.uncovered")`` naming the ids, before
+            anything is sent.
 
     Raises:
         UsageError: a bad URL or option.
@@ -220,6 +227,8 @@ class HttpAgent(_HttpBase[httpx.Client]):
             for event in agent.run("What is AG-UI?"):
                 print(event.type)
             agent.conversation.messages  # the question, the answer, ...
+            result = agent.run_to_end("And ACP?")  # the whole run, in one call
+            result.new_messages  # the answer
     """
 
     _new_client = httpx.Client
@@ -242,8 +251,10 @@ class HttpAgent(_HttpBase[httpx.Client]):
                 ``parent_run_id``, ``protocol_version``, ``state``, ...).
 
         Raises:
-            UsageError: a run of this thread is in progress, or a bad option
-                (raised by this call).
+            UsageError: a run of this thread is in progress, a bad option, or a
+                ``resume`` that leaves an interrupt the last run left open unanswered
+                (``resume.uncovered``, naming the ids; ``resume.*`` for the other
+                resume rules), raised by this call.
             SchemaError: the input does not match the schema (raised by this call).
             HttpStatusError: the agent answered with a non-2xx status.
             ProtocolError: ``http.content-type`` (not a stream), ``stream.truncated``
@@ -254,6 +265,45 @@ class HttpAgent(_HttpBase[httpx.Client]):
             HttpError: the connection failed.
         """
         return self._stream(self._prepare(messages, run_id, options))
+
+    def run_to_end(
+        self, *messages: Message | str, run_id: str | None = None, **options: Any
+    ) -> RunResult:
+        """Run the agent once, to the end of its stream; returns what the run came to.
+
+        :meth:`run` iterated to its end, in one call: the Python form of the
+        TypeScript client's ``runAgent()``, which resolves to the run's new messages
+        and result. Named for what it does to :meth:`run` (the same run, driven to
+        the end) rather than with a second verb that would say nothing of how the
+        two differ; the events are folded into the thread as :meth:`run` folds them.
+
+        Args:
+            *messages: as for :meth:`run`.
+            run_id: as for :meth:`run`.
+            **options: as for :meth:`run` (``resume=agent.interrupts`` answers
+                what the last run left open).
+
+        Returns:
+            The :class:`~agentproto.agui.RunResult`: the run's record and status,
+            ``new_messages``, ``state``, ``result``, the ``interrupts`` left open.
+            An agent's ``RUN_ERROR`` is a result (``status == "failed"``), not an
+            exception.
+
+        Raises:
+            UsageError, SchemaError, HttpStatusError, ProtocolError, HttpTimeoutError,
+            HttpError: as for :meth:`run`; ``resume.uncovered`` (raised before
+                anything is sent) when the thread's last run left an interrupt open
+                that ``resume`` does not answer.
+
+        Example::
+
+            result = agent.run_to_end("What is AG-UI?")
+            result.status, [m.content for m in result.new_messages]
+        """
+        exchange = self._prepare(messages, run_id, options)
+        for _ in self._stream(exchange):
+            pass
+        return exchange.result()
 
     def _stream(self, exchange: Exchange) -> Iterator[Event]:
         with _running(exchange) as cause:
@@ -317,6 +367,20 @@ class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
     ) -> AsyncIterator[Event]:
         """Run the agent once; see :meth:`HttpAgent.run`."""
         return self._stream(self._prepare(messages, run_id, options))
+
+    async def run_to_end(
+        self, *messages: Message | str, run_id: str | None = None, **options: Any
+    ) -> RunResult:
+        """Run the agent once, to the end of its stream; see :meth:`HttpAgent.run_to_end`.
+
+        Cancelling the awaiting task closes the response and cancels the run, as
+        for :meth:`run`.
+        """
+        exchange = self._prepare(messages, run_id, options)
+        async with aclosing(_generator(self._stream(exchange))) as events:
+            async for _ in events:
+                pass
+        return exchange.result()
 
     async def _stream(self, exchange: Exchange) -> AsyncIterator[Event]:
         with _running(exchange) as cause:

@@ -19,6 +19,7 @@ own exception.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar, Unpack, cast
 
@@ -322,6 +323,12 @@ class RunScope(_Scope):
     ) -> g.RunFinishedEvent:
         """RUN_FINISHED (the arguments of :meth:`RunProducer.run_finished`)."""
         return self._ended(self.producer.run_finished(outcome=outcome, **finish))
+
+    def interrupted(
+        self, interrupts: Iterable[g.Interrupt | Mapping[str, Any]], **finish: Unpack[RunFinish]
+    ) -> g.RunFinishedEvent:
+        """RUN_FINISHED with the interrupt outcome (see :meth:`RunProducer.run_interrupted`)."""
+        return self._ended(self.producer.run_interrupted(interrupts, **finish))
 
     def error(
         self, message: str, *, code: str | None = None, metadata: dict[str, Any] | None = None

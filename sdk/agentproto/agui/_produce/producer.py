@@ -47,6 +47,14 @@ the one event that can still tell the client what happened.
 :attr:`RunProducer.failure` holds the error. Either way the rejected event is never
 emitted.
 
+Where the schema has a typed value (an outcome, interrupts, token usage, the echoed
+run input, a patch, messages, content parts), a helper takes the generated class or
+its wire JSON: a dict (or a list holding dicts) is checked and built through the
+converter, so the emitted event holds the typed value, never a raw dict; a malformed
+one is a :class:`~agentproto.SchemaError` located in the event (``/outcome/...``).
+``emit`` holds a typed event to the same rule: one carrying wire JSON where the schema
+has a typed value is emitted as its typed, checked copy.
+
 The helpers fill in what the caller should not have to repeat: ids (generated when
 omitted), the thread and run ids of the run input, ``protocolVersion`` on
 RUN_STARTED, the current ``activityType`` on activity deltas, the owner on the
@@ -235,10 +243,14 @@ class Attribution(TypedDict, total=False):
 
 PatchLike: TypeAlias = Sequence[g.JsonPatchOperation | Mapping[str, Any]]
 """A JSON Patch as typed operations or wire dicts (``{"op": ..., "path": ...}``)."""
-RunOutcome: TypeAlias = g.RunFinishedOutcome | Literal["success", "cancelled"]
-"""A RUN_FINISHED outcome: typed, or the tag of an outcome that carries nothing else."""
-SubagentOutcome: TypeAlias = g.SubagentFinishedOutcome | Literal["success", "suspended"]
-"""A SUBAGENT_FINISHED outcome: typed, or the tag of an outcome that carries nothing else."""
+RunOutcome: TypeAlias = g.RunFinishedOutcome | Literal["success", "cancelled"] | Mapping[str, Any]
+"""A RUN_FINISHED outcome: typed, its wire JSON (checked and built as the typed
+outcome), or the tag of an outcome that carries nothing else."""
+SubagentOutcome: TypeAlias = (
+    g.SubagentFinishedOutcome | Literal["success", "suspended"] | Mapping[str, Any]
+)
+"""A SUBAGENT_FINISHED outcome: typed, its wire JSON (checked and built as the typed
+outcome), or the tag of an outcome that carries nothing else."""
 
 
 class RunFinish(TypedDict, total=False):
@@ -246,12 +258,12 @@ class RunFinish(TypedDict, total=False):
 
     Attributes:
         result: the run's return value (any JSON), if it has one.
-        usage: token usage, one entry per provider and model.
+        usage: token usage, one entry per provider and model (typed or wire JSON).
         metadata: event metadata.
     """
 
     result: Any
-    usage: list[g.TokenUsage] | None
+    usage: Sequence[g.TokenUsage | Mapping[str, Any]] | None
     metadata: dict[str, Any] | None
 
 
@@ -290,15 +302,58 @@ _RUN_OUTCOMES: Final = _bare_members(g.RunFinishedOutcome)
 _SUBAGENT_OUTCOMES: Final = _bare_members(g.SubagentFinishedOutcome)
 
 
-def _outcome(table: Mapping[str, Callable[[], Any]], outcome: Any, event: str) -> Any:
-    """A typed outcome from a shorthand tag (or the typed outcome given)."""
+def _typed(value: Any, tp: Any, location: str) -> Any:
+    """``value`` (typed, wire JSON, or a mix) checked and built as ``tp`` through the
+    converter: what a helper puts in an event where the schema has a typed value.
+
+    Raises:
+        SchemaError: ``value`` does not fit ``tp``; its location (and every problem's)
+            is under ``location``, the field's place in the event.
+    """
+    try:
+        return load_as(value, tp)
+    except SchemaError as exc:
+        raise exc.at(location) from None
+
+
+def _usage(finish: Mapping[str, Any]) -> dict[str, Any]:
+    """``finish`` with its ``usage`` typed (see :func:`_typed`)."""
+    usage = finish.get("usage")
+    if usage is None:
+        return dict(finish)
+    return {**finish, "usage": _typed(list(usage), list[g.TokenUsage], "/usage")}
+
+
+def _check_interrupt_ids(interrupts: Sequence[g.Interrupt]) -> None:
+    """Refuse an interrupt outcome whose interrupts share an id (a consumer fails it)."""
+    seen: set[str] = set()
+    twice: dict[str, None] = {}
+    for interrupt in interrupts:
+        if interrupt.id in seen:
+            twice[interrupt.id] = None
+        seen.add(interrupt.id)
+    if twice:
+        raise UsageError(
+            "interrupt.duplicate-id",
+            f"RUN_FINISHED has several interrupts with the id {', '.join(map(repr, twice))}: "
+            f"interrupt ids are unique within a run",
+        )
+
+
+def _outcome(
+    table: Mapping[str, Callable[[], Any]], outcome: Any, tp: Any, event: str, hint: str = ""
+) -> Any:
+    """A typed outcome (``tp``) from a shorthand tag, wire JSON or a typed outcome."""
+    if outcome is None:
+        return None
     if not isinstance(outcome, str):
-        return outcome
+        return _typed(outcome, tp, "/outcome")
     member = table.get(outcome)
     if member is None:
         raise UsageError(
             "producer.bad-argument",
-            f"{event} outcome {outcome!r} is not one of {sorted(table)} (or a typed outcome)",
+            f"{event} outcome {outcome!r} is not one of {sorted(table)} "
+            f"(or a typed outcome, or its wire JSON){hint}",
         )
     return member()
 
@@ -465,7 +520,10 @@ class RunProducer:
             retype: allow an ACTIVITY_DELTA to change the activity's ``activityType``.
 
         Returns:
-            The event emitted (the given typed event, or the one parsed from the dict).
+            The event emitted: the given typed event, or the one parsed from the dict.
+            A typed event that holds wire JSON where the schema has a typed value
+            (``RunFinishedEvent(outcome={...})``) is emitted as its checked, typed
+            copy, which is returned.
 
         Raises:
             SchemaError: the event does not match the schema (nothing changed).
@@ -475,8 +533,10 @@ class RunProducer:
         if isinstance(event, Mapping):
             typed = self._from_wire(event)
         elif type(event) in _EVENT_CLASSES:
-            typed = event
-            self._check_schema(typed)
+            checked = self._check_schema(event)
+            # a typed event holding wire JSON where the schema has a typed value (an
+            # outcome given as a dict, ...) goes out as its typed copy, never raw
+            typed = event if checked == event else checked
         else:
             raise UsageError(
                 "producer.not-an-event",
@@ -503,13 +563,14 @@ class RunProducer:
         return parse_event(wire)
 
     @staticmethod
-    def _check_schema(event: Event) -> None:
+    def _check_schema(event: Event) -> Event:
+        """The event held to the schema; returns it as parsed back from its wire JSON."""
         try:
             wire = CONVERTER.dump(event)
         except (TypeError, AttributeError, ValueError) as exc:  # pragma: no cover - defensive
             raise SchemaError("type", "", f"{event.type} cannot be dumped: {exc}") from None
         dumps(wire)  # values that are not JSON (NaN, objects, ...)
-        parse_event(wire)  # strict: every field as the schema says
+        return parse_event(wire)  # strict: every field as the schema says
 
     def _emit(self, event: Event, *, retype: bool) -> Event:
         if self._closed:
@@ -591,6 +652,10 @@ class RunProducer:
                 f"{kind} is attributed to subagent '{tag}', which no SUBAGENT_STARTED "
                 f"announced in this run: announce an invocation before its events",
             )
+        if isinstance(event, g.RunFinishedEvent) and isinstance(
+            event.outcome, g.RunFinishedInterruptOutcome
+        ):
+            _check_interrupt_ids(event.outcome.interrupts)
         if retype and kind != "ACTIVITY_DELTA":
             raise UsageError(
                 "producer.bad-argument", f"retype applies to ACTIVITY_DELTA, not {kind}"
@@ -821,7 +886,7 @@ class RunProducer:
                 ``subagent_run_id`` (see :class:`Attribution`).
         """
         if isinstance(content, list):
-            content = load_as(content, list[g.ContentPart])
+            content = _typed(content, list[g.ContentPart], "/content")
         elif not isinstance(content, str):
             content = json_text(content)
         return self._send(
@@ -922,7 +987,7 @@ class RunProducer:
         thread_id: str | None = None,
         run_id: str | None = None,
         parent_run_id: str | None = None,
-        input: RunAgentInput | None = None,
+        input: RunAgentInput | Mapping[str, Any] | None = None,
         protocol_version: str | None = PROTOCOL_VERSION,
         metadata: dict[str, Any] | None = None,
     ) -> g.RunStartedEvent:
@@ -932,7 +997,8 @@ class RunProducer:
             thread_id: the conversation; default the run input's ``threadId``.
             run_id: the run; default the run input's ``runId``.
             parent_run_id: the run that spawned this one, if any.
-            input: the run input to echo back, if wanted.
+            input: the run input to echo back, if wanted (typed, or its wire JSON,
+                checked and built as ``RunAgentInput``).
             protocol_version: the version this producer speaks (``None`` leaves it out).
             metadata: event metadata.
         """
@@ -952,7 +1018,7 @@ class RunProducer:
                 thread_id=thread_id,
                 run_id=run_id,
                 parent_run_id=parent_run_id,
-                input=input,
+                input=None if input is None else _typed(input, RunAgentInput, "/input"),
                 protocol_version=protocol_version,
                 metadata=metadata,
             )
@@ -968,35 +1034,77 @@ class RunProducer:
         """RUN_FINISHED for the current run (its thread and run ids are filled in).
 
         Args:
-            outcome: absent (success), ``"success"``, ``"cancelled"``, or a typed
-                outcome (an interrupt outcome lists its interrupts).
+            outcome: absent (success), ``"success"``, ``"cancelled"``, a typed
+                outcome, or its wire JSON (checked and built as the typed outcome).
+                To end the run interrupted, :meth:`run_interrupted` takes the
+                interrupts.
             list_pending: name the run's unanswered tool calls (every call it started
                 and no TOOL_CALL_RESULT answered, such as the calls to the client's
                 tools) in the success outcome's ``pendingToolCallIds``; with none, the
                 outcome is left as given.
             **finish: ``result``, ``usage`` and ``metadata`` (see :class:`RunFinish`).
+
+        Raises:
+            SchemaError: an outcome or usage given as wire JSON does not fit the
+                schema (located in the event: ``/outcome/...``).
         """
         if self._run_ids is None:
             raise UsageError("run.not-started", "Cannot send 'RUN_FINISHED': no run was started")
         thread_id, run_id = self._run_ids
-        typed = _outcome(_RUN_OUTCOMES, outcome, "RUN_FINISHED")
+        hint = "; to end the run interrupted, use run_interrupted(interrupts)"
+        typed = _outcome(_RUN_OUTCOMES, outcome, g.RunFinishedOutcome, "RUN_FINISHED", hint)
         if list_pending:
             typed = pending_outcome(typed, self._unanswered_calls())
         return self._send(
-            g.RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=typed, **finish)
+            g.RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=typed, **_usage(finish))
         )
+
+    def run_interrupted(
+        self, interrupts: Iterable[g.Interrupt | Mapping[str, Any]], **finish: Unpack[RunFinish]
+    ) -> g.RunFinishedEvent:
+        """RUN_FINISHED with the interrupt outcome: the run waits for what ``interrupts`` ask.
+
+        The typed way to write ``run_finished(outcome=RunFinishedInterruptOutcome(...))``.
+        The next run's input answers each interrupt in its ``resume`` list; give the
+        producer of that run what this one asked (``RunProducer(interrupts=...)``, or
+        ``agent_app(interrupts=lookup)``) for it to hold the answers to the rules.
+
+        Args:
+            interrupts: at least one; typed :class:`~agentproto.agui.schema.Interrupt`
+                or its wire JSON (``{"id": "send-email", "reason": "tool_call",
+                "toolCallId": "tc-1"}``), checked and built as ``Interrupt``; ids unique.
+            **finish: ``result``, ``usage`` and ``metadata`` (see :class:`RunFinish`).
+
+        Raises:
+            SchemaError: no interrupt (``minItems``), or one that does not fit the
+                schema (located in the event: ``/outcome/interrupts/0/reason``, ...).
+            UsageError: ``interrupt.duplicate-id``: two interrupts share an id (the
+                producer stays usable); the sequencing codes of :meth:`run_finished`
+                (an item still open, ...).
+
+        Example::
+
+            producer.run_interrupted(
+                [{"id": "approve", "reason": "tool_call", "toolCallId": call.tool_call_id}]
+            )
+        """
+        typed = _typed(list(interrupts), list[g.Interrupt], "/outcome/interrupts")
+        return self.run_finished(outcome=g.RunFinishedInterruptOutcome(interrupts=typed), **finish)
 
     def run_error(
         self,
         message: str,
         *,
         code: str | None = None,
-        usage: list[g.TokenUsage] | None = None,
+        usage: Sequence[g.TokenUsage | Mapping[str, Any]] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> g.RunErrorEvent:
-        """RUN_ERROR: the run failed (still accepted after the producer failed)."""
+        """RUN_ERROR: the run failed (still accepted after the producer failed); ``usage``
+        typed or wire JSON, as for :meth:`run_finished`."""
         return self._send(
-            g.RunErrorEvent(message=message, code=code, usage=usage, metadata=metadata)
+            g.RunErrorEvent(
+                message=message, code=code, metadata=metadata, **_usage({"usage": usage})
+            )
         )
 
     def run(self, **started: Any) -> RunScope:
@@ -1048,11 +1156,15 @@ class RunProducer:
         result: Any = None,
         metadata: dict[str, Any] | None = None,
     ) -> g.SubagentFinishedEvent:
-        """SUBAGENT_FINISHED (``outcome``: absent, ``"success"``, ``"suspended"`` or typed)."""
+        """SUBAGENT_FINISHED (``outcome``: absent, ``"success"``, ``"suspended"``, typed,
+        or its wire JSON, checked and built as the typed outcome)."""
+        typed = _outcome(
+            _SUBAGENT_OUTCOMES, outcome, g.SubagentFinishedOutcome, "SUBAGENT_FINISHED"
+        )
         return self._send(
             g.SubagentFinishedEvent(
                 subagent_run_id=subagent_run_id,
-                outcome=_outcome(_SUBAGENT_OUTCOMES, outcome, "SUBAGENT_FINISHED"),
+                outcome=typed,
                 result=result,
                 metadata=metadata,
             )
@@ -1099,7 +1211,8 @@ class RunProducer:
         self, delta: PatchLike, **attribution: Unpack[Attribution]
     ) -> g.StateDeltaEvent:
         """STATE_DELTA: an RFC 6902 patch against the client's state (it must apply)."""
-        return self._send(g.StateDeltaEvent(delta=load_as(list(delta), g.JsonPatch), **attribution))
+        patch = _typed(list(delta), g.JsonPatch, "/delta")
+        return self._send(g.StateDeltaEvent(delta=patch, **attribution))
 
     def state_update(
         self, new_state: Any, **attribution: Unpack[Attribution]
@@ -1168,7 +1281,7 @@ class RunProducer:
             g.ActivityDeltaEvent(
                 message_id=message_id,
                 activity_type=self._activity_type(message_id, activity_type),
-                patch=load_as(list(patch), g.JsonPatch),
+                patch=_typed(list(patch), g.JsonPatch, "/patch"),
                 **attribution,
             ),
             retype=retype,
@@ -1212,7 +1325,8 @@ class RunProducer:
         """MESSAGES_SNAPSHOT (typed messages or their wire JSON)."""
         return self._send(
             g.MessagesSnapshotEvent(
-                messages=load_as(list(messages), list[Message]), metadata=metadata
+                messages=_typed(list(messages), list[Message], "/messages"),
+                metadata=metadata,
             )
         )
 

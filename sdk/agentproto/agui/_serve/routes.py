@@ -7,7 +7,12 @@ framework (``Mount("/agent", app)``) it is reached under ``/agent/``, and the
 router answers ``POST /agent`` with a 307 redirect, which many clients do not
 follow with the body. A route matches its path exactly: :func:`agent_route`
 (a Starlette ``Route``) and :func:`agent_api_route` (a FastAPI ``APIRoute``) serve
-the agent at ``path`` with nothing in between. Their endpoint returns a response
+the agent at ``path`` with nothing in between; each goes where the framework
+takes routes, ``Starlette(routes=[agent_route(...)])``. A FastAPI application is
+assembled from routers, so :func:`agent_router` wraps the ``APIRoute`` in an
+``APIRouter`` for ``app.include_router(agent_router(...), prefix=...)``, the
+framework's own way (prefix, tags and dependencies given there apply as to any
+router). Their endpoint returns a response
 object that runs the agent application on the request's own ``receive`` and
 ``send``, so everything :func:`~agentproto.agui.agent_app` does holds unchanged:
 the body read within its limits, the 400/413/408/415 JSON refusals (never a 500),
@@ -46,11 +51,11 @@ from agentproto.agui._serve.app import (
 from agentproto.agui._thread.interrupts import InterruptLookup
 
 if TYPE_CHECKING:
-    from fastapi.routing import APIRoute
+    from fastapi.routing import APIRoute, APIRouter
     from starlette.responses import Response
     from starlette.routing import Route
 
-__all__ = ["agent_api_route", "agent_route"]
+__all__ = ["agent_api_route", "agent_route", "agent_router"]
 
 _ERROR_BODY: Final[dict[str, Any]] = {
     "type": "object",
@@ -131,7 +136,7 @@ def agent_route(
     itself, where ``Mount("/agent", agent_app(handler))`` would redirect it. The
     agent is served by :func:`~agentproto.agui.agent_app` with the same options
     and responses; the route also fits a FastAPI application, without OpenAPI
-    (for that, :func:`agent_api_route`).
+    (for that, :func:`agent_router` or :func:`agent_api_route`).
 
     Args:
         path: the route's path, e.g. ``"/agent"``.
@@ -182,7 +187,8 @@ def agent_api_route(
 ) -> APIRoute:
     """A FastAPI route serving the agent at exactly ``path`` (POST), documented.
 
-    Add it with ``FastAPI(routes=[...])`` (or an ``APIRouter``'s routes). Its OpenAPI
+    Add it with ``FastAPI(routes=[...])`` or an ``APIRouter``'s routes; to include it
+    in an application the usual way, :func:`agent_router` holds it. Its OpenAPI
     operation (``app.openapi()``) has the run input's JSON Schema as the request body
     (:func:`~agentproto.agui.run_input_schema`, inline), the SSE and JSON Lines
     responses and the JSON error bodies; ``dependencies=[...]`` run before the agent.
@@ -232,6 +238,66 @@ def agent_api_route(
         openapi_extra=extra,
         **route_options,
     )
+
+
+def agent_router(
+    handler: AgentHandler,
+    *,
+    path: str = "/agent",
+    keepalive: float | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+    max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
+    interrupts: InterruptLookup | None = None,
+    **route_options: Any,
+) -> APIRouter:
+    """A FastAPI router holding the agent's documented route, for ``app.include_router``.
+
+    ``app.include_router(agent_router(handler))`` serves ``POST /agent``;
+    ``include_router``'s own ``prefix``, ``tags`` and ``dependencies`` apply as to
+    any router (``prefix="/v1"``: ``POST /v1/agent``). The route is
+    :func:`agent_api_route`'s: the exact path (no redirect), the OpenAPI operation
+    with the run input's JSON Schema as request body, everything
+    :func:`~agentproto.agui.agent_app` does.
+
+    Args:
+        handler: the agent handler (see :func:`~agentproto.agui.agent_app`).
+        path: the route's path inside the router (default ``"/agent"``; ``""``
+            serves the include's ``prefix`` itself).
+        keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts: as
+            for :func:`~agentproto.agui.agent_app`.
+        **route_options: more keyword arguments of the ``APIRoute``, as for
+            :func:`agent_api_route` (``name``, ``tags``, ``summary``,
+            ``dependencies``, ...).
+
+    Returns:
+        A ``fastapi.APIRouter`` whose one route is the agent's (POST).
+
+    Raises:
+        UsageError: a limit (or ``keepalive``) is not a positive number.
+        MissingDependencyError: FastAPI is not installed.
+
+    Example::
+
+        app = FastAPI()
+        app.include_router(agent_router(handler, keepalive=15), prefix="/v1")
+    """
+    try:
+        from fastapi import APIRouter
+    except ModuleNotFoundError as exc:
+        raise missing(exc, "agentproto.agui.agent_router", "pip install fastapi") from exc
+
+    route = agent_api_route(
+        path,
+        handler,
+        keepalive=keepalive,
+        max_body_bytes=max_body_bytes,
+        body_timeout=body_timeout,
+        max_buffered_events=max_buffered_events,
+        interrupts=interrupts,
+        **route_options,
+    )
+    return APIRouter(routes=[route])
 
 
 def _error_responses() -> dict[int | str, dict[str, Any]]:

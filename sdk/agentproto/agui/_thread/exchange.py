@@ -8,8 +8,12 @@ Theory of operation. :class:`AgentThread` keeps what a thread's runs said
 1. **building** (before any I/O): ``next_run_input`` builds the typed input from
    the thread's conversation (every keyword the caller gave passed through, so its
    own checks, of ``resume`` or of unanswered tool calls, hold), the new messages
-   are appended, ``dump_run_input`` checks it all and gives the body. A bad input
-   raises here, and nothing is sent.
+   are appended, ``dump_run_input`` checks it all and gives the body. When the
+   thread's last run ended interrupted (:attr:`AgentThread.interrupts`), the
+   input's ``resume`` list must answer each open interrupt, as the reference client
+   requires before it sends (:meth:`OpenInterrupts.check
+   <agentproto.agui.OpenInterrupts.check>`). A bad input raises here, and nothing
+   is sent.
 2. **opening**: the response's status and ``content-type`` decide: a non-2xx answer
    is :class:`HttpStatusError`, a type that is neither SSE nor JSON Lines is
    ``ProtocolError("http.content-type")``; else a :class:`Consumer` is built for the
@@ -25,7 +29,12 @@ Theory of operation. :class:`AgentThread` keeps what a thread's runs said
    no fatal problem and left no run open. After a failure or a cancellation the
    conversation is the one from before the run (the new messages were not sent,
    as far as the thread knows) and :attr:`AgentThread.last_consumer` holds the
-   partial fold.
+   partial fold. What the adopted run left open becomes
+   :attr:`AgentThread.interrupts`; a run not adopted leaves it as it was, so its
+   answers can be sent again.
+
+:class:`RunResult` is what a run came to, for the clients' ``run_to_end``: the
+run's record, the messages it added, the state after it, what it left open.
 
 The I/O (httpx, sync and async) is :mod:`._http_client`; nothing here imports it.
 """
@@ -55,10 +64,12 @@ from agentproto.agui._consume.decoder import Middleware
 from agentproto.agui._generated import Message, RunAgentInput, UserMessage
 from agentproto.agui._protocol.encoding import JSONL_CONTENT_TYPE, Transport
 from agentproto.agui._reduce.conversation import Conversation
+from agentproto.agui._thread.interrupts import OpenInterrupts
 from agentproto.agui._thread.run_input import dump_run_input, next_run_input
+from agentproto.agui._verify.runs import RunStatus, quoted
 from agentproto.agui._verify.verifier import RunRecord
 
-__all__ = ["AgentThread"]
+__all__ = ["AgentThread", "RunResult"]
 
 _ACCEPT: Final[dict[str, str]] = {
     "sse": "text/event-stream",
@@ -76,6 +87,58 @@ ERROR_BODY_BYTES: Final = 64 * 1024
 """How much of a non-2xx answer's body is read for :class:`HttpStatusError`."""
 
 
+# ---- what a run came to -------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class RunResult:
+    """What one run of an agent thread came to (``run_to_end`` returns it).
+
+    The TypeScript client's ``runAgent()`` resolves to the run's new messages and
+    result; this is that, with the rest a caller looks at next: the run's status and
+    outcome, the state after it, and the interrupts it left open (answer them, then
+    pass them as the next run's ``resume``). A run the agent ends with ``RUN_ERROR``
+    is a result too (``status == "failed"``, ``record.error``), as it is an event for
+    ``run()``: only a broken exchange (HTTP, the stream, a protocol rule) raises.
+
+    Attributes:
+        record: the run's :class:`~agentproto.agui.RunRecord` (its status, outcome,
+            ``RUN_FINISHED`` and ``RUN_ERROR``); of the last run when one stream
+            carried several.
+        new_messages: the messages the run added to the thread, in conversation
+            order: those whose ids neither the thread nor the run's input held
+            (activities included; the input's own new messages are not).
+        state: the thread's state after the run (an independent copy).
+        interrupts: the interrupts the run left open, the thread's
+            :attr:`AgentThread.interrupts` (empty unless ``status`` is
+            ``interrupted``): resolve or cancel each, then
+            ``run_to_end(resume=result.interrupts)``.
+        diagnostics: what the run's stream tolerated (stripped, skipped), in order.
+    """
+
+    record: RunRecord
+    new_messages: tuple[Message, ...]
+    state: Any
+    interrupts: OpenInterrupts
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    @property
+    def status(self) -> RunStatus:
+        """``succeeded``, ``interrupted``, ``cancelled`` or ``failed`` (a ``RUN_ERROR``)."""
+        return self.record.status
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether the run ended in success."""
+        return self.record.succeeded
+
+    @property
+    def result(self) -> Any:
+        """The ``result`` its ``RUN_FINISHED`` carried (any JSON), ``None`` without one."""
+        finished = self.record.finished
+        return None if finished is None else finished.result
+
+
 # ---- the thread ---------------------------------------------------------------------------
 
 
@@ -91,6 +154,11 @@ class AgentThread:
         diagnostics: every tolerated problem of every run, in order.
         last_consumer: the consumer of the latest run (its partial fold after a
             failure or a cancellation), ``None`` before the first answer.
+        interrupts: what the thread's last completed run left open (an
+            :class:`~agentproto.agui.OpenInterrupts`, empty unless that run ended
+            interrupted). The next run must answer each: resolve or cancel them
+            here and pass ``resume=thread.interrupts``; a run that leaves one
+            unanswered is refused before anything is sent.
     """
 
     def __init__(
@@ -127,6 +195,7 @@ class AgentThread:
         self.runs: list[RunRecord] = []
         self.diagnostics: list[Diagnostic] = []
         self.last_consumer: Consumer | None = None
+        self.interrupts = OpenInterrupts(thread_id=self.thread_id)
         self._transport = transport
         self._run_timeout = run_timeout
         self._consumer_options = dict(consumer_options)
@@ -149,12 +218,32 @@ class AgentThread:
             run_id=run_id or str(uuid.uuid4()),
             **options,
         )
+        self._check_resume(run_input)
         added = [_as_message(message) for message in messages]
         if added:
             _check_new_ids([*self.conversation.messages, *run_input.messages], added)
             run_input = attrs.evolve(run_input, messages=[*run_input.messages, *added])
         body = dumps(dump_run_input(run_input))
         return Exchange(self, run_input, _local_input(self.conversation, run_input), body)
+
+    def _check_resume(self, run_input: RunAgentInput) -> None:
+        """Refuse an input whose ``resume`` leaves an open interrupt of the thread's last
+        run unanswered (or breaks another resume rule), before anything is sent."""
+        open_ = self.interrupts
+        if not len(open_):
+            return
+        entries = run_input.resume or []
+        if not entries:
+            several = len(open_) != 1
+            raise UsageError(
+                "resume.uncovered",
+                f"the thread's last run {open_.run_id!r} ended interrupted, and "
+                f"interrupt{'s' if several else ''} {quoted(open_.ids)} "
+                f"{'are' if several else 'is'} open: resolve or cancel each "
+                f"(agent.interrupts.resolve(id, payload), agent.interrupts.cancel(id)) "
+                f"and pass resume=agent.interrupts; nothing was sent",
+            )
+        open_.check(entries)
 
 
 @attrs.define
@@ -310,8 +399,40 @@ class Exchange:
         verifier = consumer.verifier
         thread.runs += verifier.runs
         thread.diagnostics += consumer.diagnostics
-        if consumer.failure is None and verifier.runs and verifier.current_run is None:
+        if self.adopted:
             thread.conversation = consumer.conversation
+            thread.interrupts = OpenInterrupts.of(consumer)
+
+    @property
+    def adopted(self) -> bool:
+        """Whether the run's conversation is the thread's (a stream that ended cleanly)."""
+        consumer = self.consumer
+        return (
+            consumer is not None
+            and consumer.failure is None
+            and bool(consumer.verifier.runs)
+            and consumer.verifier.current_run is None
+        )
+
+    def result(self) -> RunResult:
+        """What the settled run came to (see :class:`RunResult`).
+
+        Raises:
+            UsageError: ``http.no-result``: the run's stream did not end cleanly (its
+                error was raised from the iteration).
+        """
+        consumer = self.consumer
+        if consumer is None or not self.adopted or self.thread._busy:
+            raise UsageError("http.no-result", "the run did not end cleanly: it has no result")
+        known = {message.id for message in self.local_input.messages}
+        conversation = consumer.conversation
+        return RunResult(
+            record=consumer.verifier.runs[-1],
+            new_messages=tuple(m for m in conversation.messages if m.id not in known),
+            state=conversation.state_json(),
+            interrupts=self.thread.interrupts,
+            diagnostics=tuple(consumer.diagnostics),
+        )
 
 
 def _as_message(message: object) -> Message:
