@@ -21,7 +21,6 @@ except importlib.metadata.PackageNotFoundError:
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
-    "sphinx.ext.intersphinx",
     "myst_parser",
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
@@ -40,11 +39,6 @@ autodoc_typehints_format = "short"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_ivar = True
-
-intersphinx_mapping = {"python": ("https://docs.python.org/3", None)}
-intersphinx_disabled_reftypes = ["*"]
-intersphinx_cache_limit = -1
-intersphinx_timeout = 1
 
 html_theme = "furo"
 html_title = "agentproto"

@@ -142,7 +142,7 @@ def test_the_schema_has_no_recursive_types() -> None:
 
     graph = {
         cls: {
-            c for hint in typing.get_type_hints(cls, vars(schema)).values() for c in classes(hint)
+            c for hint in typing.get_type_hints(cls).values() for c in classes(hint)
         }
         for cls in vars(schema).values()
         if isinstance(cls, type) and attrs.has(cls)
