@@ -46,7 +46,6 @@ import attrs
 
 from agentproto._core import describe, errors, unset
 from agentproto._core.wire import checks as wirechecks
-from agentproto._core.wire import converter as converter_module
 from agentproto._core.wire import loaders as loaderkit
 from agentproto._core.wire.checks import is_union, unwrap_annotated
 from agentproto._core.wire.converter import PLAIN_LOADERS, WireConverter
@@ -62,7 +61,7 @@ __all__ = [
     "sibling_module",
 ]
 
-_SHARED_FROM = (wirechecks, describe, errors, unset, loaderkit, converter_module)
+_SHARED_FROM = (wirechecks, describe, errors, unset, loaderkit)
 """Where the names shared by every class loader are imported from."""
 _LOADER_SIGNATURE = "(d: Any, p: str, c: Context) -> Any"
 
@@ -349,7 +348,7 @@ class LoaderWriter(WireConverter):
             "SlowPath": loaderkit.SlowPath,
             "Context": wirechecks.Context,
             "value_dumper": loaderkit.value_dumper,
-            "dump_foreign": converter_module.dump_foreign,
+            "dump_foreign": loaderkit.dump_foreign,
             "check_stamp": loaderkit.check_stamp,
         }
         wanted |= shared

@@ -21,10 +21,7 @@ from agentproto._core.wire.checks import (
     type_error,
     wire_error as err,
 )
-from agentproto._core.wire.converter import (
-    dump_foreign,
-)
-from agentproto._core.wire.loaders import Dumper, Loader, any_loader, by_method_loader, check_stamp, exact_loader, int_loader, list_loader, number_loader, tagged_loader, union_loader, value_dumper
+from agentproto._core.wire.loaders import Dumper, Loader, any_loader, by_method_loader, check_stamp, dump_foreign, exact_loader, int_loader, list_loader, number_loader, tagged_loader, union_loader, value_dumper
 from agentproto.acp import _generated_v2 as _m
 
 

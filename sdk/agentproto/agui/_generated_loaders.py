@@ -10,10 +10,7 @@ from agentproto._core.describe import (
     describe,
 )
 from agentproto._core.wire.checks import Context, Unrecognised, check_constraints as check, load_int, type_error, wire_error as err
-from agentproto._core.wire.converter import (
-    dump_foreign,
-)
-from agentproto._core.wire.loaders import CheckedDumper, Dumper, Loader, SlowPath, check_stamp, exact_loader, list_loader, literal_loader, reject_unknown as unknown, tagged_loader, union_loader, value_dumper
+from agentproto._core.wire.loaders import CheckedDumper, Dumper, Loader, SlowPath, check_stamp, dump_foreign, exact_loader, list_loader, literal_loader, reject_unknown as unknown, tagged_loader, union_loader, value_dumper
 from agentproto.agui import _generated as _m
 
 

@@ -69,6 +69,7 @@ from agentproto._core.wire.loaders import (
     literal_loader,
     number_loader,
     object_loader,
+    set_foreign_converter,
     tagged_loader,
     union_loader,
     value_dumper,
@@ -86,7 +87,6 @@ from agentproto._core.wire.source import (
 __all__ = [
     "Unrecognised",
     "WireConverter",
-    "dump_foreign",
     "dumper_source",
     "escape_pointer",
     "loader_source",
@@ -576,17 +576,12 @@ class WireConverter(cattrs.Converter):
         return value
 
 
-def dump_foreign(value: Any) -> Any:
-    """A nested value a sealed module has no dumper for: an attrs instance of a
-    class defined elsewhere is dumped by a converter for its own module."""
-    if not attrs.has(value.__class__):
-        return value
-    return _foreign_converter(value.__class__.__module__).dump(value)
-
-
 @functools.cache
 def _foreign_converter(module: str) -> Any:
     return WireConverter(sys.modules[module])
+
+
+set_foreign_converter(_foreign_converter)
 
 
 def loader_source(converter: WireConverter, tp: Any) -> str:

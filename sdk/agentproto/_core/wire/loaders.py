@@ -21,6 +21,8 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
+
 from agentproto._core.describe import describe
 from agentproto._core.errors import SchemaError
 from agentproto._core.wire.checks import (
@@ -43,6 +45,7 @@ __all__ = [
     "by_method_loader",
     "check_stamp",
     "compiled_module",
+    "dump_foreign",
     "exact_loader",
     "int_loader",
     "list_loader",
@@ -50,6 +53,7 @@ __all__ = [
     "number_loader",
     "object_loader",
     "reject_unknown",
+    "set_foreign_converter",
     "tagged_loader",
     "union_loader",
     "value_dumper",
@@ -60,6 +64,25 @@ Shape = tuple[frozenset[str], frozenset[str]]
 """(required wire names, all wire names) of a class."""
 Candidate = tuple[frozenset[type] | None, Loader, Shape | None]
 """A union member: the JSON value classes it may accept, its loader, its shape."""
+
+
+_FOREIGN: list[Callable[[str], Any]] = []
+"""The converter factory of :func:`dump_foreign`, by module name (the wire converter
+registers it when it is imported: this module cannot import the converter, which
+imports it)."""
+
+
+def set_foreign_converter(factory: Callable[[str], Any]) -> None:
+    """Make ``factory(module_name)`` the converter :func:`dump_foreign` dumps with."""
+    _FOREIGN[:] = [factory]
+
+
+def dump_foreign(value: Any) -> Any:
+    """A nested value a sealed module has no dumper for: an attrs instance of a
+    class defined elsewhere is dumped by a converter for its own module."""
+    if not attrs.has(value.__class__):
+        return value
+    return _FOREIGN[0](value.__class__.__module__).dump(value)
 
 
 def check_stamp(classes: Any, stamp: str, loaders: str) -> None:
