@@ -1,21 +1,29 @@
-"""Hatchling build hook: the optional mypyc-compiled build of the decode path's hot modules.
+"""Hatchling build hook: the optional mypyc-compiled build of the decode path's hot modules,
+and the sdist's file list.
 
 The modules to compile are listed once, in ``pyproject.toml`` under
 ``[tool.hatch.build.targets.wheel.hooks.custom] compile`` (dotted module names; their
-sources are found under the wheel's package folder). A wheel build compiles them with
-mypyc into C extensions that sit beside the ``.py`` sources (Python imports the
+sources are found under the wheel's package folder). A compiled wheel build compiles them
+with mypyc into C extensions that sit beside the ``.py`` sources (Python imports the
 extension first), so the package behaves the same whichever build is installed.
 
 ``AGENTPROTO_COMPILE`` decides:
 
-* unset, empty or ``auto`` (default): compile when a C compiler and the Python headers
-  are present, else build pure Python; a compilation that fails is reported on stderr
-  and the wheel is built pure;
+* unset, empty or ``0`` (default): pure Python. The wheel's build requirements are
+  hatchling's alone, so ``pip install agentproto-X.tar.gz`` neither installs mypy (nor
+  setuptools, nor the runtime dependencies) into the build environment nor compiles;
 * ``1``: compile, and fail the build if that is not possible;
-* ``0``: pure Python, without even installing mypy into the build environment.
+* ``auto``: compile when a C compiler and the Python headers are present, else build pure
+  Python; a compilation that fails is reported on stderr and the wheel is built pure.
 
+Compiling needs :data:`BUILD_REQUIRES` and the runtime dependencies in the build
+environment; the hook asks for them (``dependencies``) only when the mode may compile.
 Editable installs (``pip install -e .``, every nox session) are always pure Python: an
 extension beside the source would shadow the ``.py`` file being edited.
+
+For the sdist the hook only drops the ``.gitignore`` that hatchling adds to every sdist:
+the sdist's file list is explicit (``[tool.hatch.build.targets.sdist]``), and the wheel
+built from it names its one package, so nothing in the sdist needs the ignore rules.
 """
 
 from __future__ import annotations
@@ -38,8 +46,9 @@ what this version makes of the sources, and a new version may read them more str
 
 
 def compile_mode() -> str:
-    """``"auto"``, ``"1"`` or ``"0"`` from ``AGENTPROTO_COMPILE``; anything else is refused."""
-    mode = os.environ.get(ENV, "").strip().lower() or "auto"
+    """``"0"`` (unset), ``"1"`` or ``"auto"`` from ``AGENTPROTO_COMPILE``; anything else is
+    refused."""
+    mode = os.environ.get(ENV, "").strip().lower() or "0"
     if mode not in ("auto", "0", "1"):
         raise ValueError(f"{ENV} must be 0, 1 or auto, not {os.environ[ENV]!r}")
     return mode
@@ -94,14 +103,25 @@ def build_extensions(
 
 
 class MypycBuildHook(BuildHookInterface):  # type: ignore[type-arg]
-    """Adds the compiled extensions to a (non-editable) wheel; see the module docstring."""
+    """Adds the compiled extensions to a (non-editable) wheel when asked to, and keeps the
+    sdist to its file list; see the module docstring."""
 
     PLUGIN_NAME = "custom"
 
     def dependencies(self) -> list[str]:
-        return [] if compile_mode() == "0" else list(BUILD_REQUIRES)
+        """The build requirements the hook adds: none for a pure build."""
+        if self.target_name != "wheel" or compile_mode() == "0":
+            return []
+        # mypyc type-checks the modules against the runtime dependencies
+        return [*BUILD_REQUIRES, *self.metadata.core.dependencies]
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        if self.target_name == "sdist":
+            force_include = build_data["force_include"]
+            for source, target in list(force_include.items()):
+                if target == ".gitignore":
+                    del force_include[source]
+            return
         mode = compile_mode()
         if self.target_name != "wheel" or version == "editable" or mode == "0":
             return

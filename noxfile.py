@@ -1,7 +1,9 @@
-"""Development tasks: ``nox -s tests lint typecheck regen check_generated bench``."""
+"""Development tasks: ``nox -s tests lint typecheck regen check_generated bench package``."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -13,8 +15,9 @@ nox.options.reuse_existing_virtualenvs = True
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 PURE = {"AGENTPROTO_COMPILE": "0"}
-"""An editable install is pure Python anyway (hatch_build.py); this also spares its build
-environment mypy and setuptools."""
+"""An editable install is pure Python anyway (hatch_build.py); this keeps mypy and
+setuptools out of its build environment even when the caller's shell exports
+``AGENTPROTO_COMPILE=1``."""
 
 
 def _install(session: nox.Session, *groups: str) -> None:
@@ -27,6 +30,37 @@ def _install(session: nox.Session, *groups: str) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (pass pytest options after --, e.g. -- --slow)."""
+    _install(session, "test", "codegen")
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+TESTED_PYTHONS = [
+    classifier.rpartition(" :: ")[2]
+    for classifier in PYPROJECT["project"]["classifiers"]
+    if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", classifier)
+]
+"""The Pythons the package declares (one classifier each): ``tests_all`` runs on them."""
+
+
+def _interpreter(version: str) -> str:
+    """The interpreter nox is to use for ``version`` (``"3.12"``): the newest pyenv
+    installation of it, active or not, else the bare version, which nox looks up on PATH
+    (and among uv's Pythons)."""
+    versions = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    found = []
+    for home in versions.glob(f"{version}.*"):
+        patch = home.name.removeprefix(f"{version}.")
+        python = home / "bin" / f"python{version}"
+        if patch.isdigit() and python.is_file():
+            found.append((int(patch), str(python)))
+    return max(found)[1] if found else version
+
+
+@nox.session(download_python="never")
+@nox.parametrize("python", [_interpreter(v) for v in TESTED_PYTHONS], ids=TESTED_PYTHONS)
+def tests_all(session: nox.Session) -> None:
+    """The test suite on each declared Python present here (``tests_all(3.12)`` for one);
+    a Python that is not installed is skipped (an error where the CI variable is set)."""
     _install(session, "test", "codegen")
     session.run("python", "-m", "pytest", *session.posargs)
 
@@ -145,6 +179,28 @@ def bench(session: nox.Session) -> None:
     session.run(*bench, *session.posargs)
     # the compiled build's gain, the two builds timed in alternation (steadier than above)
     session.run("python", "-m", "tests.benchmarks.paired", "--compiled-site", str(compiled))
+
+
+@nox.session
+def package(session: nox.Session) -> None:
+    """Build the sdist, then the wheel from it, as an installer would (isolated, without
+    AGENTPROTO_COMPILE: pure Python), and check both with ``twine check --strict`` (the
+    metadata, and that the README renders as the long description)."""
+    out = Path(session.create_tmp()) / "dist"
+    shutil.rmtree(out, ignore_errors=True)
+    env = {"AGENTPROTO_COMPILE": None}  # the default build, whatever the shell exports
+    session.install("twine>=6.1")
+    if session.venv_backend == "uv":
+        python = str(Path(session.bin) / "python")
+        session.run("uv", "build", "--python", python, "--out-dir", str(out), ".", env=env)
+    else:
+        session.install("build")
+        session.run("python", "-m", "build", "--outdir", str(out), ".", env=env)
+    built = sorted(path.name for path in out.glob("agentproto-*"))  # uv adds a .gitignore
+    pure = "agentproto-{}-py3-none-any.whl".format(PYPROJECT["project"]["version"])
+    if len(built) != 2 or pure not in built:
+        session.error(f"expected the sdist and {pure}, built {built}")
+    session.run("twine", "check", "--strict", *(str(out / name) for name in built))
 
 
 @nox.session

@@ -100,8 +100,8 @@ def _extensions(wheel: Path) -> list[str]:
 def test_no_compiler_builds_a_pure_wheel(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Without a C compiler the default build falls back to a pure-Python wheel, saying so."""
-    monkeypatch.delenv("AGENTPROTO_COMPILE", raising=False)
+    """Without a C compiler the ``auto`` build falls back to a pure-Python wheel, saying so."""
+    monkeypatch.setenv("AGENTPROTO_COMPILE", "auto")
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     wheel = _wheel(tmp_path, monkeypatch)
     assert wheel.name.endswith("-py3-none-any.whl") and _extensions(wheel) == []
@@ -118,15 +118,27 @@ def test_forced_compilation_without_a_compiler_fails(
         _wheel(tmp_path, monkeypatch)
 
 
-@pytest.mark.parametrize(("mode", "editable"), [("0", False), ("1", True)])
-def test_pure_when_turned_off_or_editable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, editable: bool
+@pytest.mark.parametrize(
+    ("mode", "editable"), [(None, False), ("", False), ("0", False), ("1", True)]
+)
+def test_pure_by_default_when_turned_off_or_editable(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    mode: str | None,
+    editable: bool,
 ) -> None:
-    """AGENTPROTO_COMPILE=0 builds pure Python; an editable install is pure even when
-    compiling is forced (an extension would shadow the source being edited)."""
-    monkeypatch.setenv("AGENTPROTO_COMPILE", mode)
+    """AGENTPROTO_COMPILE unset, empty or 0 builds pure Python without trying to compile (a
+    compiler is not even looked for); an editable install is pure even when compiling is
+    forced (an extension would shadow the source being edited)."""
+    if mode is None:
+        monkeypatch.delenv("AGENTPROTO_COMPILE", raising=False)
+    else:
+        monkeypatch.setenv("AGENTPROTO_COMPILE", mode)
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     wheel = _wheel(tmp_path, monkeypatch, editable=editable)
     assert wheel.name.endswith("-py3-none-any.whl") and _extensions(wheel) == []
+    assert "agentproto build:" not in capsys.readouterr().err
 
 
 def test_an_unknown_mode_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,7 +151,7 @@ def _project_listing(tmp_path: Path, modules: list[str]) -> Path:
     """A copy of the project whose compile list is ``modules``."""
     project = tmp_path / "project"
     shutil.copytree(ROOT / "sdk", project / "sdk", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("hatch_build.py", "README.md"):
+    for name in ("hatch_build.py", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, project / name)
     config = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     listed = "".join(f'    "{m}",\n' for m in compiled_modules())
@@ -149,7 +161,7 @@ def _project_listing(tmp_path: Path, modules: list[str]) -> Path:
     return project
 
 
-@pytest.mark.parametrize("mode", ["", "1"])
+@pytest.mark.parametrize("mode", ["auto", "1"])
 def test_a_failed_compilation_falls_back_unless_forced(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -159,7 +171,7 @@ def test_a_failed_compilation_falls_back_unless_forced(
     """A compilation that fails (here: a listed module that does not exist) gives the pure
     wheel and says why; with AGENTPROTO_COMPILE=1 the build fails instead."""
     problem = hatch_build.missing_toolchain()
-    if not mode and problem:
+    if mode == "auto" and problem:
         pytest.skip(f"the build falls back before compiling: {problem}")
     monkeypatch.setenv("AGENTPROTO_COMPILE", mode)
     monkeypatch.chdir(_project_listing(tmp_path, ["agentproto.no_such_module"]))

@@ -7,8 +7,14 @@ exports what both share: the exceptions both raise, rooted at :class:`AgentProto
 the protocols say to tolerate.
 ``agentproto.__version__`` is the installed distribution's version, from its metadata
 (whose one source is ``pyproject.toml``).
+
+The library logs on the ``agentproto`` logger and those below it (``agentproto.agui``,
+``agentproto.acp``). ``agentproto`` carries a :class:`logging.NullHandler`, so an
+application that configures no logging sees none of their records on stderr, and one
+that does gets them all.
 """
 
+import logging as _logging
 from typing import TYPE_CHECKING, Any
 
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
@@ -44,6 +50,10 @@ __all__ = [
 ]
 
 export(__name__, globals(), [name for name in __all__ if name in globals()])
+
+# the library's loggers are all below this one; with a handler here, a record that finds no
+# other handler is dropped instead of reaching logging's last resort (stderr)
+_logging.getLogger("agentproto").addHandler(_logging.NullHandler())
 
 
 __version__: str

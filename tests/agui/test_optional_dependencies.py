@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,8 @@ def test_without_optional_dependencies_the_names_import_and_use_raises() -> None
     assert found["same"] is True
     assert found["repr"] == "<class 'agentproto.agui.HttpAgent'>"
     http = "pip install 'agentproto[http]'"
+    starlette = "pip install 'agentproto[starlette]'"
+    fastapi = "pip install 'agentproto[fastapi]'"
     assert found["errors"] == [
         [
             "MissingDependencyError",
@@ -109,27 +113,42 @@ def test_without_optional_dependencies_the_names_import_and_use_raises() -> None
             True,
             "starlette",
             "agentproto.agui.agent_route",
-            "pip install starlette",
-            "agentproto.agui.agent_route needs starlette: pip install starlette",
+            starlette,
+            f"agentproto.agui.agent_route needs starlette: {starlette}",
         ],
         [
             "MissingDependencyError",
             True,
             "fastapi",
             "agentproto.agui.agent_api_route",
-            "pip install fastapi",
-            "agentproto.agui.agent_api_route needs fastapi: pip install fastapi",
+            fastapi,
+            f"agentproto.agui.agent_api_route needs fastapi: {fastapi}",
         ],
         [
             "MissingDependencyError",
             True,
             "fastapi",
             "agentproto.agui.agent_router",
-            "pip install fastapi",
-            "agentproto.agui.agent_router needs fastapi: pip install fastapi",
+            fastapi,
+            f"agentproto.agui.agent_router needs fastapi: {fastapi}",
         ],
     ]
     assert found["loaded"] == []
+
+
+def test_each_install_hint_names_an_extra_that_installs_the_missing_module() -> None:
+    """The command each MissingDependencyError gives is ``pip install 'agentproto[X]'``
+    for an extra X of ``pyproject.toml`` whose requirements include the missing module."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    errors = _without_optional_dependencies()["errors"]
+    assert errors and None not in errors
+    for _, _, module, feature, install, _ in errors:
+        found = re.fullmatch(r"pip install 'agentproto\[([a-z]+)\]'", install)
+        assert found is not None, f"{feature}: {install!r} names no extra"
+        names = [re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0] for r in extras[found[1]]]
+        assert module in names, f"{feature}: agentproto[{found[1]}] does not install {module}"
 
 
 def test_with_httpx_the_names_are_the_real_classes() -> None:

@@ -26,8 +26,9 @@ derived from the generated classes, written inline since the schema sits inside
 the OpenAPI document), the two stream media types, and the error bodies. FastAPI
 reads no body for it (the endpoint declares no parameter), so the body reaches
 the agent application untouched. Starlette and FastAPI are imported when a route
-is made: neither is a dependency of the package (without it, making the route raises
-:class:`~agentproto.MissingDependencyError`).
+is made: neither is a dependency of the package (the extras ``agentproto[starlette]``
+and ``agentproto[fastapi]`` install them; without its framework, making a route raises
+:class:`~agentproto.MissingDependencyError` naming the extra).
 """
 
 from __future__ import annotations
@@ -160,7 +161,9 @@ def agent_route(
     try:
         from starlette.routing import Route
     except ModuleNotFoundError as exc:
-        raise missing(exc, "agentproto.agui.agent_route", "pip install starlette") from exc
+        raise missing(
+            exc, "agentproto.agui.agent_route", "pip install 'agentproto[starlette]'"
+        ) from exc
 
     app = _serving_app(
         handler, keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts
@@ -212,7 +215,9 @@ def agent_api_route(
     try:
         from fastapi.routing import APIRoute
     except ModuleNotFoundError as exc:
-        raise missing(exc, "agentproto.agui.agent_api_route", "pip install fastapi") from exc
+        raise missing(
+            exc, "agentproto.agui.agent_api_route", "pip install 'agentproto[fastapi]'"
+        ) from exc
 
     app = _serving_app(
         handler, keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts
@@ -285,7 +290,9 @@ def agent_router(
     try:
         from fastapi import APIRouter
     except ModuleNotFoundError as exc:
-        raise missing(exc, "agentproto.agui.agent_router", "pip install fastapi") from exc
+        raise missing(
+            exc, "agentproto.agui.agent_router", "pip install 'agentproto[fastapi]'"
+        ) from exc
 
     route = agent_api_route(
         path,
