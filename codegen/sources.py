@@ -1,9 +1,14 @@
-"""Find the pinned schema files and check their sha256.
+"""Find the pinned upstream files (schemas, fixtures, corpora) and check their sha256.
 
-A file is looked up in the spec mirror first (``AGENTPROTO_SPEC_MIRROR``, else a
-sibling ``../shared/spec`` of the repository), then in the download cache
-(``.cache/schemas``), and fetched from its pinned URL as a last resort.
-Whatever the origin, the sha256 must match the pin.
+Two pin lists: ``schema/sources.toml`` (the schemas codegen reads, with their overlays)
+and ``schema/spec-files.tsv`` (the fixtures and corpora the tests read; regenerated
+from a mirror with ``python -m codegen.spec_files``). A pinned file is looked up in the
+spec mirror first (``AGENTPROTO_SPEC_MIRROR``, else a sibling ``../shared/spec`` of the
+repository), then in the download cache (``.cache/spec``, the mirror's layout), and
+fetched from its pinned URL as a last resort: ``https://`` (a plain download) or
+``npm:<package>@<version>#<path in the package>`` (``npm pack``). Whatever the origin,
+the sha256 must match the pin. :func:`fetch_spec` makes a whole folder of pinned files
+available at once (what the tests call); :func:`read_source` reads one schema.
 
 A source names its overlay explicitly (``overlay = "overlays/<file>.toml"``, relative
 to the folder of ``sources.toml``); a named overlay that is missing, or an overlay
@@ -15,21 +20,40 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import tarfile
 import tempfile
+import threading
 import tomllib
+import urllib.error
+import urllib.parse
 import urllib.request
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES_TOML = ROOT / "schema" / "sources.toml"
-CACHE = ROOT / ".cache" / "schemas"
+SPEC_FILES = ROOT / "schema" / "spec-files.tsv"
+CACHE = ROOT / ".cache" / "spec"
+"""The download cache: pinned files at their mirror paths (ignored by git)."""
 
 
 class SourceError(Exception):
-    """A pinned schema could not be found or does not match its pin."""
+    """A pinned file could not be found or does not match its pin."""
+
+
+class SpecUnavailable(SourceError):
+    """Pinned files that neither the mirror nor the cache holds could not be downloaded
+    (no network, no npm, gone upstream). Unlike a file that does not match its pin,
+    this says only that the material is out of reach here."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        """Why the (first) download failed, in a few words."""
 
 
 @dataclass(frozen=True)
@@ -143,56 +167,299 @@ def spec_mirror() -> Path | None:
     return sibling if sibling.is_dir() else None
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+# ---- pins ---------------------------------------------------------------------------------
 
 
-def _check(source: Source, data: bytes, origin: str) -> bytes:
-    actual = _sha256(data)
-    if actual != source.sha256:
-        raise SourceError(
-            f"{origin}: sha256 mismatch for schema {source.name!r}: "
-            f"pinned {source.sha256}, found {actual}"
-        )
-    return data
+@dataclass(frozen=True)
+class Pin:
+    """One pinned upstream file: where it sits in a mirror, where it is published, its hash."""
+
+    path: str
+    """Relative to the mirror (and to the cache), with ``/`` separators."""
+    url: str
+    sha256: str
 
 
-def _download(source: Source) -> bytes:
-    if source.url.startswith("npm:"):
-        package, _, inner = source.url[len("npm:") :].partition("#")
-        with tempfile.TemporaryDirectory() as tmp:
-            subprocess.run(
-                ["npm", "pack", package, "--silent", "--pack-destination", tmp],
-                check=True,
-                capture_output=True,
-            )
-            (tarball,) = Path(tmp).glob("*.tgz")
-            with tarfile.open(tarball) as tar:
-                member = tar.extractfile(f"package/{inner}")
-                if member is None:
-                    raise SourceError(f"{source.url}: {inner} not in the package")
-                return member.read()
-    with urllib.request.urlopen(source.url, timeout=60) as response:
-        body: bytes = response.read()
-        return body
+def source_pin(source: Source) -> Pin:
+    """The pin of a schema source."""
+    return Pin(path=source.mirror, url=source.url, sha256=source.sha256)
+
+
+def read_pin_table(path: Path = SPEC_FILES) -> list[Pin]:
+    """The rows of a pin table: ``<mirror path> TAB <sha256> TAB <url>`` per line.
+
+    Blank lines and lines starting with ``#`` are comments.
+
+    Raises:
+        SourceError: every malformed row at once, one per line.
+    """
+    pins: list[Pin] = []
+    problems: list[str] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3:
+            problems.append(f"{shown(path)}:{number}: expected 3 tab-separated fields")
+            continue
+        pin = Pin(path=fields[0], sha256=fields[1], url=fields[2])
+        problem = pin_problem(pin)
+        if problem:
+            problems.append(f"{shown(path)}:{number}: {problem}")
+        pins.append(pin)
+    if problems:
+        raise SourceError("\n".join(problems))
+    return pins
+
+
+def pin_problem(pin: Pin) -> str | None:
+    """What is wrong with a pin (a path leaving the mirror, a bad hash or URL), if anything."""
+    parts = PurePosixPath(pin.path).parts
+    if not parts or pin.path.startswith("/") or ".." in parts or "\\" in pin.path:
+        return f"{pin.path!r}: not a relative path inside the mirror"
+    if len(pin.sha256) != 64 or any(c not in "0123456789abcdef" for c in pin.sha256):
+        return f"{pin.path}: {pin.sha256!r} is not a lowercase sha256"
+    if not pin.url.startswith(("https://", "http://", "npm:")):
+        return f"{pin.path}: {pin.url!r} is neither an http(s) nor an npm: URL"
+    return None
+
+
+def load_pins(table: Path = SPEC_FILES, sources: Path = SOURCES_TOML) -> dict[str, Pin]:
+    """Every pinned upstream file by mirror path: the schemas, then the pin table's rows.
+
+    Raises:
+        SourceError: a malformed row, or a path pinned twice.
+    """
+    loaded, _ = load_sources(sources)
+    pins = {source.mirror: source_pin(source) for source in loaded.values()}
+    twice = []
+    for pin in read_pin_table(table):
+        if pin.path in pins:
+            twice.append(f"{shown(table)}: {pin.path} is pinned twice")
+        pins[pin.path] = pin
+    if twice:
+        raise SourceError("\n".join(twice))
+    return pins
+
+
+def pins_under(pins: Mapping[str, Pin], *prefixes: str) -> list[Pin]:
+    """The pins at or below each mirror path of ``prefixes`` (all of them for ``""``).
+
+    Raises:
+        SourceError: a prefix that no pin falls under (a typo, or a file not pinned).
+    """
+    chosen: dict[str, Pin] = {}
+    for prefix in prefixes or ("",):
+        stem = prefix.strip("/")
+        found = [
+            pin
+            for path, pin in pins.items()
+            if not stem or path == stem or path.startswith(stem + "/")
+        ]
+        if not found:
+            raise SourceError(f"no pinned file under {prefix!r}")
+        chosen.update((pin.path, pin) for pin in found)
+    return [chosen[path] for path in sorted(chosen)]
+
+
+# ---- fetching -----------------------------------------------------------------------------
+
+
+def fetch_spec(*prefixes: str) -> Path:
+    """The folder holding every pinned file under ``prefixes`` at its mirror path.
+
+    That is the spec mirror when it holds them all, else the download cache, filled
+    from the mirror's copies and from downloads (each file once; later calls find it
+    there). Every file's sha256 is checked.
+
+    Raises:
+        SpecUnavailable: some files are in neither the mirror nor the cache and could
+            not be downloaded (the message says which, and why).
+        SourceError: a file does not match its pin, or a prefix names no pinned file.
+    """
+    return fetch_pinned(pins_under(load_pins(), *prefixes), mirror=spec_mirror(), cache=CACHE)
 
 
 def read_source(source: Source) -> bytes:
     """The bytes of a pinned schema, checked against its sha256."""
     if source.file is not None:
-        return _check(source, source.file.read_bytes(), str(source.file))
-    mirror = spec_mirror()
-    if mirror is not None and (mirror / source.mirror).is_file():
-        path = mirror / source.mirror
-        return _check(source, path.read_bytes(), str(path))
-    cached = CACHE / source.name / Path(source.mirror).name
-    if cached.is_file():
-        return _check(source, cached.read_bytes(), str(cached))
-    try:
-        data = _download(source)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise SourceError(f"cannot fetch schema {source.name!r} from {source.url}: {exc}") from exc
-    _check(source, data, source.url)
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    cached.write_bytes(data)
+        return check_pin(source_pin(source), source.file.read_bytes(), str(source.file))
+    pin = source_pin(source)
+    return (fetch_pinned([pin], mirror=spec_mirror(), cache=CACHE) / pin.path).read_bytes()
+
+
+def check_pin(pin: Pin, data: bytes, origin: str) -> bytes:
+    """``data`` when its sha256 is the pinned one.
+
+    Raises:
+        SourceError: naming ``origin`` and both hashes.
+    """
+    actual = _sha256(data)
+    if actual != pin.sha256:
+        raise SourceError(
+            f"{origin}: sha256 mismatch for {pin.path}: pinned {pin.sha256}, found {actual}"
+        )
     return data
+
+
+def fetch_pinned(
+    pins: Sequence[Pin],
+    *,
+    mirror: Path | None,
+    cache: Path,
+    hosts: Mapping[str, str] | None = None,
+) -> Path:
+    """The folder holding every one of ``pins`` at its mirror path: ``mirror`` when it
+    holds them all, else ``cache``, where missing files are copied from the mirror or
+    downloaded (a cached file that no longer matches its pin is fetched again).
+
+    Args:
+        pins: the files wanted.
+        mirror: a spec mirror folder, or None.
+        cache: the download cache folder.
+        hosts: URL prefixes to replace before downloading (``{"https://a/": "http://b/"}``),
+            for a local stand-in of the upstream hosts.
+
+    Raises:
+        SpecUnavailable: files that could not be downloaded, the first reasons named.
+        SourceError: a mirror copy, or a download, that does not match its pin.
+    """
+    if mirror is not None and all((mirror / pin.path).is_file() for pin in pins):
+        for pin in pins:
+            path = mirror / pin.path
+            check_pin(pin, path.read_bytes(), str(path))
+        return mirror
+    wanted: list[Pin] = []
+    for pin in pins:
+        target = cache / pin.path
+        if mirror is not None and (mirror / pin.path).is_file():
+            source = mirror / pin.path
+            _store(target, check_pin(pin, source.read_bytes(), str(source)))
+        elif not (target.is_file() and _sha256(target.read_bytes()) == pin.sha256):
+            wanted.append(pin)
+    failures: list[str] = []
+    for pin, data, error in download(wanted, hosts=hosts):
+        if error is not None:  # an unreachable host is the whole story; else name the file
+            failures.append(error if error.startswith(UNREACHABLE) else f"{pin.url}: {error}")
+            continue
+        assert data is not None
+        _store(cache / pin.path, check_pin(pin, data, pin.url))
+    if failures:
+        where = f"the spec mirror {mirror}" if mirror is not None else "a spec mirror"
+        more = "" if failures.count(failures[0]) == len(failures) else " (first of several)"
+        raise SpecUnavailable(
+            f"{len(failures)} pinned files are neither in {where} nor in the cache "
+            f"{shown(cache)}, and downloading failed: {failures[0]}{more}",
+            reason=failures[0],
+        )
+    return cache
+
+
+def download(
+    pins: Iterable[Pin], *, hosts: Mapping[str, str] | None = None, jobs: int = 8
+) -> list[tuple[Pin, bytes | None, str | None]]:
+    """Download ``pins`` (unchecked): ``(pin, bytes, None)`` or ``(pin, None, why not)``.
+
+    ``https://`` files are fetched ``jobs`` at a time; the files of one npm package come
+    from a single ``npm pack``. A host that could not be reached is not tried again by
+    this process (one unreachable host fails fast instead of timing out per file).
+    """
+    by_package: dict[str, list[Pin]] = {}
+    plain: list[Pin] = []
+    for pin in pins:
+        if pin.url.startswith("npm:"):
+            by_package.setdefault(pin.url[len("npm:") :].partition("#")[0], []).append(pin)
+        else:
+            plain.append(pin)
+    results: list[tuple[Pin, bytes | None, str | None]] = []
+    for package, members in by_package.items():
+        results += _npm_files(package, members)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results += pool.map(lambda pin: _http_file(pin, hosts or {}), plain)
+    return results
+
+
+UNREACHABLE = "cannot reach "
+"""How a download error caused by the network (not by the file) begins."""
+_UNREACHABLE: dict[str, str] = {}
+"""Hosts this process could not reach, with the reason (see :func:`download`)."""
+_UNREACHABLE_LOCK = threading.Lock()
+
+
+def _http_file(pin: Pin, hosts: Mapping[str, str]) -> tuple[Pin, bytes | None, str | None]:
+    url = pin.url
+    for prefix, replacement in hosts.items():
+        if url.startswith(prefix):
+            url = replacement + url[len(prefix) :]
+            break
+    host = urllib.parse.urlsplit(url).netloc
+    with _UNREACHABLE_LOCK:
+        earlier = _UNREACHABLE.get(host)
+    if earlier is not None:
+        return pin, None, earlier
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            body: bytes = response.read()
+    except urllib.error.HTTPError as exc:
+        return pin, None, f"HTTP {exc.code} {exc.reason}"
+    except ValueError as exc:  # not a URL urllib can open
+        return pin, None, str(exc)
+    except OSError as exc:  # URLError, timeouts, refused connections
+        why = f"{UNREACHABLE}{host}: {getattr(exc, 'reason', None) or exc}"
+        with _UNREACHABLE_LOCK:
+            _UNREACHABLE.setdefault(host, why)
+        return pin, None, why
+    return pin, body, None
+
+
+def _npm_files(package: str, pins: list[Pin]) -> list[tuple[Pin, bytes | None, str | None]]:
+    """The files of ``pins`` from one ``npm pack`` of ``package``."""
+    npm = shutil.which("npm")
+    if npm is None:
+        return [(pin, None, "npm is not on PATH") for pin in pins]
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            subprocess.run(
+                [npm, "pack", package, "--silent", "--pack-destination", tmp],
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            stderr = getattr(exc, "stderr", None) or b""
+            detail = stderr.decode("utf-8", "replace").strip().splitlines()
+            why = f"npm pack {package} failed: {detail[-1] if detail else exc}"
+            return [(pin, None, why) for pin in pins]
+        (tarball,) = Path(tmp).glob("*.tgz")
+        results: list[tuple[Pin, bytes | None, str | None]] = []
+        with tarfile.open(tarball) as tar:
+            for pin in pins:
+                inner = pin.url.partition("#")[2]
+                try:
+                    member = tar.extractfile(f"package/{inner}")
+                except KeyError:
+                    member = None
+                if member is None:
+                    results.append((pin, None, f"{inner} is not in {package}"))
+                else:
+                    results.append((pin, member.read(), None))
+        return results
+
+
+def _store(target: Path, data: bytes) -> None:
+    """Write ``data`` at ``target`` atomically (concurrent sessions share the cache)."""
+    if target.is_file() and target.read_bytes() == data:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

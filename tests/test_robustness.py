@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,11 +22,13 @@ from agentproto import AgentProtoError
 from agentproto._core.sse import encode_sse
 from agentproto.acp import SessionStore, parse_session_update
 from agentproto.agui import Consumer, parse_event
-from tests.conftest import mirror_dir
+from tests.needs import find_spec
 
+CORPUS = "agui/draft/conformance/streams"
+_SPEC = find_spec(CORPUS)  # without it, the tests of the streams skip (marked below)
 STREAMS = [
     json.loads(p.read_text(encoding="utf-8"))["stream"]
-    for p in sorted((mirror_dir() / "agui" / "draft" / "conformance" / "streams").glob("*.json"))
+    for p in (sorted((_SPEC / CORPUS).glob("*.json")) if _SPEC is not None else [])
 ]
 UPDATES = [
     json.loads(p.read_text(encoding="utf-8"))
@@ -81,6 +84,7 @@ def _feed(events: Any) -> None:
         consumer.close()
 
 
+@pytest.mark.spec(CORPUS)
 @SETTINGS
 @given(mutated(STREAMS))
 def test_mutated_agui_streams_raise_only_sdk_errors(stream: Any) -> None:
@@ -93,6 +97,7 @@ def test_mutated_agui_streams_raise_only_sdk_errors(stream: Any) -> None:
             parse_event(event, diagnostics=[])
 
 
+@pytest.mark.spec(CORPUS)
 @SETTINGS
 @given(st.sampled_from(STREAMS), st.data())
 def test_cut_and_flipped_sse_bytes_raise_only_sdk_errors(stream: Any, data: st.DataObject) -> None:

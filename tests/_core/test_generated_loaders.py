@@ -35,7 +35,7 @@ from agentproto.acp import (
 from agentproto.acp._protocol import wire as acp_wire
 from agentproto.agui import _generated, _generated_loaders, schema
 from agentproto.agui._protocol import wire as agui_wire
-from tests.conftest import mirror_dir
+from tests.needs import spec_dir
 from tests.strategies import instances
 
 MODULES = [
@@ -43,7 +43,6 @@ MODULES = [
     (_generated_v2, _generated_loaders_v2),
     (_generated_v1, _generated_loaders_v1),
 ]
-FIXTURES = mirror_dir() / "agui" / "draft" / "fixtures"
 PROPERTY = settings(
     max_examples=60,
     deadline=None,
@@ -112,7 +111,7 @@ def test_runtime_converters_compile_nothing_for_generated_classes(
     monkeypatch.setattr(WireConverter, "_compile_class_loader", refuse)
     monkeypatch.setattr(WireConverter, "_compile_dumper", refuse)
     count = 0
-    for path in sorted(FIXTURES.glob("*/valid/*.json")):
+    for path in sorted(spec_dir("agui/draft/fixtures").glob("*/valid/*.json")):
         tp = getattr(schema, path.parts[-3])
         document = json.loads(path.read_text(encoding="utf-8"))
         agui_wire.CONVERTER.dump(agui_wire.CONVERTER.load(document, tp))
@@ -129,7 +128,8 @@ def test_runtime_converters_compile_nothing_for_generated_classes(
 def test_sealed_loaders_match_compiled_ones_on_agui_fixtures() -> None:
     """Every AG-UI fixture, valid, invalid and damaged, loads the same either way."""
     check = _same_everywhere(_generated, _generated_loaders)
-    paths = [p for p in sorted(FIXTURES.glob("*/*/*.json")) if not p.name.endswith(".expect.json")]
+    fixtures = spec_dir("agui/draft/fixtures")
+    paths = [p for p in sorted(fixtures.glob("*/*/*.json")) if not p.name.endswith(".expect.json")]
     assert len(paths) > 40
     for path in paths:
         tp = getattr(schema, path.parts[-3])

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import inspect
 import json
-from pathlib import Path
 
 import pytest
 
 from agentproto.acp import AcpClient, Agent, ClientHandlers, UnstableCalls
 from agentproto.acp._protocol.api import AGENT_METHODS, CLIENT_METHODS, is_unstable
 from agentproto.acp._protocol.methods import MethodSpec, method_table
+from tests.needs import spec_dir
 
-SPEC = Path(__file__).parents[3] / "shared" / "spec" / "acp" / "v2" / "schema.json"
 # who answers which side's methods in the typed API, besides the tables
 HANDLED_BY_CONNECTION = {"$/cancel_request"}  # either side: the connection cancels the handler
 OUT_OF_SCOPE_SIDES = {"proxy"}  # proxies are neither agent nor client
@@ -25,9 +24,7 @@ def _specs() -> list[MethodSpec]:
 
 
 def _stable_methods() -> set[str]:
-    if not SPEC.exists():
-        pytest.skip("the spec mirror is not available")
-    defs = json.loads(SPEC.read_text(encoding="utf-8"))["$defs"]
+    defs = json.loads(spec_dir("acp/v2/schema.json").read_text(encoding="utf-8"))["$defs"]
     return {d["x-method"] for d in defs.values() if isinstance(d, dict) and "x-method" in d}
 
 
@@ -64,9 +61,7 @@ def test_the_tables_name_no_method_the_schema_lacks() -> None:
     """Every method the API tables place exists in the published unstable schema (a table
     entry for elicitation/create waits for the generated table to list it)."""
     table = method_table(2)
-    spec_path = SPEC.with_name("schema.unstable.json")
-    if not spec_path.exists():
-        pytest.skip("the spec mirror is not available")
+    spec_path = spec_dir("acp/v2/schema.unstable.json")
     defs = json.loads(spec_path.read_text(encoding="utf-8"))["$defs"]
     published = {d["x-method"] for d in defs.values() if isinstance(d, dict) and "x-method" in d}
     for method in [*AGENT_METHODS, *CLIENT_METHODS]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from agentproto.acp import AcpClient, ClientHandlers, ClientSession
 from agentproto.acp import schema as acp
-from tests.conftest import mirror_dir
+from tests.needs import spec_dir
 
 RAW_AGENT = Path(__file__).with_name("raw_v1_agent.py")
 
@@ -116,7 +116,7 @@ async def test_a_hand_written_v1_agent(tmp_path: Path) -> None:
 
 
 def _v1_update_kinds() -> set[str]:
-    schema = json.loads((mirror_dir() / "acp" / "v1" / "schema.json").read_text("utf-8"))
+    schema = json.loads(spec_dir("acp/v1/schema.json").read_text("utf-8"))
     members = schema["$defs"]["SessionUpdate"]["oneOf"]
     return {member["properties"]["sessionUpdate"]["const"] for member in members}
 

@@ -32,14 +32,14 @@ from agentproto.acp._protocol.methods import (
     method_table,
 )
 from agentproto.acp._rpc.endpoint import Endpoint
-from tests.conftest import mirror_dir
+from tests.needs import spec_dir
 
 MODULES = {1: _generated_v1, 2: _generated_v2}
 ROLE_BY_SUFFIX = {"Request": "params", "Response": "result", "Notification": "params"}
 
 
 def _schema_defs(protocol: int, name: str) -> dict[str, Any]:
-    path = mirror_dir() / "acp" / f"v{protocol}" / name
+    path = spec_dir(f"acp/v{protocol}/{name}")
     defs: dict[str, Any] = json.loads(path.read_text())["$defs"]
     return defs
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from agentproto import AgentProtoError
 from agentproto.agui import Consumer, dump_event
 from tests.conformance.agui_runner import (
+    CORPUS_FOLDERS,
     StreamCase,
     completed_input,
     default_corpora,
@@ -17,11 +19,12 @@ from tests.conformance.agui_runner import (
     load_streams,
     peer_version,
 )
+from tests.needs import spec_params
 
 
-def _cases() -> list[Any]:
+def _cases(root: Path) -> list[Any]:
     cases = []
-    for corpus in default_corpora():
+    for corpus in default_corpora(root):
         streams, _ = load_streams(corpus)
         cases += [
             pytest.param(corpus.protocol_version, case, id=f"{corpus.label}/{case.name}")
@@ -50,7 +53,7 @@ def _run(case: StreamCase, version: str, pieces: list[bytes]) -> tuple[Any, ...]
     )
 
 
-@pytest.mark.parametrize(("version", "case"), _cases())
+@pytest.mark.parametrize(("version", "case"), spec_params(_cases, *CORPUS_FOLDERS, width=2))
 def test_whole_bytewise_and_random_chunks_agree(version: str, case: StreamCase) -> None:
     """Fed whole, one byte at a time and in random chunks, a stream delivers the same."""
     data = b"".join(encode_frames(case.data["stream"]))

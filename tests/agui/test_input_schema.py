@@ -15,10 +15,8 @@ import pytest
 
 from agentproto import AgentProtoError
 from agentproto.agui import parse_run_input, run_input_schema
-from tests.conftest import mirror_dir
+from tests.needs import spec_dir, spec_params
 
-DRAFT = mirror_dir() / "agui" / "draft"
-FIXTURES = DRAFT / "fixtures"
 WHERE = {"RunAgentInput": None, "UserMessage": "messages", "ToolMessage": "messages"}
 WHERE |= {"Tool": "tools", "ResumeEntry": "resume"}
 """The fixture definitions a run input holds, and the member each goes in."""
@@ -32,13 +30,20 @@ def as_run_input(definition: str, document: Any) -> Any:
     return {"threadId": "t", "runId": "r", "messages": [], member: [document]}
 
 
-def fixtures() -> Iterator[Any]:
+def fixtures(folder: Path) -> list[Any]:
+    """The published fixtures of what a run input holds, under ``folder``."""
+    params = []
     for definition in WHERE:
-        for path in sorted((FIXTURES / definition).glob("*/*.json")):
+        for path in sorted((folder / definition).glob("*/*.json")):
             if not path.name.endswith(".expect.json"):
-                yield pytest.param(
-                    definition, path, id=f"{definition}/{path.parent.name}/{path.stem}"
-                )
+                id_ = f"{definition}/{path.parent.name}/{path.stem}"
+                params.append(pytest.param(definition, path, id=id_))
+    return params
+
+
+FIXTURES = spec_params(
+    lambda root: fixtures(root / "agui/draft/fixtures"), "agui/draft/fixtures", width=2
+)
 
 
 @functools.cache
@@ -49,7 +54,7 @@ def validator(inline: bool) -> jsonschema.Draft202012Validator:
 
 
 @pytest.mark.parametrize("inline", [False, True], ids=["defs", "inline"])
-@pytest.mark.parametrize(("definition", "path"), list(fixtures()))
+@pytest.mark.parametrize(("definition", "path"), FIXTURES)
 def test_the_schema_judges_each_fixture_as_filed(definition: str, path: Path, inline: bool) -> None:
     """A ``valid/`` fixture validates; an ``invalid/`` one does not, and one error is at
     the instance location its ``.expect.json`` names (under where it was placed)."""
@@ -72,7 +77,7 @@ def locations(errors: list[jsonschema.ValidationError]) -> Iterator[str]:
         yield from locations(list(error.context or ()))
 
 
-@pytest.mark.parametrize(("definition", "path"), list(fixtures()))
+@pytest.mark.parametrize(("definition", "path"), FIXTURES)
 def test_the_schema_and_the_parser_agree(definition: str, path: Path) -> None:
     """What the schema accepts the SDK's strict parser accepts, and what it rejects the
     parser rejects: the documented body is the checked body."""
@@ -87,7 +92,8 @@ def test_the_schema_and_the_parser_agree(definition: str, path: Path) -> None:
 
 
 def published() -> dict[str, Any]:
-    schema: dict[str, Any] = json.loads((DRAFT / "schema.json").read_text(encoding="utf-8"))
+    text = spec_dir("agui/draft/schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
     return schema["$defs"]
 
 

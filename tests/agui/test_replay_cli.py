@@ -12,7 +12,8 @@ import pytest
 from agentproto._core.json.codec import dumps
 from agentproto._core.sse import encode_sse
 from agentproto.cli.agui import load_recording, run_replay, run_validate
-from tests.conformance.agui_runner import default_corpora, load_streams, observe
+from tests.conformance.agui_runner import CORPUS_FOLDERS, default_corpora, load_streams, observe
+from tests.needs import spec_params
 
 RUN = [
     {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
@@ -108,9 +109,9 @@ def test_readable_summary(tmp_path: Path) -> None:
     assert "messages (1)" in text and "Hello" in text and "succeeded" in text
 
 
-def _corpus_cases() -> list[object]:
+def _corpus_cases(root: Path) -> list[object]:
     cases = []
-    for corpus in default_corpora()[:2]:  # draft and 1.1: the complete corpora
+    for corpus in default_corpora(root)[:2]:  # draft and 1.1: the complete corpora
         streams, _ = load_streams(corpus)
         cases += [
             pytest.param(corpus.protocol_version, case, id=f"{corpus.label}/{case.name}")
@@ -119,7 +120,9 @@ def _corpus_cases() -> list[object]:
     return cases
 
 
-@pytest.mark.parametrize(("version", "case"), _corpus_cases())
+@pytest.mark.parametrize(
+    ("version", "case"), spec_params(_corpus_cases, *CORPUS_FOLDERS[:2], width=2)
+)
 def test_validate_agrees_with_the_conformance_runner(version: str, case: object) -> None:
     """validate exits 0 exactly on the conformance streams the runner sees completed."""
     observed = observe(case, version, with_request=False)  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ from agentproto.agui._consume.chunks import ChunkExpander
 from agentproto.agui._verify.verifier import Verifier
 from agentproto.agui.schema import RunFinishedEvent, RunFinishedInterruptOutcome
 from tests.agui.synthetic import FutureEvent
-from tests.conftest import mirror_dir
+from tests.needs import spec_dir
 
 
 def E(type_: str, **fields: Any) -> Event:
@@ -894,11 +894,10 @@ ADMITTED_GAP = "unknown-enum-value-role-fatal"
 
 
 def _corpus_streams() -> list[tuple[str, Path]]:
-    root = mirror_dir() / "agui"
     return [
         (corpus, path)
         for corpus in ("draft", "1.1")
-        for path in sorted((root / corpus / "conformance" / "streams").glob("*.json"))
+        for path in sorted(spec_dir(f"agui/{corpus}/conformance/streams").glob("*.json"))
     ]
 
 

@@ -32,7 +32,7 @@ from codegen.normalize import NormalizeError, normalize
 from codegen.overlay import Overlay, check_overlay, load_overlay, update_classes
 from codegen.rules import RULES_FOR, rules_module_text
 from codegen.sources import ROOT, Source, SourceError, load_sources, read_source
-from tests.conftest import mirror_dir
+from tests.needs import spec_dir
 
 SOURCES, TARGETS = load_sources()
 TARGET_IDS = sorted(TARGETS)
@@ -47,6 +47,12 @@ SEALED = [
 def _schema(source_name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(read_source(SOURCES[source_name]))
     return data
+
+
+def needs_schemas(*names: str) -> pytest.MarkDecorator:
+    """Marks a test whose ``python -m codegen`` subprocess reads these pinned schemas (a
+    schema read in the test's own process skips it by itself when it cannot be had)."""
+    return pytest.mark.spec(*(SOURCES[name].mirror for name in names))
 
 
 def _descriptions(node: Any) -> Iterator[str]:
@@ -111,7 +117,7 @@ def test_sha256_mismatch_names_file_and_hashes(
 ) -> None:
     """A schema whose bytes do not match its pin is an error naming the file and both hashes."""
     source = SOURCES[TARGETS["agui"].source]
-    original = (mirror_dir() / source.mirror).read_bytes()
+    original = spec_dir(source.mirror).read_bytes()
     altered = bytearray(original)
     altered[-2] = ord(" ") if altered[-2] != ord(" ") else ord("\t")
     copied = tmp_path / source.mirror
@@ -166,6 +172,7 @@ def test_names_file_entry_names_the_member() -> None:
 # ---- (e) the AG-UI 1.1 switch -------------------------------------------------------------
 
 
+@needs_schemas("agui-1-1")
 def test_agui_1_1_switch_writes_elsewhere(tmp_path: Path) -> None:
     """``--agui 1.1 --out DIR`` generates AG-UI 1.1 into DIR and leaves the sealed module alone."""
     sealed = ROOT / TARGETS["agui"].module
@@ -184,6 +191,7 @@ def test_agui_1_1_switch_writes_elsewhere(tmp_path: Path) -> None:
 # ---- (f) generated code is current --------------------------------------------------------
 
 
+@needs_schemas(*SOURCES)
 def test_generated_code_is_up_to_date() -> None:
     """``python -m codegen --check`` regenerates every sealed module and finds no difference."""
     result = _run_codegen("--check")
@@ -280,7 +288,7 @@ def test_tmp_mirror_layout_is_honoured(tmp_path: Path, monkeypatch: pytest.Monke
     source = SOURCES[TARGETS["agui"].source]
     copied = tmp_path / source.mirror
     copied.parent.mkdir(parents=True)
-    shutil.copyfile(mirror_dir() / source.mirror, copied)
+    shutil.copyfile(spec_dir(source.mirror), copied)
     monkeypatch.setenv("AGENTPROTO_SPEC_MIRROR", str(tmp_path))
     assert read_source(source) == copied.read_bytes()
 
@@ -492,6 +500,7 @@ def test_overlay_no_source_names_is_an_error(tmp_path: Path) -> None:
 # ---- (l) regeneration is atomic, from a file at hand, from any cwd -------------------------
 
 
+@needs_schemas("acp-v2")
 def test_acp_file_at_hand_generates_into_out_from_any_cwd(tmp_path: Path) -> None:
     """``--acp PATH --out DIR`` from another folder writes the v2 module; its header names PATH."""
     schema_file = tmp_path / "new" / "schema.unstable.json"
@@ -515,6 +524,7 @@ def test_acp_file_at_hand_generates_into_out_from_any_cwd(tmp_path: Path) -> Non
         assert rest == sealed.split("\n", 1)[1]
 
 
+@needs_schemas("acp-v1")
 def test_agui_and_acp_v1_files_at_hand(tmp_path: Path) -> None:
     """``--agui PATH --acp-v1 PATH --out DIR`` writes exactly the modules of those two
     (AG-UI's with its native loaders) from those files."""
@@ -543,6 +553,7 @@ def test_agui_and_acp_v1_files_at_hand(tmp_path: Path) -> None:
         assert str(file) in first and hashlib.sha256(file.read_bytes()).hexdigest() in first
 
 
+@needs_schemas("agui-draft")
 def test_failing_generation_writes_nothing(tmp_path: Path) -> None:
     """A failing ACP generation leaves the AG-UI module, generated first, untouched."""
     broken = _schema("acp-v2-unstable")

@@ -5,10 +5,11 @@ Usage::
     nox -s conformance -- [--corpus DIR]... [--protocol-version V] [--json PATH]
     python -m tests.conformance.agui_runner [same options]
 
-Without ``--corpus`` the three corpora of the spec mirror run (read in place, never
-copied): ``agui-draft`` (client version "1.0"), ``agui-1.1`` ("1.1") and ``agui-1.0``
-("1.0"). A ``--corpus DIR`` (a folder of stream files, or a folder holding ``streams/``)
-runs with ``--protocol-version`` (default "1.0") and is labelled by the folder's name.
+Without ``--corpus`` the three pinned corpora run, from the spec mirror (read in place,
+never copied) or the download cache (see ``codegen/sources.py``): ``agui-draft`` (client
+version "1.0"), ``agui-1.1`` ("1.1") and ``agui-1.0`` ("1.0"). A ``--corpus DIR`` (a
+folder of stream files, or a folder holding ``streams/``) runs with ``--protocol-version``
+(default "1.0") and is labelled by the folder's name.
 
 Theory of operation. A stream file holds ``stream`` (raw events), optionally ``input``
 (what the run starts from) and ``client.maxProtocolVersion`` (an old peer's era), and
@@ -426,16 +427,21 @@ class StreamCase:
     data: dict[str, Any]
 
 
-def default_corpora(mirror: Path | None = None) -> list[Corpus]:
-    """The three mirrored AG-UI corpora (draft, 1.1, 1.0)."""
-    if mirror is None:
-        from codegen.sources import spec_mirror
+CORPUS_FOLDERS = tuple(sub for _, sub, _ in DEFAULT_CORPORA)
+"""The corpora's folders, as pinned mirror paths."""
 
-        mirror = spec_mirror()
-    if mirror is None or not mirror.is_dir():
-        raise ConfigError(
-            "spec mirror not found: set AGENTPROTO_SPEC_MIRROR or provide ../shared/spec"
-        )
+
+def default_corpora(mirror: Path | None = None) -> list[Corpus]:
+    """The three pinned AG-UI corpora (draft, 1.1, 1.0) under ``mirror``, a folder laid out
+    as the spec mirror; by default where :func:`codegen.sources.fetch_spec` has them (the
+    spec mirror, or the download cache, downloaded there when need be)."""
+    if mirror is None:
+        from codegen.sources import SourceError, fetch_spec
+
+        try:
+            mirror = fetch_spec(*CORPUS_FOLDERS)
+        except SourceError as exc:
+            raise ConfigError(f"the AG-UI corpora cannot be had: {exc}") from exc
     return [Corpus(label, mirror / sub, version) for label, sub, version in DEFAULT_CORPORA]
 
 

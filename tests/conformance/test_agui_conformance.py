@@ -1,10 +1,11 @@
 """The AG-UI conformance corpora (draft, 1.1, 1.0) through the real consumer, plus the matcher.
 
 The corpora are read from the spec mirror (``AGENTPROTO_SPEC_MIRROR``, else
-``../shared/spec``), never copied. One test per stream per corpus (ids
-``agui-draft/<name>``); streams excepted in ``agui_exceptions.toml`` are strict xfails, so
-an exception that stops being needed fails the suite. ``nox -s conformance`` runs the same
-check with the runner's report (:mod:`tests.conformance.agui_runner`).
+``../shared/spec``) or the download cache (:mod:`tests.needs`), never copied. One test per
+stream per corpus (ids ``agui-draft/<name>``); streams excepted in
+``agui_exceptions.toml`` are strict xfails, so an exception that stops being needed fails
+the suite. ``nox -s conformance`` runs the same check with the runner's report
+(:mod:`tests.conformance.agui_runner`).
 """
 
 from __future__ import annotations
@@ -33,29 +34,35 @@ from tests.conformance.agui_runner import (
     subset_mismatch,
     wording_mismatch,
 )
+from tests.needs import spec_params, spec_root
 
 # ---- the corpora --------------------------------------------------------------------------
 
 
-def _collect() -> tuple[list[Any], str]:
-    """``(corpus, case)`` params for every stream of the mirrored corpora, or why none."""
-    try:
-        corpora = runner.default_corpora()
-    except ConfigError as exc:
-        return [], str(exc)
+CORPORA = runner.CORPUS_FOLDERS
+needs_corpora = pytest.mark.spec(*CORPORA)
+
+
+def _corpora() -> list[Corpus]:
+    """The three corpora; the test skips when they cannot be had (tests/needs.py)."""
+    return runner.default_corpora(spec_root(*CORPORA))
+
+
+def _collect(root: Path) -> list[Any]:
+    """``(corpus, case)`` params for every stream of the pinned corpora under ``root``."""
     exceptions = runner.load_exceptions()
     params = []
-    for corpus in corpora:
+    for corpus in runner.default_corpora(root):
         cases, _ = runner.load_streams(corpus)
         for case in cases:
             marks = []
             if case.name in exceptions:
                 marks.append(pytest.mark.xfail(strict=True, reason=exceptions[case.name]))
             params.append(pytest.param(corpus, case, id=f"{corpus.label}/{case.name}", marks=marks))
-    return params, ""
+    return params
 
 
-PARAMS, MISSING = _collect()
+PARAMS = spec_params(_collect, *CORPORA, width=2)
 
 
 @functools.cache
@@ -65,7 +72,7 @@ def _phrases() -> dict[str, Phrase]:
 
 @functools.cache
 def _corpus_result(label: str) -> runner.CorpusResult:
-    corpus = next(c for c in runner.default_corpora() if c.label == label)
+    corpus = next(c for c in _corpora() if c.label == label)
     return runner.run_corpus(corpus, _phrases(), runner.load_exceptions())
 
 
@@ -73,7 +80,6 @@ def _result(corpus: Corpus, name: str) -> runner.StreamResult:
     return next(s for s in _corpus_result(corpus.label).streams if s.name == name)
 
 
-@pytest.mark.skipif(not PARAMS, reason="no corpus params")
 @pytest.mark.parametrize(("corpus", "case"), PARAMS)
 def test_stream(corpus: Corpus, case: StreamCase) -> None:
     """Each stream meets every base expectation, alike fed per frame, whole or in chunks."""
@@ -81,15 +87,16 @@ def test_stream(corpus: Corpus, case: StreamCase) -> None:
     assert not result.failures, "\n".join(f"{f.key}: {f.reason}" for f in result.failures)
 
 
+@needs_corpora
 def test_corpora_found() -> None:
-    """The spec mirror holds the three AG-UI corpora."""
-    assert not MISSING, MISSING
+    """The spec material holds the three AG-UI corpora, each with streams."""
+    for corpus in _corpora():
+        assert runner.load_streams(corpus)[0], corpus.folder
 
 
+@needs_corpora
 def test_summary(capsys: pytest.CaptureFixture[str]) -> None:
     """The runner's per-corpus lines, with corpus listings that match their manifests."""
-    if MISSING:
-        pytest.fail(MISSING)
     results = [_corpus_result(label) for label, _, _ in runner.DEFAULT_CORPORA]
     out = io.StringIO()
     runner.report(results, out)
@@ -101,26 +108,22 @@ def test_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert not problems, problems
 
 
+@needs_corpora
 def test_every_phrase_entry_is_used() -> None:
     """Every phrase-map entry is needed by some stream of the mirrored corpora."""
-    if MISSING:
-        pytest.fail(MISSING)
     needed = {
         key
-        for corpus in runner.default_corpora()
+        for corpus in _corpora()
         for case in runner.load_streams(corpus)[0]
         for key in runner.phrases_needed(case)
     }
     assert sorted(set(_phrases()) - needed) == []
 
 
+@needs_corpora
 def test_every_exception_names_a_stream() -> None:
     """Every exception names a stream of the mirrored corpora."""
-    if MISSING:
-        pytest.fail(MISSING)
-    names = {
-        case.name for corpus in runner.default_corpora() for case in runner.load_streams(corpus)[0]
-    }
+    names = {case.name for corpus in _corpora() for case in runner.load_streams(corpus)[0]}
     assert sorted(set(runner.load_exceptions()) - names) == []
 
 

@@ -26,8 +26,11 @@ from agentproto.agui import compact_events
 from tests.conformance import agui_runner as runner
 from tests.conformance.agui_runner import Corpus, StreamCase
 from tests.jsonsame import same_json
+from tests.needs import find_spec, spec_params
 
 FIXTURES = "fixtures"  # the label of the draft's event fixtures
+NEEDED = (*runner.CORPUS_FOLDERS, "agui/draft/fixtures")
+needs_corpora = pytest.mark.spec(*NEEDED)
 
 
 @dataclass
@@ -107,21 +110,17 @@ def _fixture_cases(mirror: Path) -> list[StreamCase]:
     return cases
 
 
-def _corpora() -> list[tuple[Corpus, list[StreamCase]]]:
-    try:
-        corpora = runner.default_corpora()
-    except runner.ConfigError:
+def _corpora(root: Path | None) -> list[tuple[Corpus, list[StreamCase]]]:
+    """The corpora and the draft's event fixtures under ``root``; none without it (the
+    tests that need them are marked, and skip saying why)."""
+    if root is None:
         return []
-    from codegen.sources import spec_mirror
-
-    out = [(corpus, runner.load_streams(corpus)[0]) for corpus in corpora]
-    mirror = spec_mirror()
-    assert mirror is not None  # default_corpora found it
-    out.append((Corpus(FIXTURES, mirror / "agui/draft/fixtures", "1.0"), _fixture_cases(mirror)))
+    out = [(corpus, runner.load_streams(corpus)[0]) for corpus in runner.default_corpora(root)]
+    out.append((Corpus(FIXTURES, root / "agui/draft/fixtures", "1.0"), _fixture_cases(root)))
     return out
 
 
-CORPORA = _corpora()
+CORPORA = _corpora(find_spec(*NEEDED))
 
 
 @functools.cache
@@ -130,14 +129,17 @@ def _verdicts(label: str) -> dict[str, Verdict]:
     return {case.name: _judge(case, corpus.protocol_version) for case in cases}
 
 
-PARAMS = [
-    pytest.param(corpus.label, case.name, id=f"{corpus.label}/{case.name}")
-    for corpus, cases in CORPORA
-    for case in cases
-]
+PARAMS = spec_params(
+    lambda _: [
+        pytest.param(corpus.label, case.name, id=f"{corpus.label}/{case.name}")
+        for corpus, cases in CORPORA
+        for case in cases
+    ],
+    *NEEDED,
+    width=2,
+)
 
 
-@pytest.mark.skipif(not PARAMS, reason="no spec mirror")
 @pytest.mark.parametrize(("label", "name"), PARAMS)
 def test_compacted_stream_replays_the_same(label: str, name: str) -> None:
     """The compacted stream replays to the original's conversation and run outcomes, or
@@ -146,16 +148,16 @@ def test_compacted_stream_replays_the_same(label: str, name: str) -> None:
     assert verdict.status != "failed", verdict.reason
 
 
+@needs_corpora
 def test_corpora_and_fixtures_found() -> None:
     """The spec mirror holds the three corpora and the draft's event fixtures."""
     labels = [corpus.label for corpus, cases in CORPORA if cases]
     assert labels == [*(label for label, _, _ in runner.DEFAULT_CORPORA), FIXTURES]
 
 
+@needs_corpora
 def test_figures(capsys: pytest.CaptureFixture[str]) -> None:
     """Per corpus: compacted / verified / total, not compactable, size; nothing grows."""
-    if not CORPORA:
-        pytest.fail("spec mirror not found")
     lines, grown = [], []
     for corpus, cases in CORPORA:
         verdicts = _verdicts(corpus.label)

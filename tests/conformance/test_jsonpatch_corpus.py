@@ -1,17 +1,17 @@
 """The RFC 6902 corpora of json-patch/json-patch-tests, read from the spec mirror.
 
-The files are never copied into the repository: they are read at test time from
-the folder in ``AGENTPROTO_SPEC_MIRROR``, else from ``../shared/spec`` next to the
-repository. Each case has ``doc`` and ``patch`` and either ``expected`` (the
-result), ``error`` (the patch must fail with PatchError) or neither (the patch
-must apply). Cases marked ``disabled`` are skipped, never counted as passed.
+The files are never copied into the repository: they are read at test time from the spec
+mirror (``AGENTPROTO_SPEC_MIRROR``, else ``../shared/spec`` next to the repository), else
+from the download cache where they are fetched by their pins (:mod:`tests.needs`); without
+them the tests skip, saying so. Each case has ``doc`` and ``patch`` and either
+``expected`` (the result), ``error`` (the patch must fail with PatchError) or neither (the
+patch must apply). Cases marked ``disabled`` are skipped, never counted as passed.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -21,26 +21,14 @@ import pytest
 
 from agentproto._core.errors import PatchError
 from agentproto._core.patch.apply import apply_patch, apply_patch_in_place
+from tests.needs import find_spec
 
 CORPUS_DIR = "jsonpatch-tests"
 CORPUS_FILES = ("tests.json", "spec_tests.json")
 
 
-def _mirror() -> tuple[Path | None, str]:
-    """The spec mirror holding the corpus, or None with the places looked at."""
-    candidates = []
-    env = os.environ.get("AGENTPROTO_SPEC_MIRROR")
-    if env:
-        candidates.append(Path(env))
-    candidates.append(Path(__file__).resolve().parents[2].parent / "shared" / "spec")
-    for folder in candidates:
-        if all((folder / CORPUS_DIR / name).is_file() for name in CORPUS_FILES):
-            return folder, ""
-    looked = ", ".join(str(folder / CORPUS_DIR) for folder in candidates)
-    return None, f"RFC 6902 corpus not found (looked in {looked}; set AGENTPROTO_SPEC_MIRROR)"
-
-
-MIRROR, MISSING_REASON = _mirror()
+MIRROR: Path | None = find_spec(CORPUS_DIR)
+"""The folder holding the corpus (the spec mirror or the download cache), if it can be had."""
 
 
 def _slug(text: str) -> str:
@@ -137,7 +125,7 @@ def run_case_in_place(case: dict[str, Any]) -> tuple[str, str]:
     return result_verdict(case, result)
 
 
-needs_corpus = pytest.mark.skipif(MIRROR is None, reason=MISSING_REASON)
+needs_corpus = pytest.mark.spec(CORPUS_DIR)
 every_case = pytest.mark.parametrize(
     "case", [case for _, case in CASES] or [None], ids=[i for i, _ in CASES] or ["no-corpus"]
 )

@@ -8,9 +8,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.conftest import mirror_dir
+from codegen.sources import SourceError, fetch_spec
 from tests.fuzz import properties
-from tests.fuzz.mutate import load_seeds
+from tests.fuzz.mutate import SEED_CORPORA, load_seeds
 from tests.fuzz.runner import DEFAULT_FAILURE_DIR, fuzz, generate, print_report, reproduce, run_one
 from tests.fuzz.targets import TARGETS
 
@@ -42,7 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name:<14} {target.doc}")
         return 0
     properties.TIME_BUDGET = args.budget
-    seeds = load_seeds(mirror_dir())
+    try:
+        seeds = load_seeds(fetch_spec(*SEED_CORPORA))
+    except SourceError as exc:
+        print(f"the fuzzer's seed corpora cannot be had: {exc}", file=sys.stderr)
+        return 2
     if args.reproduce is not None:
         return reproduce(args.reproduce, seeds)
     names = args.target or list(TARGETS)

@@ -664,8 +664,13 @@ class Seeds:
         return out
 
 
+SEED_CORPORA = ("agui/draft/conformance/streams", "agui/draft/fixtures")
+"""The pinned upstream folders the seeds come from (mirror paths)."""
+
+
 def load_seeds(mirror: Path) -> Seeds:
-    """Read the seed corpora in place (nothing is copied into the repository)."""
+    """Read the seed corpora in place under ``mirror``, a folder holding
+    :data:`SEED_CORPORA` (nothing is copied into the repository)."""
     streams = []
     for path in sorted((mirror / "agui" / "draft" / "conformance" / "streams").glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))

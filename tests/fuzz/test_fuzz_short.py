@@ -9,18 +9,18 @@ from typing import Any
 import pytest
 
 from agentproto import ProtocolError
-from tests.conftest import mirror_dir
-from tests.fuzz.mutate import Seeds, load_seeds
+from tests.fuzz.mutate import SEED_CORPORA, Seeds, load_seeds
 from tests.fuzz.properties import MemoryMeter, PropertyFailure
 from tests.fuzz.runner import fuzz, print_report, run_one
 from tests.fuzz.targets import TARGETS, Target
+from tests.needs import spec_root
 
 EXAMPLES = 400  # 50 per target, about 10 s
 
 
 @pytest.fixture(scope="module")
 def seeds() -> Seeds:
-    return load_seeds(mirror_dir())
+    return load_seeds(spec_root(*SEED_CORPORA))
 
 
 def test_short_fuzz_run_finds_no_property_failure(seeds: Seeds, tmp_path: Path) -> None:

@@ -31,6 +31,8 @@ import pytest
 import agentproto
 from tests.interop.acp_side import METHODS as SCENARIO_METHODS
 from tests.interop.acp_side import PEERS, PERMISSIONS, SCENARIO, STOP_REASONS, drive_agent
+from tests.needs import PEERS as PEER_PACKAGES
+from tests.needs import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 UNDER_TEST = str(Path(agentproto.__file__).resolve())  # the spawned agent must run this one
@@ -39,7 +41,7 @@ METHODS = [*SCENARIO_METHODS, "session/load"]
 
 def _require_sdk() -> None:
     if importlib.util.find_spec("acp") is None:
-        pytest.fail("the ACP v1 interop tests need agent-client-protocol (the 'test' group)")
+        missing(PEER_PACKAGES, "the Python package agent-client-protocol is not installed")
 
 
 def _without_ids(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -22,12 +22,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import agentproto
 from agentproto.acp import SessionState, parse_session_update
 from tests.interop.acp_side import METHODS as SCENARIO_METHODS
 from tests.interop.acp_side import PEERS, PERMISSIONS, STOP_REASONS, drive_agent
+from tests.needs import need_node, npm_install
 
 ROOT = Path(__file__).resolve().parents[2]
 UNDER_TEST = str(Path(agentproto.__file__).resolve())  # the spawned agent must run this one
@@ -39,18 +38,12 @@ METHODS = [*SCENARIO_METHODS, "session/resume"]
 
 def ensure_sdk() -> Path:
     """Install the TypeScript SDK into .interop/acp/ once; returns the peer scripts' folder."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.fail("the ACP interop tests need node and npm on PATH")
+    need_node()
     package = PREFIX / "node_modules" / SDK / "package.json"
     if not package.is_file() or json.loads(package.read_text())["version"] != SDK_VERSION:
         PREFIX.mkdir(parents=True, exist_ok=True)
         (PREFIX / "package.json").write_text('{"private": true, "type": "module"}\n')
-        subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--silent", f"{SDK}@{SDK_VERSION}"],
-            cwd=PREFIX,
-            check=True,
-            timeout=600,
-        )
+        npm_install(PREFIX, [f"{SDK}@{SDK_VERSION}"])
     folder = PREFIX / "acp_peers"  # the scripts resolve the SDK from .interop/acp
     folder.mkdir(exist_ok=True)
     for script in PEERS.iterdir():

@@ -26,6 +26,7 @@ import pytest
 
 from agentproto import ProtocolError
 from agentproto.agui import HttpAgent, dump_event
+from tests.needs import need_node, npm_install
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = ROOT / ".interop" / "encoder"
@@ -35,8 +36,7 @@ SCRIPT = Path(__file__).with_name("agui_encoder_server.mjs")
 
 def _ensure_packages() -> Path:
     """Install the pinned packages into .interop/encoder/ once; returns that folder."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.fail("the interop test needs node and npm on PATH")
+    need_node()
 
     def installed(name: str) -> str | None:
         package = PREFIX / "node_modules" / name / "package.json"
@@ -45,13 +45,7 @@ def _ensure_packages() -> Path:
     if any(installed(name) != version for name, version in PACKAGES.items()):
         PREFIX.mkdir(parents=True, exist_ok=True)
         (PREFIX / "package.json").write_text('{"private": true, "type": "module"}\n')
-        wanted = [f"{name}@{version}" for name, version in PACKAGES.items()]
-        subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--silent", *wanted],
-            cwd=PREFIX,
-            check=True,
-            timeout=600,
-        )
+        npm_install(PREFIX, [f"{name}@{version}" for name, version in PACKAGES.items()])
     shutil.copyfile(SCRIPT, PREFIX / SCRIPT.name)  # resolves the packages from PREFIX
     return PREFIX
 

@@ -16,11 +16,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from agui_scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, app
 
 from agentproto.agui import Consumer
 from tests.agui.live_server import recording, serve
+from tests.needs import need_node, npm_install
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = ROOT / ".interop"
@@ -30,25 +30,12 @@ SCRIPT = Path(__file__).with_name("agui_client.mjs")
 
 def _ensure_client() -> Path:
     """Install @ag-ui/client into .interop/ once; returns the folder holding node_modules."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.fail("the interop test needs node and npm on PATH")
+    need_node()
     package = PREFIX / "node_modules" / "@ag-ui" / "client" / "package.json"
     if not package.is_file() or json.loads(package.read_text())["version"] != CLIENT_VERSION:
         PREFIX.mkdir(exist_ok=True)
         (PREFIX / "package.json").write_text('{"private": true, "type": "module"}\n')
-        subprocess.run(
-            [
-                "npm",
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--silent",
-                f"@ag-ui/client@{CLIENT_VERSION}",
-            ],
-            cwd=PREFIX,
-            check=True,
-            timeout=600,
-        )
+        npm_install(PREFIX, [f"@ag-ui/client@{CLIENT_VERSION}"])
     shutil.copyfile(SCRIPT, PREFIX / SCRIPT.name)  # resolves @ag-ui/client from .interop
     return PREFIX
 

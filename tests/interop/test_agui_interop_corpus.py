@@ -24,10 +24,10 @@ import pytest
 from agentproto._core.sse import encode_sse
 from tests.agui.live_server import serve
 from tests.conformance.agui_runner import StreamCase, observe
-from tests.conftest import mirror_dir
 from tests.interop.test_agui_interop import SCRIPT, _ensure_client
+from tests.needs import spec_params, spec_root
 
-CORPUS = mirror_dir() / "agui" / "draft" / "conformance" / "streams"
+CORPUS = "agui/draft/conformance/streams"
 
 # stream → (the rule of the draft spec the 1.0.0 client does not apply, the verdict the
 # spec requires of a client, which agentproto must reach)
@@ -61,9 +61,9 @@ DIFFERENCES: dict[str, tuple[str, str]] = {
 }
 
 
-def _cases() -> list[Any]:
+def _cases(root: Path) -> list[Any]:
     cases = []
-    for path in sorted(CORPUS.glob("*.json")):
+    for path in sorted((root / CORPUS).glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         if "client" in data or "input" in data:
             continue  # pinned peer eras and run inputs test the request side
@@ -112,7 +112,7 @@ def _typescript(case: StreamCase) -> dict[str, Any]:
     return document
 
 
-@pytest.mark.parametrize("case", _cases())
+@pytest.mark.parametrize("case", spec_params(_cases, CORPUS))
 def test_same_verdict_and_state_as_the_typescript_client(case: StreamCase) -> None:
     """Same bytes, same verdict and final messages/state, or a named spec difference."""
     theirs = _typescript(case)
@@ -131,5 +131,5 @@ def test_same_verdict_and_state_as_the_typescript_client(case: StreamCase) -> No
 
 def test_differences_name_corpus_streams() -> None:
     """Every listed difference is a stream of the corpus this test runs."""
-    names = {Path(p.values[0].path).stem for p in _cases()}
+    names = {Path(p.values[0].path).stem for p in _cases(spec_root(CORPUS))}
     assert set(DIFFERENCES) <= names
