@@ -12,7 +12,7 @@ from pathlib import Path
 
 from agentproto.acp import schema
 from agentproto.acp._state import _generated_rules_v2 as sealed
-from tests.conftest import mirror_dir
+from tests.needs import spec_dir, spec_root
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ def test_a_stale_sealed_module_does_not_stop_its_regeneration(tmp_path: Path) ->
     env = {
         **os.environ,
         "PYTHONPATH": str(tmp_path / "sdk"),
-        "AGENTPROTO_SPEC_MIRROR": str(mirror_dir()),
+        "AGENTPROTO_SPEC_MIRROR": str(spec_root("acp/")),
         "PYTHONDONTWRITEBYTECODE": "1",
     }
 
@@ -51,7 +51,7 @@ def test_a_stale_sealed_module_does_not_stop_its_regeneration(tmp_path: Path) ->
     refused = run("-c", "import agentproto.acp")
     assert refused.returncode != 0
     assert "ImportError" in refused.stderr and "python -m codegen" in refused.stderr
-    regenerated = run("-m", "codegen", "--acp", str(mirror_dir() / "acp/v2/schema.unstable.json"))
+    regenerated = run("-m", "codegen", "--acp", str(spec_dir("acp/v2/schema.unstable.json")))
     assert regenerated.returncode == 0, regenerated.stderr
     assert rules_file.read_text(encoding="utf-8").split("\n", 1)[1] == fresh.split("\n", 1)[1]
     assert run("-c", "import agentproto.acp").returncode == 0
