@@ -141,9 +141,7 @@ def test_the_schema_has_no_recursive_types() -> None:
         return {c for arg in typing.get_args(tp) for c in classes(arg)}
 
     graph = {
-        cls: {
-            c for hint in typing.get_type_hints(cls).values() for c in classes(hint)
-        }
+        cls: {c for hint in typing.get_type_hints(cls).values() for c in classes(hint)}
         for cls in vars(schema).values()
         if isinstance(cls, type) and attrs.has(cls)
     }
