@@ -9,6 +9,14 @@ napoleon read as they are; the guides are Markdown (MyST).
 from __future__ import annotations
 
 import importlib.metadata
+import sys
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
 project = "agentproto"
 author = "the agentproto authors"
@@ -22,10 +30,15 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "myst_parser",
+    "builtin_refs",  # _ext/: references to builtins stay text (no intersphinx offline)
+    "cli_reference",  # _ext/: the argparse directive, the CLI page from the parser
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_ext"]
 myst_heading_anchors = 3
+# command lines and wire names are quoted as written: no "--" turned into a dash, no
+# curly quotes around '-' in the CLI's help texts
+smartquotes = False
 
 autodoc_default_options = {
     "members": True,
@@ -42,3 +55,17 @@ napoleon_use_ivar = True
 
 html_theme = "furo"
 html_title = "agentproto"
+
+
+def _no_stand_ins(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """Warn (a failure, with ``-W``) when the reference would document the stand-in of a
+    name whose optional dependency is missing (``agentproto._core.optional``) instead of
+    the name itself: the docs need every extra installed (the ``docs`` group has them)."""
+    if lines and lines[0].startswith("Stands in for "):
+        logging.getLogger(__name__).warning("%s is documented as its stand-in: %s", name, lines[0])
+
+
+def setup(app: Sphinx) -> None:
+    app.connect("autodoc-process-docstring", _no_stand_ins)
