@@ -30,7 +30,7 @@ from agentproto.acp._state.entities import KINDS, EntityKind, union_members
 from agentproto.acp._state.session import rule_source
 from agentproto.acp._state.upserts import upsert_classes, upsert_source
 from tests.conftest import mirror_dir
-from tests.readme import run_readme_block
+from tests.docblocks import run_doc_block
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSERTS = upsert_classes(KINDS, schema)
@@ -168,9 +168,11 @@ def test_a_stale_sealed_module_does_not_stop_its_regeneration(tmp_path: Path) ->
     assert run("-c", "import agentproto.acp").returncode == 0
 
 
-def test_the_readme_prints_a_loader_and_a_rule(capsys: pytest.CaptureFixture[str]) -> None:
-    """The maintainers' section of the README prints a sealed loader and a sealed rule."""
-    run_readme_block("### Maintainers: regenerate from the schemas")
+def test_the_maintainers_guide_prints_a_loader_and_a_rule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The maintainers' section of the docs prints a sealed loader and a sealed rule."""
+    run_doc_block("docs/guides/maintainers.md", "Maintainers: regenerate from the schemas")
     printed = capsys.readouterr().out
     assert "def _load_ToolCallUpdateSessionUpdate(" in printed
     assert rule_source(schema.ToolCallUpdateSessionUpdate) in printed
