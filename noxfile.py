@@ -1,4 +1,4 @@
-"""Development tasks: ``nox -s tests lint typecheck regen check_generated bench package``."""
+"""Development tasks: ``nox -s tests lint typecheck regen check_generated bench package docs``."""
 
 from __future__ import annotations
 
@@ -149,6 +149,17 @@ def check_generated(session: nox.Session) -> None:
     """Regenerate into a temporary folder and fail on any difference."""
     _install(session, "codegen")
     session.run("python", "-m", "codegen", "--check")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site into docs/_build/html, strictly: any warning fails the
+    build (-W), and every warning is reported before it fails (--keep-going). The whole
+    site is read again each time (-E), so a warning is never hidden by a cached page."""
+    _install(session, "docs")
+    out = Path("docs") / "_build" / "html"
+    sphinx = ["python", "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-E"]
+    session.run(*sphinx, "docs", str(out), *session.posargs)
 
 
 @nox.session

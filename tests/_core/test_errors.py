@@ -162,10 +162,12 @@ def test_a_closed_connection_is_not_a_protocol_error() -> None:
     assert str(peer) == "the connection is closed (closed by the peer)"
 
 
-def test_the_readme_draws_the_same_tree() -> None:
-    """README.md shows the docstring's drawing as it is (one tree, never two that drift)."""
-    from tests.readme import README
+def test_the_errors_page_draws_the_same_tree() -> None:
+    """The errors page of the docs shows the docstring's drawing as it is (one tree, never
+    two that drift)."""
+    from tests.docblocks import ROOT
 
     drawing = (errors.__doc__ or "").split("::\n\n", 1)[1].split("\n\n", 1)[0]
     tree = "\n".join(line.removeprefix("    ") for line in drawing.splitlines())
-    assert f"```\n{tree}\n```" in README.read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
+    assert f"```text\n{tree}\n```" in page

@@ -25,7 +25,7 @@ from agentproto.acp._state import session as session_module
 from agentproto.acp._state.entities import KINDS, EntityKind, union_members
 from agentproto.acp._state.session import rule_source
 from agentproto.acp._state.upserts import upsert_classes, upsert_source
-from tests.readme import run_readme_block
+from tests.docblocks import run_doc_block
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSERTS = upsert_classes(KINDS, schema)
@@ -123,9 +123,11 @@ def test_rule_source_prints_every_rule() -> None:
         rule_source(ToolCallState)
 
 
-def test_the_readme_prints_a_loader_and_a_rule(capsys: pytest.CaptureFixture[str]) -> None:
-    """The maintainers' section of the README prints a sealed loader and a sealed rule."""
-    run_readme_block("### Maintainers: regenerate from the schemas")
+def test_the_maintainers_guide_prints_a_loader_and_a_rule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The maintainers' section of the docs prints a sealed loader and a sealed rule."""
+    run_doc_block("docs/guides/maintainers.md", "Maintainers: regenerate from the schemas")
     printed = capsys.readouterr().out
     assert "def _load_ToolCallUpdateSessionUpdate(" in printed
     assert rule_source(schema.ToolCallUpdateSessionUpdate) in printed

@@ -31,7 +31,7 @@ from agentproto.agui import (
 )
 from agentproto.agui._protocol.encoding import JSONL_CONTENT_TYPE, SSE_CONTENT_TYPE
 from tests.agui.live_server import serve
-from tests.readme import readme_block, run_readme_block
+from tests.docblocks import doc_block, run_doc_block
 
 BODY: dict[str, Any] = {"threadId": "t1", "runId": "r1", "messages": []}
 TIMEOUT = httpx.Timeout(10.0)
@@ -395,14 +395,14 @@ async def test_a_newer_consumer_version_is_served_and_logged(
     )
 
 
-# ---- the README section ---------------------------------------------------------------------
+# ---- the agent authors' guide -------------------------------------------------------------------
 
 
-async def test_readme_routes_example_runs_as_written() -> None:
-    """The README's Starlette/FastAPI block runs as written; both apps serve ``POST
-    /agent`` and the FastAPI one documents the request body."""
-    namespace = run_readme_block("#### Inside Starlette or FastAPI")
-    block = readme_block("#### Inside Starlette or FastAPI")
+async def test_guide_routes_example_runs_as_written() -> None:
+    """The agent authors' guide's Starlette/FastAPI block runs as written; both apps
+    serve ``POST /agent`` and the FastAPI one documents the request body."""
+    namespace = run_doc_block("docs/guides/agent-authors.md", "Inside Starlette or FastAPI")
+    block = doc_block("docs/guides/agent-authors.md", "Inside Starlette or FastAPI")
     assert "include_router(agent_router(" in block and "routes.append" not in block
     for app in (namespace["site"], namespace["api"]):
         consumer = succeeded(await post(app, json=BODY))

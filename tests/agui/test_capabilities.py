@@ -25,8 +25,8 @@ from agentproto.agui import (
     schema,
 )
 from tests.agui.test_fixtures import check
+from tests.docblocks import run_doc_block
 from tests.needs import find_spec
-from tests.readme import run_readme_block
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures" / "capabilities"
@@ -273,9 +273,9 @@ def test_queries_over_lists() -> None:
     assert dict(Capabilities().custom) == {}
 
 
-def test_readme_example_runs() -> None:
-    """The README's capabilities example runs as written."""
-    namespace = run_readme_block("#### Capabilities")
+def test_guide_example_runs() -> None:
+    """The client authors' guide's capabilities example runs as written."""
+    namespace = run_doc_block("docs/guides/client-authors.md", "Capabilities")
     caps = namespace["caps"]
     assert caps.supports("humanInTheLoop.interrupts") is True
     assert caps.supports("multimodal.input.pdf") is False

@@ -19,7 +19,7 @@ from agentproto.agui import (
     schema,
     unanswered_tool_calls,
 )
-from tests.readme import run_readme_block
+from tests.docblocks import run_doc_block
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r1"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r1"}
@@ -242,12 +242,12 @@ def test_only_unanswered_declared_calls_are_run() -> None:
     assert answer_tool_calls(conversation, [], {"f": lambda: "ok"}) == []
 
 
-# ---- the README --------------------------------------------------------------------------------
+# ---- the docs -----------------------------------------------------------------------------------
 
 
-def test_readme_frontend_tools_example_runs_as_written() -> None:
-    """The README's "Frontend tools" example runs, and shows what it says."""
-    namespace = run_readme_block("#### Frontend tools")
+def test_guide_frontend_tools_example_runs_as_written() -> None:
+    """The client authors' guide's "Frontend tools" example runs, and shows what it says."""
+    namespace = run_doc_block("docs/guides/client-authors.md", "Frontend tools")
     assert [c.id for c in namespace["calls"]] == ["call-1"]
     [answer] = namespace["answers"]
     assert answer.tool_call_id == "call-1" and answer.content == '{"confirmed":true}'

@@ -14,8 +14,8 @@ from agentproto import DecodeError, InternalError, ProtocolError, SchemaError, U
 from agentproto.agui import Compaction, Consumer, History, compact_events, dump_event, parse_event
 from agentproto.agui._history import compaction as _compaction
 from agentproto.agui._history import history as _history
+from tests.docblocks import run_doc_block
 from tests.jsonsame import same_json
-from tests.readme import run_readme_block
 
 THREAD = "t-history"
 
@@ -749,12 +749,13 @@ def test_random_histories_compact_equivalently(history: list[dict[str, Any]]) ->
     assert len(compact_events(history).events) == len(chunked)
 
 
-# ---- the README example ----------------------------------------------------------------------
+# ---- the documented example ---------------------------------------------------------------------
 
 
-def test_readme_example_runs_as_written() -> None:
-    """The README's serialization and compaction example runs, and says what it shows."""
-    namespace = run_readme_block("#### Serialization and compaction")
+def test_guide_example_runs_as_written() -> None:
+    """The client authors' guide's serialization and compaction example runs, and
+    says what it shows."""
+    namespace = run_doc_block("docs/guides/client-authors.md", "Serialization and compaction")
     compacted, history = namespace["compacted"], namespace["history"]
     assert compacted.to_json()[1] == {
         "type": "TEXT_MESSAGE_CHUNK",

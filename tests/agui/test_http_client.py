@@ -27,7 +27,7 @@ from agentproto.agui import (
 from agentproto.agui._protocol.encoding import JSONL_CONTENT_TYPE
 from tests.agui.http_peers import RUN_FINISHED, RUN_STARTED, Echo, scripted
 from tests.agui.live_server import recording, serve
-from tests.readme import README, readme_block
+from tests.docblocks import doc_block, run_doc_block, said
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -294,12 +294,14 @@ def test_several_runs_in_one_stream_are_all_kept() -> None:
     assert all(r.succeeded for r in agent.runs)
 
 
-# ---- the README example ----------------------------------------------------------------------
+# ---- the client authors' guide ------------------------------------------------------------------
+
+GUIDE = "docs/guides/client-authors.md"
 
 
-def test_readme_example_runs_as_written(tmp_path: Path) -> None:
-    """The README's HTTP agent client block runs as written and prints what it says."""
-    (tmp_path / "example.py").write_text(readme_block("#### HTTP agent client"), encoding="utf-8")
+def test_guide_example_runs_as_written(tmp_path: Path) -> None:
+    """The guide's HTTP agent client block runs as written and prints what it says."""
+    (tmp_path / "example.py").write_text(doc_block(GUIDE, "HTTP agent client"), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "sdk")}
     done = subprocess.run(
         [sys.executable, "example.py"],
@@ -324,7 +326,22 @@ def test_readme_example_runs_as_written(tmp_path: Path) -> None:
         "['hello', 'You said: hello', 'again', 'You said: again']",
         "{'turns': 2} ['succeeded', 'succeeded']",
     ]
-    said = " ".join(
-        README.read_text(encoding="utf-8").split("It prints", 1)[1].split("\n\n", 1)[0].split()
-    )
-    assert all(line in said for line in lines[6:])
+    assert all(line in said(GUIDE, "HTTP agent client") for line in lines[6:])
+
+
+def test_the_guides_client_consumes_the_guides_agent() -> None:
+    """The first block of the client authors' guide ("Client authors: consume a stream
+    into state"), which needs an agent on port 8000, consumes the run of the agent
+    authors' guide ("Agent authors: produce and serve a run", docs/guides/agent-authors.md)
+    served by uvicorn: the block runs as written but for the port."""
+    agent = run_doc_block("docs/guides/agent-authors.md", "Agent authors: produce and serve a run")
+    block = doc_block(GUIDE, "Client authors: consume a stream into state")
+    assert block.count("http://127.0.0.1:8000/agent") == 1
+    with serve(agent["app"]) as url:
+        namespace: dict[str, Any] = {}
+        exec(block.replace("http://127.0.0.1:8000", url), namespace)
+    consumer = namespace["consumer"]
+    assert consumer.verifier.runs[-1].status == "succeeded"
+    assert consumer.conversation.state_json() == {"status": "done"}
+    assert [m.role for m in consumer.conversation.messages] == ["assistant", "assistant", "tool"]
+    assert consumer.diagnostics == []

@@ -27,7 +27,7 @@ from agentproto.agui import (
 from agentproto.agui.asgi import ASGIApp, Receive, Scope, Send
 from tests.agui.http_peers import RUN_FINISHED, RUN_STARTED, Echo, scripted
 from tests.agui.live_server import serve
-from tests.readme import README, run_readme_block
+from tests.docblocks import run_doc_block, said
 
 ASKED = {"id": "send-email", "reason": "tool_call", "toolCallId": "tc-1"}
 
@@ -349,30 +349,26 @@ async def test_async_refusal_sends_nothing() -> None:
     assert done.result == {"sent": True} and len(transport.requests) == 2
 
 
-# ---- the README sections --------------------------------------------------------------------
+# ---- the client authors' guide ------------------------------------------------------------------
+
+GUIDE = "docs/guides/client-authors.md"
 
 
-def said(heading: str) -> str:
-    """The README's "It prints ..." paragraph after ``heading``, on one line."""
-    section = README.read_text(encoding="utf-8").split(heading + "\n", 1)[1]
-    return " ".join(section.split("It prints", 1)[1].split("\n\n", 1)[0].split())
-
-
-def test_readme_run_to_end_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
-    """The README's one-call block runs as written and prints what the README says."""
-    run_readme_block("#### A whole run in one call")
+def test_guide_run_to_end_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """The guide's one-call block runs as written and prints what the guide says."""
+    run_doc_block(GUIDE, "A whole run in one call")
     lines = capsys.readouterr().out.splitlines()
     assert lines == ["succeeded ['You said: hello'] {'turns': 1} {'tokens': 3}"]
-    assert lines[0] in said("#### A whole run in one call")
+    assert lines[0] in said(GUIDE, "A whole run in one call")
 
 
-def test_readme_interrupts_over_http_example_runs_as_written(
+def test_guide_interrupts_over_http_example_runs_as_written(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The README's interrupts-over-HTTP block runs as written: the run is interrupted,
+    """The guide's interrupts-over-HTTP block runs as written: the run is interrupted,
     the unanswered run refused locally, the answered one succeeds."""
-    namespace = run_readme_block("#### Interrupts over HTTP")
+    namespace = run_doc_block(GUIDE, "Interrupts over HTTP")
     lines = capsys.readouterr().out.splitlines()
     assert lines == ["interrupted ('send-email',)", "resume.uncovered", "succeeded ['Sent.'] 0"]
-    assert all(line in said("#### Interrupts over HTTP") for line in lines)
+    assert all(line in said(GUIDE, "Interrupts over HTTP") for line in lines)
     assert namespace["asked"] == {}

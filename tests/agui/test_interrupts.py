@@ -1,5 +1,5 @@
 """The interrupts API (issue 10, "Interrupts"): the open interrupts of the last run, their
-expiry by an injectable clock, answering them, and the README example."""
+expiry by an injectable clock, answering them, and the documented example."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from agentproto.agui import (
     next_run_input,
     schema,
 )
-from tests.readme import run_readme_block
+from tests.docblocks import run_doc_block
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 FULL: dict[str, Any] = {
@@ -285,12 +285,13 @@ def test_resume_refuses_until_every_interrupt_is_answered() -> None:
     assert [e.interrupt_id for e in pending.resume()] == ["a", "b"]
 
 
-# ---- the README example -------------------------------------------------------------------------
+# ---- the documented example ---------------------------------------------------------------------
 
 
-def test_readme_example_runs_as_written() -> None:
-    """The README's "Interrupts and resume" example runs, and shows what it says."""
-    namespace = run_readme_block("#### Interrupts and resume")
+def test_guide_example_runs_as_written() -> None:
+    """The client authors' guide's "Interrupts and resume" example runs, and shows
+    what it says."""
+    namespace = run_doc_block("docs/guides/client-authors.md", "Interrupts and resume")
     pending, producer = namespace["pending"], namespace["producer"]
     assert pending.ids == ("send-email", "form") and pending.is_expired("form")
     assert dump_run_input(namespace["run_input"])["resume"] == [

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from agentproto import SchemaError, UsageError
 from agentproto.agui import Consumer, Event, dump_event, schema
 from agentproto.agui._produce.producer import RunProducer
-from tests.readme import run_readme_block
+from tests.docblocks import run_doc_block
 from tests.strategies import json_objects, json_values
 
 INPUT: dict[str, Any] = {"threadId": "t", "runId": "r", "messages": []}
@@ -835,10 +835,11 @@ def test_emit_sends_a_typed_event_holding_wire_json_as_its_typed_copy() -> None:
         p.emit(bad)
 
 
-def test_readme_run_interrupted_example_runs_as_written() -> None:
-    """The README's block ending a run interrupted runs as written: the outcome holds a
-    typed interrupt, and the malformed dict outcome is located in the event."""
-    namespace = run_readme_block("#### Ending a run interrupted")
+def test_guide_run_interrupted_example_runs_as_written() -> None:
+    """The agent authors' guide's block ending a run interrupted runs as written: the
+    outcome holds a typed interrupt, and the malformed dict outcome is located in the
+    event."""
+    namespace = run_doc_block("docs/guides/agent-authors.md", "Ending a run interrupted")
     interrupt = namespace["finished"].outcome.interrupts[0]
     assert isinstance(interrupt, schema.Interrupt) and interrupt.id == "send-email"
     assert namespace["where"] == "/outcome/interrupts/0"

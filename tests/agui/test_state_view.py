@@ -11,7 +11,7 @@ import pytest
 
 from agentproto import AgentProtoError, SchemaError
 from agentproto.agui import Consumer, Conversation, StateShapeError, StateView, parse_event
-from tests.readme import run_readme_block
+from tests.docblocks import run_doc_block
 
 
 @attrs.define
@@ -196,8 +196,8 @@ def test_an_app_converter_is_used_and_left_unchanged() -> None:
         strict.structure("1 EUR", Money)
 
 
-def test_readme_example_runs() -> None:
-    """The README's typed-state example runs as written."""
-    namespace = run_readme_block("#### A typed view of the state")
+def test_guide_example_runs() -> None:
+    """The client authors' guide's typed-state example runs as written."""
+    namespace = run_doc_block("docs/guides/client-authors.md", "A typed view of the state")
     assert namespace["plan"].steps == ["search", "book"]
     assert namespace["where"] == "/steps/1"

@@ -10,7 +10,7 @@ import pytest
 
 from agentproto import ProtocolError
 from agentproto.agui import Consumer, Conversation, SubagentInvocation, parse_event
-from tests.readme import run_readme_block
+from tests.docblocks import run_doc_block
 
 T = "t1"
 
@@ -289,9 +289,9 @@ def test_calls_that_arrive_whole_are_complete() -> None:
     assert conversation.arguments_complete("c1") is None  # dropped by the snapshot
 
 
-def test_readme_example_runs() -> None:
-    """The README's subagents and tool-call example runs as written."""
-    namespace = run_readme_block("#### Subagents and tool calls")
+def test_guide_example_runs() -> None:
+    """The client authors' guide's subagents and tool-call example runs as written."""
+    namespace = run_doc_block("docs/guides/client-authors.md", "Subagents and tool calls")
     consumer = namespace["consumer"]
     assert statuses(consumer) == {"s1": "suspended", "s2": "failed"}
     assert consumer.conversation.arguments_complete("c1") is True

@@ -14,9 +14,9 @@ messages, activities and state; ``agentproto validate [FILE] [--json]`` reports 
 warnings and fatal error; ``agentproto acp replay [FILE] [--json]`` folds a recorded
 ACP log. Without FILE each uses a bundled example. Each command is one function
 taking the parsed arguments and returning the exit status, which imports its
-module when it runs (``--help`` loads no protocol code); :func:`_build_parser`
+module when it runs (``--help`` loads no protocol code); :func:`build_parser`
 declares them. To add a command, write its function in the protocol's module and
-declare it in :func:`_build_parser` with :func:`_command` (a new group with
+declare it in :func:`build_parser` with :func:`_command` (a new group with
 :func:`_group`).
 
 Exit status: whatever the command returns (0 without a fatal error, 1 on a fatal
@@ -30,7 +30,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -141,8 +141,12 @@ def _command(
     parser.set_defaults(handler=handler)
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    """The argument parser: every group, every command, with its handler as ``handler``."""
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser: every group, every command, with its handler as ``handler``.
+
+    Public so that the documentation renders the command reference from it (the
+    ``argparse`` directive of ``docs/_ext/cli_reference.py``), never a copy that drifts.
+    """
     parser = argparse.ArgumentParser(
         prog="agentproto",
         description="Typed tools for the AG-UI and ACP v2 agent protocols.",
@@ -199,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit status.
     """
-    parser = _build_parser()
+    parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # argparse exits on usage errors (2) and --help (0)

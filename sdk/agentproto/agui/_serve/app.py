@@ -449,7 +449,8 @@ def agent_app(
             handler is held (default 256).
         keepalive: seconds of silence before an SSE keep-alive comment; ``None``: none.
         interrupts: ``lookup(run_input)``, maybe async: what the thread's last run left
-            open; a ``resume`` breaking a rule gets 400 ``invalid-resume`` (README).
+            open; a ``resume`` breaking a rule gets 400 ``invalid-resume`` (the client
+            authors' guide, "Interrupts and resume").
 
     Returns:
         The ASGI 3 application (``app = agent_app(handler)``; ``uvicorn module:app``).
