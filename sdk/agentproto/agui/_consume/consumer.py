@@ -5,16 +5,17 @@ order it fixes, whatever the transport:
 
 1-4. framing, compatibility boundary, middleware and enforcement
      (:class:`~agentproto.agui.EventDecoder`);
-5. **chunk expansion** (:mod:`._chunks`): ``*_CHUNK`` events become explicit
+5. **chunk expansion** (:mod:`agentproto.agui._consume.chunks`): ``*_CHUNK`` events become explicit
    START/CONTENT/END events;
-6. **verification** (:mod:`._verify`): lifecycle, ordering and attribution rules;
-7. **application** (:mod:`._conversation`): the reducer updates messages,
+6. **verification** (:mod:`agentproto.agui._verify.verifier`): lifecycle, ordering and
+   attribution rules;
+7. **application** (:mod:`agentproto.agui._reduce.conversation`): the reducer updates messages,
    activities and state.
 
-Stages 5-7 take each event the decoder delivers (:mod:`._later_stages`).
+Stages 5-7 take each event the decoder delivers (:mod:`agentproto.agui._consume.later_stages`).
 
 The consumer is sans-I/O: it never reads a socket or a file; the adapters in
-:mod:`._stream` feed it from byte iterators. A fatal problem, whichever stage
+:mod:`agentproto.agui._consume.stream` feed it from byte iterators. A fatal problem, whichever stage
 finds it, fails the open run and raises; events delivered before it are never
 lost (they are returned, and the error is raised by the next call). After that
 every call raises :class:`~agentproto.UsageError`.

@@ -4,7 +4,8 @@ Theory of operation. Every incoming event takes the same path whatever the
 transport (SSE, JSON Lines, in-process dicts, a replayed recording):
 
 1. **framing** (bytes only): SSE or JSON Lines into JSON documents;
-2. **compatibility boundary** (:mod:`._compat`): version check, retired shapes;
+2. **compatibility boundary** (:mod:`agentproto.agui._protocol.compat`): version check,
+   retired shapes;
 3. **middleware**: caller hooks see the raw material before anything is stripped;
 4. **enforcement**: the document becomes a typed event; unknown event types,
    properties and union members are stripped with diagnostics (each carrying the

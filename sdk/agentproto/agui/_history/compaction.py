@@ -51,7 +51,7 @@ Rules, by event:
 where chunk expansion gives back the same events: its START, CONTENT and END have
 only events that close no lane between them, and the event after its END closes the
 item's lane (so the END chunk expansion synthesizes lands where the END was). It is
-used only on output that is then replayed and checked (see :mod:`._history`).
+used only on output that is then replayed and checked (see :mod:`agentproto.agui._history.history`).
 
 The rules are found by event class in a table built from the generated ``Event``
 union (:func:`~agentproto.agui._protocol.kinds.dispatch_table`); a class with no rule is kept
@@ -413,7 +413,8 @@ def chunk_form(events: Sequence[Event], reopened: frozenset[tuple[str, str]]) ->
 
     An item qualifies when its START, CONTENT (at most one) and END have between
     them only events that close no chunk lane (``RAW``, ``ACTIVITY_*``, ...), and
-    the event after its END closes the lane of the item's owner (see :mod:`._chunks`):
+    the event after its END closes the lane of the item's owner (see
+    :mod:`agentproto.agui._consume.chunks`):
     chunk expansion then gives back the START and CONTENT where the chunk is and
     synthesizes the END right before that event, so the conversation is the same.
     An item opened more than once (``reopened``) keeps its explicit form, so that

@@ -25,7 +25,8 @@ three pieces:
   conversation as that run left it.
 * **Compaction.** :func:`compact_events` runs the log through the
   :class:`~agentproto.agui.Consumer` pipeline (boundary, enforcement, chunk
-  expansion, verification), then the rules of :mod:`._compaction`, run by run. Each
+  expansion, verification), then the rules of
+  :mod:`agentproto.agui._history.compaction`, run by run. Each
   run is compacted in the context of its lineage: in the consumer that read the run
   before it when that run is its parent, else in a fresh consumer fed the compacted
   path to its parent; so the compacted log of a branched thread still time-travels

@@ -1,6 +1,6 @@
 """Run an AG-UI agent over HTTP with httpx: :class:`HttpAgent` (sync) and :class:`AsyncHttpAgent`.
 
-The I/O edge around :mod:`._http_run` (which keeps the thread and judges each
+The I/O edge around :mod:`agentproto.agui._thread.exchange` (which keeps the thread and judges each
 answer): POST the run input as JSON with ``Accept: text/event-stream`` (or
 JSON Lines), feed the response's bytes through a :class:`Consumer`, translate
 httpx's failures into the SDK's errors. httpx is imported here and only here:

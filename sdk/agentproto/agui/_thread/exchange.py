@@ -20,7 +20,8 @@ Theory of operation. :class:`AgentThread` keeps what a thread's runs said
    transport the response declares, from the run input plus the thread's activity
    messages (which run input never carries), so that the run's fold continues the
    thread's.
-3. **streaming**: bytes go through the consumer (the adapters of :mod:`._stream`);
+3. **streaming**: bytes go through the consumer (the adapters of
+   :mod:`agentproto.agui._consume.stream`);
    a connection that breaks or goes silent after every run reached its terminal
    event ends the stream with an ``http.connection-lost`` diagnostic; before that it
    fails the run (``stream.truncated``, or :class:`HttpTimeoutError`).
@@ -36,7 +37,7 @@ Theory of operation. :class:`AgentThread` keeps what a thread's runs said
 :class:`RunResult` is what a run came to, for the clients' ``run_to_end``: the
 run's record, the messages it added, the state after it, what it left open.
 
-The I/O (httpx, sync and async) is :mod:`._http_client`; nothing here imports it.
+The I/O (httpx, sync and async) is :mod:`agentproto.agui._http.client`; nothing here imports it.
 """
 
 from __future__ import annotations

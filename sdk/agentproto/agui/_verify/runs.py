@@ -2,7 +2,7 @@
 
 :class:`RunRecord` is what the stream said about one run (public, via
 :class:`~agentproto.agui.Verifier`); :class:`_Items` and :class:`RunScope` are the
-run-scoped bookkeeping the rules of :mod:`._verify` need.
+run-scoped bookkeeping the rules of :mod:`agentproto.agui._verify.verifier` need.
 """
 
 from __future__ import annotations

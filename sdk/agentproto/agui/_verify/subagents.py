@@ -1,6 +1,7 @@
 """Subagent invocations: what the stream said about each one, keyed by ``subagentRunId``.
 
-Theory of operation. The verifier (:mod:`._verify`) checks the subagent lifecycle;
+Theory of operation. The verifier (:mod:`agentproto.agui._verify.verifier`) checks the
+subagent lifecycle;
 once it has accepted an event it shows it to :class:`Invocations`, which keeps one
 :class:`SubagentInvocation` per ``subagentRunId``, in order of first appearance,
 with the status the draft's subagents page gives it:

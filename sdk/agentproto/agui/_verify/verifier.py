@@ -56,7 +56,7 @@ Inside a run, entity tracking is run-scoped (it starts empty at every ``RUN_STAR
   and ``SUBAGENT_ERROR`` close an active one; all must be closed by RUN_FINISHED.
   Attribution without any lifecycle event is accepted. Each invocation's status
   (running, succeeded, suspended, failed, abandoned, unannounced) is kept in
-  :attr:`Verifier.subagents` (:mod:`._subagents`), across runs.
+  :attr:`Verifier.subagents` (:mod:`agentproto.agui._verify.subagents`), across runs.
 * ``RUN_ERROR`` abandons whatever is open (items, steps, invocations).
 * **Tolerated**: a ``REASONING_ENCRYPTED_VALUE`` naming a message or tool call this
   consumer does not know yields an ``encrypted-value.unknown-entity`` diagnostic.
