@@ -105,7 +105,9 @@ def entity_of(update: Any) -> tuple[str, Any] | None:
     description derived again at run time (a class a caller made) is followed too."""
     cls = update.__class__
     kind = BY_UPSERT.get(cls) or BY_CHUNK.get(cls)
-    key = _entity_key(kind) if kind is not None else ENTITY_OF.get(cls)
+    if kind is not None:  # no closure built per update: combine runs on every one
+        return kind.name, None if kind.id_field is None else getattr(update, kind.id_field)
+    key = ENTITY_OF.get(cls)
     return None if key is None else key(update)
 
 
