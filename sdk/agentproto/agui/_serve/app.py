@@ -54,11 +54,19 @@ from collections.abc import (
 )
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, TypeAlias
+from urllib.parse import parse_qs
 
 from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
+from agentproto._core.errors import (
+    AgentProtoError,
+    DecodeError,
+    SchemaError,
+    UnknownStreamError,
+    UsageError,
+)
 from agentproto._core.json.codec import loads
+from agentproto._core.store.log import EventLog
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._produce.producer import RunProducer
 from agentproto.agui._protocol.compat import upgrade_input
@@ -86,6 +94,7 @@ from agentproto.agui._serve.request import (
     raw_headers,
     send_json,
 )
+from agentproto.agui._serve.resume import Runs, check_cursor, read_frames, refusal_of, stream_name
 from agentproto.agui._thread.interrupts import InterruptLookup, OpenInterrupts, screen_resume
 
 __all__ = [
@@ -108,6 +117,8 @@ DEFAULT_BODY_TIMEOUT: Final = 30.0
 """Seconds :func:`agent_app` waits for a whole request body."""
 DEFAULT_MAX_BUFFERED_EVENTS: Final = 256
 """Events a handler may emit ahead of a slow client before it is held."""
+DEFAULT_DETACHED_TIMEOUT: Final = 60.0
+"""Seconds a logged run goes on with no client attached before it is cancelled."""
 _MAX_LOGGED_PER_REQUEST: Final = 20
 """Tolerated problems of one request logged one by one (the rest are counted)."""
 
@@ -244,8 +255,11 @@ class EventStreamResponse:
         if failure is not None:
             raise failure
 
+    def _chunks(self) -> AsyncGenerator[bytes, None]:
+        return _body(self.events, self.encode)
+
     async def _stream(self, send: Send) -> None:
-        body = _body(self.events, self.encode)
+        body = self._chunks()
         if self.keepalive is not None:
             body = with_keepalives(body, self.keepalive)
         try:
@@ -263,6 +277,29 @@ class EventStreamResponse:
             _logger.info("sending to the client failed (%s); the event stream is stopped", exc)
         finally:
             await body.aclose()
+
+
+class _FrameStream(EventStreamResponse):
+    """A response streaming frames already encoded (a run read from the event log)."""
+
+    def __init__(
+        self, frames: AsyncIterator[bytes], transport: Transport, keepalive: float | None
+    ) -> None:
+        super().__init__((), transport=transport, check=False, keepalive=keepalive)
+        self._frames = frames
+
+    def _chunks(self) -> AsyncGenerator[bytes, None]:
+        return _passed(self._frames)
+
+
+async def _passed(frames: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    try:
+        async for frame in frames:
+            yield frame
+    finally:
+        aclose = getattr(frames, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 # ---- the agent application --------------------------------------------------------------
@@ -344,10 +381,20 @@ def run_events(
             ``run_input`` (raised here, before anything streams).
     """
     _check_limit("max_buffered_events", max_buffered_events, integer=True)
+    return _prepared(handler, run_input, max_buffered_events, interrupts)[1]
+
+
+def _prepared(
+    handler: AgentHandler,
+    run_input: RunAgentInput,
+    max_buffered_events: int,
+    interrupts: OpenInterrupts | None,
+) -> tuple[RunProducer, AsyncGenerator[Event, None]]:
+    """The run's producer and its event source (see :func:`run_events`)."""
     outbox = Outbox(max_buffered_events)
     producer = RunProducer(run_input, sink=outbox.put, interrupts=interrupts)
     _log_warnings("run input", producer.diagnostics)
-    return _run_events(handler, run_input, producer, outbox)
+    return producer, _run_events(handler, run_input, producer, outbox)
 
 
 async def _run_events(
@@ -411,6 +458,8 @@ def agent_app(
     max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
     keepalive: float | None = None,
     interrupts: InterruptLookup | None = None,
+    log: EventLog | None = None,
+    detached_timeout: float | None = DEFAULT_DETACHED_TIMEOUT,
 ) -> ASGIApp:
     """An ASGI application serving one agent: POST a ``RunAgentInput``, get its events.
 
@@ -451,6 +500,17 @@ def agent_app(
         interrupts: ``lookup(run_input)``, maybe async: what the thread's last run left
             open; a ``resume`` breaking a rule gets 400 ``invalid-resume`` (the client
             authors' guide, "Interrupts and resume").
+        log: an event log (:mod:`agentproto.stores`): runs outlive their connection.
+            Each run's frames are kept in it and every SSE frame carries its cursor
+            as ``id:``; the same request with ``Last-Event-ID`` (or ``GET
+            ?threadId=T&runId=R``, optionally with ``Last-Event-ID``) gets the frames
+            after that cursor, then the live tail; a second ``POST`` of a run the log
+            holds attaches from its start. The handler runs on while no client is
+            attached (see :mod:`agentproto.agui._serve.resume`). ``None`` (default):
+            a run lives in its response, and a client that leaves cancels it.
+        detached_timeout: with a ``log``, seconds a run's handler goes on with no
+            client of this process attached before it is cancelled (the run then
+            ends with ``RUN_ERROR`` code ``agent.detached``); ``None``: to its end.
 
     Returns:
         The ASGI 3 application (``app = agent_app(handler)``; ``uvicorn module:app``).
@@ -462,8 +522,10 @@ def agent_app(
     _check_limit("body_timeout", body_timeout, integer=False, optional=True)
     _check_limit("max_buffered_events", max_buffered_events, integer=True)
     _check_limit("keepalive", keepalive, integer=False, optional=True)
+    _check_limit("detached_timeout", detached_timeout, integer=False, optional=True)
     reading = BodyLimits(max_body_bytes, body_timeout)
-    return _serving(handler, reading, max_buffered_events, keepalive, interrupts)
+    runs = None if log is None else Runs(log, detached_timeout)
+    return _serving(handler, reading, max_buffered_events, keepalive, interrupts, runs)
 
 
 def _serving(
@@ -472,26 +534,53 @@ def _serving(
     max_buffered_events: int,
     keepalive: float | None,
     lookup: InterruptLookup | None,
+    runs: Runs | None,
 ) -> ASGIApp:
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            await _not_http(scope, receive, send)
+            await _not_http(scope, receive, send, runs)
+            return
+        if runs is not None and scope.get("method") == "GET":
+            await _attach(scope, receive, send, runs, keepalive)
             return
         run_input = await _request_input(scope, receive, send, reading)
         if run_input is None:
             return  # answered with an error, or the client left before its request
+        if runs is not None:
+            stream = stream_name(run_input.thread_id, run_input.run_id)
+            cursor = header(scope, b"last-event-id")
+            if cursor is not None or runs.writer(stream) is not None:
+                await _attach_to(scope, receive, send, runs, keepalive, stream, cursor)
+                return
+            try:  # a run the log holds already (another worker's, or over) is not run again
+                await check_cursor(runs.log, stream, None)
+            except UnknownStreamError:
+                pass
+            except AgentProtoError as exc:
+                await send_json(send, *refusal_of(exc))
+                return
+            else:
+                await _attach_to(scope, receive, send, runs, keepalive, stream, None)
+                return
         issued, refusal = await screen_resume(lookup, run_input)  # the interrupt rules
         if refusal is not None:
             await send_json(send, 400, refusal)
             return
         try:
-            events = run_events(
-                handler, run_input, max_buffered_events=max_buffered_events, interrupts=issued
-            )
+            producer, events = _prepared(handler, run_input, max_buffered_events, issued)
         except AgentProtoError as exc:  # the producer refused the input: nothing started
             await _refuse_input(send, exc)
             return
         transport = negotiate_transport(header(scope, b"accept"))
+        if runs is not None:
+            try:
+                await runs.start(stream, events, producer)
+            except AgentProtoError as exc:
+                await events.aclose()
+                await send_json(send, *refusal_of(exc))
+                return
+            await _attach_to(scope, receive, send, runs, keepalive, stream, None)
+            return
         # every event comes from the run's producer, which checked it against the schema
         response = EventStreamResponse(
             events, transport=transport, check=False, keepalive=keepalive
@@ -501,11 +590,48 @@ def _serving(
     return app
 
 
-async def _not_http(scope: Scope, receive: Receive, send: Send) -> None:
+async def _attach(
+    scope: Scope, receive: Receive, send: Send, runs: Runs, keepalive: float | None
+) -> None:
+    """``GET ?threadId=T&runId=R``: the run's frames after ``Last-Event-ID`` (or all)."""
+    query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
+    thread_id, run_id = query.get("threadId", [None])[0], query.get("runId", [None])[0]
+    if thread_id is None or run_id is None:
+        detail = "GET attaches to a run: ?threadId=...&runId=... (POST a RunAgentInput to run)"
+        await send_json(send, 400, {"error": "invalid-attach", "detail": detail})
+        return
+    stream = stream_name(thread_id, run_id)
+    cursor = header(scope, b"last-event-id")
+    await _attach_to(scope, receive, send, runs, keepalive, stream, cursor)
+
+
+async def _attach_to(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    runs: Runs,
+    keepalive: float | None,
+    stream: str,
+    cursor: str | None,
+) -> None:
+    """Stream ``stream``'s frames after ``cursor``, refusing a cursor the log cannot read."""
+    try:
+        await check_cursor(runs.log, stream, cursor)
+    except AgentProtoError as exc:
+        await send_json(send, *refusal_of(exc))
+        return
+    transport = negotiate_transport(header(scope, b"accept"))
+    frames = read_frames(runs.log, stream, cursor, transport, runs.writer(stream))
+    await _FrameStream(frames, transport, keepalive)(scope, receive, send)
+
+
+async def _not_http(scope: Scope, receive: Receive, send: Send, runs: Runs | None) -> None:
     """Answer a connection that is not an HTTP request: lifespan, websocket, other."""
     kind = scope["type"]
     if kind == "lifespan":
         await _lifespan(receive, send)
+        if runs is not None:
+            await runs.aclose()
     elif kind == "websocket":
         await send({"type": "websocket.close", "code": 1003})  # HTTP only
     else:
