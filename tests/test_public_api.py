@@ -88,7 +88,8 @@ EXPECTED_ALL = {
         "OpenInterrupts",
         "PROTOCOL_VERSION",
         "PatchLike",
-        "Phase",  # deprecated alias of RunPhase, for one release
+        "Phase",
+        "Reconnect",  # deprecated alias of RunPhase, for one release
         "RunPhase",
         "ReasoningMessageWriter",
         "ReasoningSpan",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agentproto import CursorError, CursorExpiredError, StoreError, UnknownStreamError, UsageError
+from agentproto._core.store.log import cursor_of
 from agentproto.stores import (
     EventLog,
     MemoryEventLog,
@@ -158,6 +159,15 @@ async def test_cursors_are_checked_never_trusted(log: EventLog) -> None:
                 await log.read("theirs", cursor)
             assert caught.value.code == code, cursor
             assert not isinstance(caught.value, CursorExpiredError)
+
+
+async def test_the_start_cursor_reads_every_frame(log: EventLog) -> None:
+    """``cursor_of(stream, 0)`` names the stream's start: reading after it gives every frame."""
+    frames = [b"1", b"2"]
+    await log.append("s", frames)
+    assert _data(await log.read("s", cursor_of("s", 0))) == frames
+    with pytest.raises(CursorError):
+        await log.read("t", cursor_of("s", 0))
 
 
 async def test_unknown_streams(log: EventLog) -> None:

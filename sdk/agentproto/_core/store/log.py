@@ -123,12 +123,14 @@ def _tag(stream: str) -> str:
 
 
 def cursor_of(stream: str, position: int) -> str:
-    """The cursor of the frame at ``position`` (1-based) of ``stream``."""
+    """The cursor of the frame at ``position`` (1-based) of ``stream``; position 0 is the
+    stream's start (reading after it gives every frame, as ``None`` does)."""
     return f"{_tag(stream)}.{position}"
 
 
 def position_of(stream: str, cursor: str | None) -> int:
-    """The position ``cursor`` names in ``stream`` (0 for ``None``: before the first frame).
+    """The position ``cursor`` names in ``stream`` (0 for ``None`` or the start cursor:
+    before the first frame).
 
     Raises:
         CursorError: the cursor is malformed or was issued for another stream.
@@ -141,7 +143,7 @@ def position_of(stream: str, cursor: str | None) -> int:
         or len(cursor) > _MAX_CURSOR
         or not digits.isascii()
         or not digits.isdigit()
-        or digits.startswith("0")
+        or (digits.startswith("0") and digits != "0")
     ):
         raise CursorError("store.cursor-malformed", f"not a stream cursor: {str(cursor)[:80]!r}")
     if tag != _tag(stream):

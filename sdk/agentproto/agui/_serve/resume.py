@@ -9,7 +9,10 @@ emits (its compact JSON) to the log, under the run's stream (:func:`stream_name`
 the thread and run ids), ending the stream with the run. Every response, the first
 one included, is a *reader* (:func:`read_frames`): it takes the frames after a
 cursor from the log, waiting for the live tail, and sends each as an SSE frame
-whose ``id:`` is the frame's cursor (JSON Lines: the bare line, no cursor).
+whose ``id:`` is the frame's cursor (JSON Lines: the bare line, no cursor). A
+response from the start opens with a block holding only the start's cursor
+(``id:`` and no ``data:``, which dispatches no event), so that a client cut off
+before the first frame can resume too.
 
 A client that lost its connection sends the same request again with the
 ``Last-Event-ID`` header (what a browser's ``EventSource`` does), or asks
@@ -43,7 +46,7 @@ from agentproto._core.errors import (
     UnknownStreamError,
 )
 from agentproto._core.json.codec import dumps
-from agentproto._core.store.log import EventLog
+from agentproto._core.store.log import EventLog, cursor_of
 from agentproto.agui._generated import Event
 from agentproto.agui._produce.producer import RunProducer
 from agentproto.agui._protocol.encoding import Transport
@@ -229,6 +232,8 @@ async def read_frames(
     if writer is not None:
         writer.attach()
     try:
+        if cursor is None and transport == "sse":  # the start's cursor: resumable from byte one
+            yield b"id: %b\n\n" % cursor_of(stream, 0).encode("ascii")
         while True:
             try:
                 page = await log.read(stream, cursor, limit=_BATCH, wait=READ_WAIT)
