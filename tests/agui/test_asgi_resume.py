@@ -35,7 +35,9 @@ def _log(kind: str, tmp_path: Path) -> EventLog:
     return RedisEventLog(redis_server(), prefix=f"t{uuid.uuid4().hex}")
 
 
-def _scripted_app(log: EventLog, calls: list[str] | None = None, **options: Any) -> Any:
+def _handler_of_scripted(calls: list[str] | None = None) -> Any:
+    """The scripted run as a handler (each run id it runs appended to ``calls``)."""
+
     async def handler(run_input: Any, producer: RunProducer) -> None:
         if calls is not None:
             calls.append(run_input.run_id)
@@ -43,7 +45,11 @@ def _scripted_app(log: EventLog, calls: list[str] | None = None, **options: Any)
             producer.emit(event)
             await asyncio.sleep(0)
 
-    return agent_app(handler, log=log, **options)
+    return handler
+
+
+def _scripted_app(log: EventLog, calls: list[str] | None = None, **options: Any) -> Any:
+    return agent_app(_handler_of_scripted(calls), log=log, **options)
 
 
 def _expected() -> dict[str, Any]:
@@ -215,3 +221,26 @@ def test_a_failing_store_is_a_503_before_anything_streams() -> None:
         response = client.post(url, json=BODY)
     assert response.status_code == 503
     assert response.json()["error"] == "store-unavailable"
+
+
+def test_the_routes_resume_too() -> None:
+    """``agent_route`` and ``agent_router`` take the log: a reconnection with ``Last-Event-ID``
+    gets the rest of the run, and the Starlette route attaches with GET."""
+    from fastapi import FastAPI
+    from starlette.applications import Starlette
+
+    from agentproto.agui import agent_route, agent_router
+
+    log = MemoryEventLog()
+    starlette = Starlette(routes=[agent_route("/agent", _handler_of_scripted(), log=log)])
+    fastapi = FastAPI()
+    fastapi.include_router(agent_router(_handler_of_scripted(), log=MemoryEventLog()))
+    for app in (starlette, fastapi):
+        with serve(app) as url, httpx.Client(timeout=TIMEOUT) as client:
+            expected = _frames(client.post(url + "/agent", json=BODY).content)
+            cursor = expected[2][0] or ""
+            rest = client.post(url + "/agent", json=BODY, headers={"last-event-id": cursor})
+            assert _frames(rest.content) == expected[3:]
+    with serve(starlette) as url, httpx.Client(timeout=TIMEOUT) as client:
+        attached = client.get(url + "/agent", params={"threadId": "thread-r", "runId": "run-r"})
+        assert _frames(attached.content) == expected
