@@ -89,7 +89,8 @@ EXPECTED_ALL = {
         "PROTOCOL_VERSION",
         "PatchLike",
         "Phase",
-        "Reconnect",  # deprecated alias of RunPhase, for one release
+        "Reconnect",
+        "WebSocketAgent",  # deprecated alias of RunPhase, for one release
         "RunPhase",
         "ReasoningMessageWriter",
         "ReasoningSpan",

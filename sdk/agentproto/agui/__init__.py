@@ -51,6 +51,7 @@ from agentproto.agui._consume.stream import aconsume, aiter_events, consume, ite
 from agentproto.agui._generated import Event, Message
 from agentproto.agui._history.history import Compaction, History, RecordedRun, compact_events
 from agentproto.agui._http.reconnect import Reconnect
+from agentproto.agui._http.websocket import WebSocketAgent
 from agentproto.agui._produce.handles import (
     ReasoningMessageWriter,
     ReasoningSpan,
@@ -165,6 +166,7 @@ __all__ = [
     "ToolFunction",
     "Transport",
     "Verifier",
+    "WebSocketAgent",
     "aanswer_tool_calls",
     "aconsume",
     "agent_api_route",

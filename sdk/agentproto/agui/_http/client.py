@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import aclosing, contextmanager, suppress
+from contextlib import aclosing, suppress
 from typing import Any, Final, Generic, TypeVar, cast
 
 import httpx
@@ -29,7 +29,7 @@ from agentproto.agui._consume.consumer import Consumer
 from agentproto.agui._consume.decoder import Middleware
 from agentproto.agui._consume.stream import aiter_events, iter_events
 from agentproto.agui._generated import Event, Message
-from agentproto.agui._http.reconnect import Reconnect, Resumption
+from agentproto.agui._http.reconnect import DEFAULT_RECONNECT, Reconnect, Resumption
 from agentproto.agui._protocol.encoding import SSE_CONTENT_TYPE, Transport
 from agentproto.agui._reduce.conversation import Conversation
 from agentproto.agui._thread.exchange import (
@@ -37,15 +37,14 @@ from agentproto.agui._thread.exchange import (
     AgentThread,
     Exchange,
     RunResult,
+    running,
 )
 
-__all__ = ["DEFAULT_RECONNECT", "DEFAULT_TIMEOUT", "AsyncHttpAgent", "HttpAgent", "Reconnect"]
+__all__ = ["DEFAULT_TIMEOUT", "AsyncHttpAgent", "HttpAgent"]
 
 DEFAULT_TIMEOUT: Final = httpx.Timeout(60.0, connect=10.0)
 """10 s to connect, 60 s for each read (and write, and a pooled connection)."""
 
-DEFAULT_RECONNECT: Final = Reconnect()
-"""Up to 5 reconnections in a row, from 0.5 s (or the stream's ``retry:``) up to 10 s."""
 SSE_MEDIA: Final = SSE_CONTENT_TYPE.split(";", 1)[0]
 
 _Client = TypeVar("_Client", httpx.Client, httpx.AsyncClient)
@@ -169,31 +168,6 @@ class _HttpBase(AgentThread, Generic[_Client]):
         error = self._error(exc)
         if not exchange.lost(error) and isinstance(error, HttpTimeoutError):
             raise error from exc
-
-
-@contextmanager
-def _running(exchange: Exchange) -> Iterator[list[BaseException]]:
-    """One run's stream, from :meth:`~Exchange.begin` to :meth:`~Exchange.settle`.
-
-    Gives the list where the stream's reader puts the transport failure behind a
-    truncation (the cause of the error it ends with). A stream that stops early
-    cancels the run: for its error, or for a ``break``, a cancelled task, a
-    ``KeyboardInterrupt``, ...
-    """
-    exchange.begin()
-    cause: list[BaseException] = []
-    try:
-        yield cause
-    except AgentProtoError as error:
-        if cause and error.__cause__ is None:
-            error.__cause__ = cause[0]
-        exchange.cancel(error)
-        raise
-    except BaseException:
-        exchange.cancel(None)
-        raise
-    finally:
-        exchange.settle()
 
 
 def _generator(events: AsyncIterator[Event]) -> AsyncGenerator[Event, None]:
@@ -345,7 +319,7 @@ class HttpAgent(_HttpBase[httpx.Client]):
         return exchange.result()
 
     def _stream(self, exchange: Exchange) -> Iterator[Event]:
-        with _running(exchange) as cause:
+        with running(exchange) as cause:
             try:
                 response = self._client.send(self._request(exchange), stream=True)
             except httpx.HTTPError as exc:
@@ -384,8 +358,8 @@ class HttpAgent(_HttpBase[httpx.Client]):
                     error = exc
                 current.close()
                 current = None
-                while resumption is not None and resumption.wanted():
-                    time.sleep(resumption.wait())
+                while resumption is not None and resumption.resume():
+                    time.sleep(resumption.backoff())
                     request = self._request(exchange, resumption.last_event_id)
                     try:
                         current = self._client.send(request, stream=True)
@@ -446,7 +420,7 @@ class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
         return exchange.result()
 
     async def _stream(self, exchange: Exchange) -> AsyncIterator[Event]:
-        with _running(exchange) as cause:
+        with running(exchange) as cause:
             try:
                 request = self._request(exchange)
                 response = await self._client.send(request, stream=True)
@@ -491,8 +465,8 @@ class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
                     error = exc
                 await current.aclose()
                 current = None
-                while resumption is not None and resumption.wanted():
-                    await asyncio.sleep(resumption.wait())
+                while resumption is not None and resumption.resume():
+                    await asyncio.sleep(resumption.backoff())
                     request = self._request(exchange, resumption.last_event_id)
                     try:
                         current = await self._client.send(request, stream=True)

@@ -22,6 +22,7 @@ the count.
 from __future__ import annotations
 
 import random
+from typing import Final
 
 import attrs
 
@@ -29,7 +30,7 @@ from agentproto._core.errors import AgentProtoError, UsageError
 from agentproto._core.sse import SSEDecoder
 from agentproto.agui._thread.exchange import Exchange
 
-__all__ = ["Reconnect", "Resumption"]
+__all__ = ["DEFAULT_RECONNECT", "Attempts", "Reconnect", "Resumption"]
 
 _RETRYABLE_STATUS = frozenset({502, 503, 504})
 _NO_LIMIT = 1 << 62
@@ -63,15 +64,50 @@ class Reconnect:
             raise UsageError("http.reconnect", f"jitter must be within [0, 1]: {self.jitter!r}")
 
 
-class Resumption:
-    """One run's stream across its connections: complete frames, the last id, the waits."""
+DEFAULT_RECONNECT: Final = Reconnect()
+"""Up to 5 reconnections in a row, from 0.5 s (or the stream's ``retry:``) up to 10 s."""
+
+
+class Attempts:
+    """One run's reconnections: how many in a row failed, whether to try again, how long
+    to wait first."""
 
     def __init__(self, exchange: Exchange, policy: Reconnect) -> None:
         self._exchange = exchange
         self._policy = policy
+        self.failures = 0
+
+    def progressed(self) -> None:
+        """A new frame arrived: the next break starts counting again."""
+        self.failures = 0
+
+    def wanted(self, cursor: str | None) -> bool:
+        """Whether to reconnect now: the stream gave a ``cursor``, its run is not over,
+        and attempts are left (counting this one)."""
+        consumer = self._exchange.consumer
+        if cursor is None or consumer is None or consumer.failure is not None:
+            return False
+        verifier = consumer.verifier
+        if verifier.runs and verifier.current_run is None:
+            return False  # the run ended: nothing to resume
+        self.failures += 1
+        return self.failures <= self._policy.attempts
+
+    def wait(self, retry: int | None = None) -> float:
+        """Seconds to wait before the next attempt (``retry``: the stream's, in ms)."""
+        policy = self._policy
+        base = retry / 1000 if retry is not None else policy.delay
+        delay = min(policy.max_delay, base * 2 ** (self.failures - 1))
+        return float(delay * (1 - policy.jitter * random.random()))
+
+
+class Resumption(Attempts):
+    """An SSE run's stream across its connections: complete frames, the last id, the waits."""
+
+    def __init__(self, exchange: Exchange, policy: Reconnect) -> None:
+        super().__init__(exchange, policy)
         self._decoder: SSEDecoder | None = SSEDecoder(max_event_bytes=_NO_LIMIT, strict_end=False)
         self._held = b""
-        self.failures = 0
 
     @property
     def last_event_id(self) -> str | None:
@@ -93,31 +129,20 @@ class Resumption:
         cut = len(data) - decoder.buffered
         self._held = data[cut:]
         if cut:
-            self.failures = 0
+            self.progressed()
         return data[:cut]
 
-    def wanted(self) -> bool:
-        """Whether to reconnect now: the stream has cursors, its run is not over, and
-        attempts are left (counting this one)."""
-        consumer = self._exchange.consumer
-        if self.last_event_id is None or consumer is None or consumer.failure is not None:
+    def resume(self) -> bool:
+        """Whether to reconnect now (see :meth:`Attempts.wanted`); the frame the break cut
+        is dropped, since it comes again whole."""
+        if not self.wanted(self.last_event_id):
             return False
-        verifier = consumer.verifier
-        if verifier.runs and verifier.current_run is None:
-            return False  # the run ended: nothing to resume
-        self.failures += 1
-        if self.failures > self._policy.attempts:
-            return False
-        self._held = b""  # the frame the break cut is sent again whole
+        self._held = b""
         return True
 
-    def wait(self) -> float:
-        """Seconds to wait before the next attempt."""
-        policy = self._policy
-        retry = None if self._decoder is None else self._decoder.retry
-        base = retry / 1000 if retry is not None else policy.delay
-        delay = min(policy.max_delay, base * 2 ** (self.failures - 1))
-        return float(delay * (1 - policy.jitter * random.random()))
+    def backoff(self) -> float:
+        """Seconds to wait before the next attempt (the stream's ``retry:`` first)."""
+        return self.wait(None if self._decoder is None else self._decoder.retry)
 
     @staticmethod
     def retryable(status: int) -> bool:

@@ -56,6 +56,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, TypeAlias
 from urllib.parse import parse_qs
 
+import attrs
+
 from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import (
@@ -66,7 +68,7 @@ from agentproto._core.errors import (
     UsageError,
 )
 from agentproto._core.json.codec import loads
-from agentproto._core.store.log import EventLog
+from agentproto._core.store.log import Entry, EventLog
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._produce.producer import RunProducer
 from agentproto.agui._protocol.compat import upgrade_input
@@ -84,6 +86,7 @@ from agentproto.agui._serve.outbox import Outbox, start_handler, stream_outbox
 from agentproto.agui._serve.request import (
     ASGIApp,
     ASGIMessage,
+    Begun,
     BodyLimits,
     Receive,
     Refusal,
@@ -94,7 +97,15 @@ from agentproto.agui._serve.request import (
     raw_headers,
     send_json,
 )
-from agentproto.agui._serve.resume import Runs, check_cursor, read_frames, refusal_of, stream_name
+from agentproto.agui._serve.resume import (
+    Runs,
+    check_cursor,
+    read_entries,
+    read_frames,
+    refusal_of,
+    stream_name,
+)
+from agentproto.agui._serve.websocket import websocket_session
 from agentproto.agui._thread.interrupts import InterruptLookup, OpenInterrupts, screen_resume
 
 __all__ = [
@@ -525,104 +536,130 @@ def agent_app(
     _check_limit("detached_timeout", detached_timeout, integer=False, optional=True)
     reading = BodyLimits(max_body_bytes, body_timeout)
     runs = None if log is None else Runs(log, detached_timeout)
-    return _serving(handler, reading, max_buffered_events, keepalive, interrupts, runs)
+    return _Agent(handler, reading, max_buffered_events, keepalive, interrupts, runs)
 
 
-def _serving(
-    handler: AgentHandler,
-    reading: BodyLimits,
-    max_buffered_events: int,
-    keepalive: float | None,
-    lookup: InterruptLookup | None,
-    runs: Runs | None,
-) -> ASGIApp:
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await _not_http(scope, receive, send, runs)
+@attrs.frozen
+class _Agent:
+    """One served agent: its handler, limits and log; answers HTTP (and WebSocket)."""
+
+    handler: AgentHandler
+    reading: BodyLimits
+    max_buffered_events: int
+    keepalive: float | None
+    lookup: InterruptLookup | None
+    runs: Runs | None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "websocket":
+            await websocket_session(scope, receive, send, self)
             return
-        if runs is not None and scope.get("method") == "GET":
-            await _attach(scope, receive, send, runs, keepalive)
+        if kind != "http":
+            await _not_http(scope, receive, send, self.runs)
             return
-        run_input = await _request_input(scope, receive, send, reading)
+        if self.runs is not None and scope.get("method") == "GET":
+            await self._attach(scope, receive, send)
+            return
+        run_input = await _request_input(scope, receive, send, self.reading)
         if run_input is None:
             return  # answered with an error, or the client left before its request
-        if runs is not None:
-            stream = stream_name(run_input.thread_id, run_input.run_id)
-            cursor = header(scope, b"last-event-id")
+        begun = await self.begin(run_input, header(scope, b"last-event-id"))
+        await self._answer(scope, receive, send, begun)
+
+    async def begin(self, run_input: RunAgentInput, cursor: str | None) -> Begun:
+        """Start ``run_input``'s run, or find the logged run it names (after ``cursor``)."""
+        runs = self.runs
+        stream = None if runs is None else stream_name(run_input.thread_id, run_input.run_id)
+        if runs is not None and stream is not None:
             if cursor is not None or runs.writer(stream) is not None:
-                await _attach_to(scope, receive, send, runs, keepalive, stream, cursor)
-                return
+                return await _logged(runs, stream, cursor)
             try:  # a run the log holds already (another worker's, or over) is not run again
                 await check_cursor(runs.log, stream, None)
             except UnknownStreamError:
                 pass
             except AgentProtoError as exc:
-                await send_json(send, *refusal_of(exc))
-                return
+                return Begun(refusal=refusal_of(exc))
             else:
-                await _attach_to(scope, receive, send, runs, keepalive, stream, None)
-                return
-        issued, refusal = await screen_resume(lookup, run_input)  # the interrupt rules
+                return Begun(stream=stream)
+        issued, refusal = await screen_resume(self.lookup, run_input)  # the interrupt rules
         if refusal is not None:
-            await send_json(send, 400, refusal)
-            return
+            return Begun(refusal=(400, refusal))
         try:
-            producer, events = _prepared(handler, run_input, max_buffered_events, issued)
+            producer, events = _prepared(self.handler, run_input, self.max_buffered_events, issued)
         except AgentProtoError as exc:  # the producer refused the input: nothing started
-            await _refuse_input(send, exc)
+            return Begun(refusal=(400, _refusal_body(exc)))
+        if runs is None or stream is None:
+            return Begun(events=events)
+        try:
+            await runs.start(stream, events, producer)
+        except AgentProtoError as exc:
+            await events.aclose()
+            return Begun(refusal=refusal_of(exc))
+        return Begun(stream=stream)
+
+    async def attach(self, thread_id: str, run_id: str, cursor: str | None) -> Begun:
+        """The logged run ``run_id`` of ``thread_id``, after ``cursor``."""
+        if self.runs is None:
+            detail = "this agent keeps no event log: runs cannot be attached to"
+            return Begun(refusal=(400, {"error": "invalid-attach", "detail": detail}))
+        return await _logged(self.runs, stream_name(thread_id, run_id), cursor)
+
+    @property
+    def logged(self) -> bool:
+        """Whether runs are kept in an event log."""
+        return self.runs is not None
+
+    def entries(self, begun: Begun) -> AsyncGenerator[Entry, None]:
+        """The logged run :meth:`begin` or :meth:`attach` came to, entry by entry."""
+        assert self.runs is not None and begun.stream is not None
+        runs = self.runs
+        return read_entries(runs.log, begun.stream, begun.cursor, runs.writer(begun.stream))
+
+    def load(self, body: bytes) -> RunAgentInput | Begun:
+        """A body read as a run input, or the refusal of one that is not."""
+        try:
+            return _load_run_input(body)
+        except AgentProtoError as exc:
+            return Begun(refusal=(400, _refusal_body(exc)))
+
+    async def _attach(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET ?threadId=T&runId=R``: the run's frames after ``Last-Event-ID`` (or all)."""
+        query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
+        thread_id, run_id = query.get("threadId", [None])[0], query.get("runId", [None])[0]
+        if thread_id is None or run_id is None:
+            detail = "GET attaches to a run: ?threadId=...&runId=... (POST a RunAgentInput to run)"
+            await send_json(send, 400, {"error": "invalid-attach", "detail": detail})
+            return
+        begun = await self.attach(thread_id, run_id, header(scope, b"last-event-id"))
+        await self._answer(scope, receive, send, begun)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send, begun: Begun) -> None:
+        """Answer an HTTP request with what :meth:`begin` came to."""
+        if begun.refusal is not None:
+            await send_json(send, *begun.refusal)
             return
         transport = negotiate_transport(header(scope, b"accept"))
-        if runs is not None:
-            try:
-                await runs.start(stream, events, producer)
-            except AgentProtoError as exc:
-                await events.aclose()
-                await send_json(send, *refusal_of(exc))
-                return
-            await _attach_to(scope, receive, send, runs, keepalive, stream, None)
-            return
-        # every event comes from the run's producer, which checked it against the schema
-        response = EventStreamResponse(
-            events, transport=transport, check=False, keepalive=keepalive
-        )
+        if begun.events is not None:
+            # every event comes from the run's producer, which checked it against the schema
+            response: EventStreamResponse = EventStreamResponse(
+                begun.events, transport=transport, check=False, keepalive=self.keepalive
+            )
+        else:
+            assert self.runs is not None and begun.stream is not None
+            runs, stream = self.runs, begun.stream
+            frames = read_frames(runs.log, stream, begun.cursor, transport, runs.writer(stream))
+            response = _FrameStream(frames, transport, self.keepalive)
         await response(scope, receive, send)
 
-    return app
 
-
-async def _attach(
-    scope: Scope, receive: Receive, send: Send, runs: Runs, keepalive: float | None
-) -> None:
-    """``GET ?threadId=T&runId=R``: the run's frames after ``Last-Event-ID`` (or all)."""
-    query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
-    thread_id, run_id = query.get("threadId", [None])[0], query.get("runId", [None])[0]
-    if thread_id is None or run_id is None:
-        detail = "GET attaches to a run: ?threadId=...&runId=... (POST a RunAgentInput to run)"
-        await send_json(send, 400, {"error": "invalid-attach", "detail": detail})
-        return
-    stream = stream_name(thread_id, run_id)
-    cursor = header(scope, b"last-event-id")
-    await _attach_to(scope, receive, send, runs, keepalive, stream, cursor)
-
-
-async def _attach_to(
-    scope: Scope,
-    receive: Receive,
-    send: Send,
-    runs: Runs,
-    keepalive: float | None,
-    stream: str,
-    cursor: str | None,
-) -> None:
-    """Stream ``stream``'s frames after ``cursor``, refusing a cursor the log cannot read."""
+async def _logged(runs: Runs, stream: str, cursor: str | None) -> Begun:
+    """The logged stream after ``cursor``, or the refusal of a cursor the log cannot read."""
     try:
         await check_cursor(runs.log, stream, cursor)
     except AgentProtoError as exc:
-        await send_json(send, *refusal_of(exc))
-        return
-    transport = negotiate_transport(header(scope, b"accept"))
-    frames = read_frames(runs.log, stream, cursor, transport, runs.writer(stream))
-    await _FrameStream(frames, transport, keepalive)(scope, receive, send)
+        return Begun(refusal=refusal_of(exc))
+    return Begun(stream=stream, cursor=cursor)
 
 
 async def _not_http(scope: Scope, receive: Receive, send: Send, runs: Runs | None) -> None:
@@ -632,8 +669,6 @@ async def _not_http(scope: Scope, receive: Receive, send: Send, runs: Runs | Non
         await _lifespan(receive, send)
         if runs is not None:
             await runs.aclose()
-    elif kind == "websocket":
-        await send({"type": "websocket.close", "code": 1003})  # HTTP only
     else:
         raise UsageError("serve.scope", f"agent_app answers HTTP, not {kind!r}")
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Final
 
 from agentproto._core.errors import (
@@ -46,7 +46,7 @@ from agentproto._core.errors import (
     UnknownStreamError,
 )
 from agentproto._core.json.codec import dumps
-from agentproto._core.store.log import EventLog, cursor_of
+from agentproto._core.store.log import Entry, EventLog, cursor_of
 from agentproto.agui._generated import Event
 from agentproto.agui._produce.producer import RunProducer
 from agentproto.agui._protocol.encoding import Transport
@@ -57,6 +57,7 @@ __all__ = [
     "RunWriter",
     "Runs",
     "check_cursor",
+    "read_entries",
     "read_frames",
     "refusal_of",
     "stream_name",
@@ -218,22 +219,14 @@ async def check_cursor(log: EventLog, stream: str, cursor: str | None) -> None:
     await log.read(stream, cursor, limit=1)
 
 
-async def read_frames(
-    log: EventLog,
-    stream: str,
-    cursor: str | None,
-    transport: Transport,
-    writer: RunWriter | None,
-) -> AsyncIterator[bytes]:
-    """The run's frames after ``cursor`` as SSE (with ``id:``) or JSON Lines, to its end.
-
-    A store failure ends the frames (it is logged).
-    """
+async def read_entries(
+    log: EventLog, stream: str, cursor: str | None, writer: RunWriter | None
+) -> AsyncGenerator[Entry, None]:
+    """The run's entries after ``cursor``, to its end, waiting for the live tail (a store
+    failure ends them: it is logged)."""
     if writer is not None:
         writer.attach()
     try:
-        if cursor is None and transport == "sse":  # the start's cursor: resumable from byte one
-            yield b"id: %b\n\n" % cursor_of(stream, 0).encode("ascii")
         while True:
             try:
                 page = await log.read(stream, cursor, limit=_BATCH, wait=READ_WAIT)
@@ -241,13 +234,31 @@ async def read_frames(
                 _logger.exception("reading run %s from the event log failed", stream)
                 return
             for entry in page.entries:
-                if transport == "sse":
-                    yield b"id: %b\ndata: %b\n\n" % (entry.cursor.encode("ascii"), entry.data)
-                else:
-                    yield entry.data + b"\n"
+                yield entry
             cursor = page.cursor
             if page.ended:
                 return
     finally:
         if writer is not None:
             writer.detach()
+
+
+async def read_frames(
+    log: EventLog,
+    stream: str,
+    cursor: str | None,
+    transport: Transport,
+    writer: RunWriter | None,
+) -> AsyncGenerator[bytes, None]:
+    """The run's frames after ``cursor`` as SSE (with ``id:``) or JSON Lines, to its end."""
+    if cursor is None and transport == "sse":  # the start's cursor: resumable from byte one
+        yield b"id: %b\n\n" % cursor_of(stream, 0).encode("ascii")
+    entries = read_entries(log, stream, cursor, writer)
+    try:
+        async for entry in entries:
+            if transport == "sse":
+                yield b"id: %b\ndata: %b\n\n" % (entry.cursor.encode("ascii"), entry.data)
+            else:
+                yield entry.data + b"\n"
+    finally:
+        await entries.aclose()
