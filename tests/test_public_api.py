@@ -134,6 +134,7 @@ EXPECTED_ALL = {
     "agentproto.acp.client": ["AcpClient", "ClientHandlers", "ClientSession"],
     "agentproto.acp.connection": [
         "AgentSideConnection",
+        "BatchCall",
         "ByteReader",
         "ByteWriter",
         "ClientSideConnection",
@@ -177,6 +178,7 @@ EXPECTED_ALL = {
         "Connection",
         "AgentSideConnection",
         "ClientSideConnection",
+        "BatchCall",
         "Side",
         "ByteReader",
         "ByteWriter",

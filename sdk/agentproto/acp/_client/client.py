@@ -66,6 +66,7 @@ from agentproto._core.errors import (
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._client.unstable import UnstableCalls
 from agentproto.acp._io.connection import (
+    BatchCall,
     ByteReader,
     ByteWriter,
     ClientSideConnection,
@@ -366,6 +367,44 @@ class AcpClient:
         except AuthRequiredError as err:
             err.auth_methods = self.login_methods
             raise
+
+    async def send_batch(
+        self, calls: Sequence[BatchCall], *, timeout: float | None = None
+    ) -> list[asyncio.Task[Any] | None]:
+        """Send several agent methods as one JSON-RPC batch (one line): see
+        :meth:`Connection.send_batch <agentproto.acp.Connection.send_batch>`, whose
+        tasks and ``None`` (for a notification) this returns, in order.
+
+        The results are the typed results, but none of the bookkeeping the typed
+        calls do happens (no :class:`ClientSession` for a ``session/new``, no turn
+        for a ``session/prompt``): batch calls without lifecycle, such as
+        ``session/list``, as the spec advises (lifecycle-sensitive messages
+        SHOULD NOT be batched).
+
+        Args:
+            calls: the members, :meth:`BatchCall.request` / :meth:`BatchCall.notify`.
+            timeout: seconds each request waits (default: the connection's).
+
+        Raises:
+            UsageError: no member, a member that is not an agent method, or an
+                unstable one without ``unstable=True`` (``client.unstable``).
+            ConnectionClosedError: the connection is closed.
+        """
+        if not self._unstable:
+            table = method_table(2)
+            for call in calls:
+                target = call.target
+                kinds = table.notifications if call.notification else table.requests
+                spec = (
+                    kinds.get(target) if isinstance(target, str) else table.for_params(type(target))
+                )
+                if spec is not None and is_unstable(spec):
+                    raise UsageError(
+                        "client.unstable", f"{spec.method} is unstable: use unstable=True"
+                    )
+        self.start()
+        options = {} if timeout is None else {"timeout": timeout}
+        return await self.connection.send_batch(calls, **options)
 
     # ---- initialization and auth --------------------------------------------------------
 
