@@ -9,7 +9,13 @@ keeps the protocol's duties, so the methods only do the agent's work:
 
 * ``initialize``: the runner negotiates the protocol version first (the
   highest of :attr:`Agent.protocol_versions` at or below the client's, or the
-  ``-32022`` error) and refuses session methods before it;
+  ``-32022`` error) and refuses session methods before it. The answer
+  advertises what is served (:meth:`Agent.capabilities`: by default the
+  capability markers of the methods the agent implements, a base method marked
+  :func:`unserved` counting once a subclass overrides it) and the
+  :meth:`Agent.auth_methods` the client can use (the client's request is
+  ``runner.client`` meanwhile; a method of a type the client did not opt in to
+  is left out, with a diagnostic);
 * ``session/new`` creates an :class:`AgentSession` (a fresh id) and passes it
   to :meth:`Agent.new_session`;
 * ``session/prompt`` is accepted at once (its response carries the id of the
@@ -37,6 +43,8 @@ while it waits and answers with a :class:`~agentproto.acp.PermissionDecision`
 (an unknown outcome never counts as approval).
 
 Methods the agent does not override answer ``method not found`` (``-32601``).
+Every answer is checked against the schema before it is sent: an answer that
+breaks it is logged in the agent and the client gets ``internal error``.
 Unstable methods are served only when the runner is started with
 ``unstable=True``.
 """

@@ -10,7 +10,10 @@ names (unstable ones only with ``unstable=True``; the others then answer
 ``method not found``). The session lifecycle (``initialize``, ``session/new``,
 ``session/prompt``, ``session/cancel``, ``session/resume``, ``session/close``)
 is handled here, as :mod:`agentproto.acp._agent.agent` describes; every other method
-goes to the agent's method as is.
+goes to the agent's method as is. :meth:`AgentRunner.serves` says which methods are
+answered for the agent, and :meth:`AgentRunner.served_capabilities` turns that into
+the capability markers the default ``initialize`` answer advertises (the marker →
+methods table is the generated method table's, read from the schema).
 
 Each prompt turn runs in a task of its own, tracked by the runner: when the
 connection ends (the client went away, or :meth:`AgentRunner.close`), every
