@@ -4,12 +4,14 @@ stdin from one (``agent < in.ndjson``), and the usual pipes; a real subprocess e
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -50,30 +52,44 @@ def check(found: dict[int, dict[str, Any]]) -> None:
     assert found[2]["result"]["sessionId"]
 
 
-def test_stdout_redirected_to_a_file(tmp_path: Path) -> None:
-    """``agent > out.ndjson``: the answers land in the file, whole lines; the agent exits
-    cleanly when its stdin ends."""
-    out = tmp_path / "out.ndjson"
-    with out.open("wb") as stdout:
-        process = subprocess.Popen(
-            AGENT, stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE, env=ENV
-        )
-    assert process.stdin is not None
+@contextlib.contextmanager
+def agent(stdout: IO[bytes] | int) -> Iterator[subprocess.Popen[bytes]]:
+    """The example agent, its stdin a pipe and its stdout ``stdout``.
+
+    On exit its stdin is closed, and it must then exit 0 without a traceback (it is
+    killed if the test failed).
+    """
+    process = subprocess.Popen(
+        AGENT, stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE, env=ENV
+    )
+    assert process.stdin is not None and process.stderr is not None
     try:
-        process.stdin.write(line(INITIALIZE))
-        process.stdin.flush()
-        wait_for_answers(out, 1, process)
-        process.stdin.write(line(NEW_SESSION))
-        process.stdin.flush()
-        wait_for_answers(out, 2, process)
+        yield process
         process.stdin.close()
         assert process.wait(30) == 0
+        assert b"Traceback" not in process.stderr.read()
     finally:
         if process.poll() is None:  # pragma: no cover (only when the test failed)
             process.kill()
             process.wait()
+
+
+def send(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert process.stdin is not None and process.poll() is None
+    process.stdin.write(line(message))
+    process.stdin.flush()
+
+
+def test_stdout_redirected_to_a_file(tmp_path: Path) -> None:
+    """``agent > out.ndjson``: the answers land in the file, whole lines; the agent exits
+    cleanly when its stdin ends."""
+    out = tmp_path / "out.ndjson"
+    with out.open("wb") as stdout, agent(stdout) as process:
+        send(process, INITIALIZE)
+        wait_for_answers(out, 1, process)
+        send(process, NEW_SESSION)
+        wait_for_answers(out, 2, process)
     check(answers(out.read_bytes()))
-    assert process.stderr is not None and b"Traceback" not in process.stderr.read()
 
 
 def test_stdin_and_stdout_both_files(tmp_path: Path) -> None:
@@ -93,21 +109,10 @@ def test_stdin_and_stdout_both_files(tmp_path: Path) -> None:
 
 def test_stdio_pipes() -> None:
     """Pipes both ways (the usual case) keep working."""
-    process = subprocess.Popen(
-        AGENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
-    )
-    assert process.stdin is not None and process.stdout is not None
-    try:
-        process.stdin.write(line(INITIALIZE))
-        process.stdin.flush()
+    with agent(subprocess.PIPE) as process:
+        assert process.stdout is not None
+        send(process, INITIALIZE)
         first = process.stdout.readline()
-        process.stdin.write(line(NEW_SESSION))
-        process.stdin.flush()
+        send(process, NEW_SESSION)
         second = process.stdout.readline()
-        process.stdin.close()
-        assert process.wait(30) == 0
-    finally:
-        if process.poll() is None:  # pragma: no cover (only when the test failed)
-            process.kill()
-            process.wait()
     check(answers(first + second))
