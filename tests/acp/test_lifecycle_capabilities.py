@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import SchemaError
+from agentproto._core.errors import SchemaError, UsageError
 from agentproto.acp import Agent, AgentRunner, AgentSession, MemoryPipe
 from agentproto.acp import schema as acp
 from agentproto.acp._protocol.methods import method_table
@@ -99,6 +99,13 @@ async def test_no_session_marker_without_prompt() -> None:
     """An agent that does not answer prompts does not claim the session methods, nor a
     marker inside ``session`` (it would imply the baseline)."""
     assert await capabilities_of(Agent()) == {}
+
+
+def test_the_default_capabilities_need_a_runner() -> None:
+    """Outside a runner nothing is served: the default capabilities() says so clearly."""
+    with pytest.raises(UsageError) as refused:
+        Hello().capabilities()
+    assert refused.value.code == "agent.no-runner"
 
 
 async def test_a_marker_needs_every_method_it_advertises() -> None:

@@ -312,8 +312,15 @@ class Agent:
         :meth:`fork_session`, ...). Override it to advertise what the runner
         cannot know (prompt content types, MCP transports, ...), e.g. by
         adding to ``super().capabilities()``; what it returns is sent as is.
+
+        Raises:
+            UsageError: ``agent.no-runner``: no runner serves the agent (the
+                default needs one to know what is served).
         """
-        return self.runner.served_capabilities()
+        runner: AgentRunner | None = getattr(self, "runner", None)
+        if runner is None:
+            raise UsageError("agent.no-runner", "capabilities(): no AgentRunner serves this agent")
+        return runner.served_capabilities()
 
     def auth_methods(self) -> list[v2.AuthMethod]:
         """The ``authMethods`` the ``initialize`` response advertises (none by default).
