@@ -209,7 +209,7 @@ async def test_no_terminal_auth_method_to_a_client_that_cannot_run_it() -> None:
     agent = Offers(check=False)
     async with raw(agent) as (client, diagnostics):
         assert offered(await client.call("initialize", HELLO)) == ["agent"]
-        assert [d.code for d in diagnostics] == ["auth.method-not-accepted"]
+        assert [d.code for d in diagnostics] == ["auth.method-not-offered"]
         diagnostics.clear()
         with_terminal = HELLO | {"capabilities": TERMINAL_OK}
         assert offered(await client.call("initialize", with_terminal)) == ["agent", "terminal"]
@@ -239,6 +239,24 @@ async def test_only_the_terminal_method_then_none_at_all() -> None:
     async with raw(TerminalOnly(check=False)) as (client, _):
         answer = await client.call("initialize", HELLO)
     assert "authMethods" not in answer["result"]
+
+
+async def test_an_auth_method_type_the_schema_reserves_is_not_offered() -> None:
+    """ACP-AUTH-206: an auth method type that is not the schema's and not an extension's
+    (``_``-prefixed) is reserved for future ACP versions: left out, with a diagnostic;
+    an extension's type is offered."""
+
+    class Custom(Offers):
+        def auth_methods(self) -> list[acp.AuthMethod]:
+            return [
+                acp.OtherAuthMethod(type="sso", method_id="sso", name="SSO"),
+                acp.OtherAuthMethod(type="_sso", method_id="x-sso", name="SSO (extension)"),
+            ]
+
+    async with raw(Custom(check=False)) as (client, diagnostics):
+        assert offered(await client.call("initialize", HELLO)) == ["_sso"]
+    assert [d.code for d in diagnostics] == ["auth.method-not-offered"]
+    assert "reserved" in diagnostics[0].message
 
 
 # ---- answers checked against the schema -----------------------------------------------------

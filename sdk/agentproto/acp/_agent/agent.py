@@ -334,7 +334,8 @@ class Agent:
         :meth:`~agentproto.acp.AgentRunner.client_accepts` says whether the
         client can use a method: a type the client must opt in to (``terminal``)
         is for clients that advertised it. The runner leaves out any method the
-        client cannot use, with an ``auth.method-not-accepted`` diagnostic.
+        client cannot use, and any of a type the schema reserves (an extension's
+        type starts with ``_``), with an ``auth.method-not-offered`` diagnostic.
         """
         return []
 

@@ -205,18 +205,31 @@ class AgentRunner:
         return auth is not None and getattr(auth, field) is not None
 
     def _drop_unaccepted_auth(self, response: v2.InitializeResponse) -> v2.InitializeResponse:
-        """``response`` without the auth methods the client cannot use (each reported)."""
+        """``response`` without the auth methods it must not offer (each reported).
+
+        Those are the methods the client cannot use (:meth:`client_accepts`) and
+        those of a type the schema reserves: a catch-all member whose ``type`` is
+        neither a known one nor ``_``-prefixed (an extension).
+        """
         methods = response.auth_methods or []
-        kept = [method for method in methods if self.client_accepts(method)]
+        kept = []
         for method in methods:
-            if method not in kept:
-                self._diagnostic(
-                    "auth.method-not-accepted",
-                    f"auth method {getattr(method, 'method_id', '?')!r} of type "
-                    f"{getattr(method, 'type', '?')!r} left out: the client did not advertise "
-                    "support for it",
-                    "initialize",
-                )
+            kind = getattr(method, "type", None)
+            if getattr(type(method), "__agentproto_other__", False) and not str(kind).startswith(
+                "_"
+            ):
+                why = "its type is reserved for future ACP versions (an extension starts with '_')"
+            elif not self.client_accepts(method):
+                why = "the client did not advertise support for it"
+            else:
+                kept.append(method)
+                continue
+            self._diagnostic(
+                "auth.method-not-offered",
+                f"auth method {getattr(method, 'method_id', '?')!r} of type {kind!r} "
+                f"left out: {why}",
+                "initialize",
+            )
         if len(kept) == len(methods):
             return response
         return attrs.evolve(response, auth_methods=kept or None)
