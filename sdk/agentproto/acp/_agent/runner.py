@@ -214,25 +214,28 @@ class AgentRunner:
         methods = response.auth_methods or []
         kept = []
         for method in methods:
-            kind = getattr(method, "type", None)
-            if getattr(type(method), "__agentproto_other__", False) and not str(kind).startswith(
-                "_"
-            ):
-                why = "its type is reserved for future ACP versions (an extension starts with '_')"
-            elif not self.client_accepts(method):
-                why = "the client did not advertise support for it"
-            else:
+            why = self._not_offered(method)
+            if why is None:
                 kept.append(method)
                 continue
             self._diagnostic(
                 "auth.method-not-offered",
-                f"auth method {getattr(method, 'method_id', '?')!r} of type {kind!r} "
-                f"left out: {why}",
+                f"auth method {getattr(method, 'method_id', '?')!r} of type "
+                f"{getattr(method, 'type', None)!r} left out: {why}",
                 "initialize",
             )
         if len(kept) == len(methods):
             return response
         return attrs.evolve(response, auth_methods=kept or None)
+
+    def _not_offered(self, method: v2.AuthMethod) -> str | None:
+        """Why ``method`` must not be offered, or ``None``."""
+        reserved = not str(getattr(method, "type", "")).startswith("_")
+        if getattr(type(method), "__agentproto_other__", False) and reserved:
+            return "its type is reserved for future ACP versions (an extension's starts with '_')"
+        if not self.client_accepts(method):
+            return "the client did not advertise support for it"
+        return None
 
     # ---- what is served -----------------------------------------------------------------
 
