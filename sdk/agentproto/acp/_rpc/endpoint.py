@@ -476,8 +476,14 @@ class Endpoint:
             params = self._converter.dump(params)
         return method, params, spec
 
-    def _typed(self, method: str, tp: Any, value: Any) -> Any:
-        """The wire JSON of ``value`` for type ``tp``: a dict is checked, a typed object dumped."""
+    def _typed(self, method: str, tp: Any, value: Any, *, check: bool = False) -> Any:
+        """The wire JSON of ``value`` for type ``tp``: a dict is checked, a typed object dumped.
+
+        With ``check``, a typed object's JSON is checked too (read back strictly as
+        ``tp``): an object the schema rejects (a required field left out, a
+        definition class where the union member with its ``type`` belongs) raises
+        :class:`~agentproto.SchemaError` instead of going out malformed.
+        """
         if tp is Any:
             return value
         if isinstance(value, dict):
@@ -492,7 +498,10 @@ class Endpoint:
             raise UsageError(
                 "rpc.wrong-type", f"{method}: expected a typed object, not {type(value).__name__}"
             )
-        return self._converter.dump(value)
+        wire = self._converter.dump(value)
+        if check:
+            self._converter.load(wire, tp)  # strictly: raises SchemaError
+        return wire
 
     def send_request(self, target: Any, params: Any = None) -> int:
         """Queue a request to the peer.
@@ -630,16 +639,18 @@ class Endpoint:
             ident: the id from :class:`RequestReceived`.
             result: a typed result (an instance of the method's result class), a
                 dict that the schema accepts, or any JSON for an untyped method.
+                A typed result is checked against the schema before it is queued.
 
         Raises:
             UsageError: ``ident`` is not in flight, or ``result`` has the wrong type.
-            SchemaError: a dict result that the schema rejects, or a result that is
-                not JSON; the request stays in flight, to be answered again.
+            SchemaError: a result that the schema rejects (a dict, or a typed object
+                whose JSON breaks it), or a result that is not JSON; the request
+                stays in flight, to be answered again.
             ConnectionClosedError: the endpoint is closed.
         """
         entry = self._check_in_flight(ident)
         if isinstance(entry, MethodSpec) and entry.result is not None:
-            result = self._typed(entry.method, entry.result, result)
+            result = self._typed(entry.method, entry.result, result, check=True)
         elif attrs.has(type(result)):
             result = self._converter.dump(result)
         self._answer(ident, Response(ident, result))
