@@ -430,3 +430,18 @@ def test_check_false_sends_a_resume_the_thread_would_refuse() -> None:
             agent.run_to_end("hurry up", check=False)
         assert caught.value.status == 400
         assert sent == ["POST", "POST"]
+
+
+def test_a_thread_made_from_an_interrupted_conversation_holds_its_interrupts() -> None:
+    """``conversation=`` from a consumer whose last run ended interrupted: the thread's
+    interrupts are that run's, and a run must answer them before anything is sent."""
+    approval = Approval()
+    with serve(approval) as url:
+        with HttpAgent(url) as first:
+            first.run_to_end("Email the report to Ann")
+        with recorded_agent(approval, conversation=first.conversation) as (agent, sent):
+            assert agent.interrupts.ids == ("send-email",)
+            with pytest.raises(UsageError) as caught:
+                agent.run_to_end("hurry up")
+            assert caught.value.code == "resume.uncovered"
+            assert "resume=agent.interrupts" in str(caught.value) and sent == []

@@ -159,9 +159,10 @@ class AgentThread:
             failure or a cancellation), ``None`` before the first answer.
         interrupts: what the thread's last completed run left open (an
             :class:`~agentproto.agui.OpenInterrupts`, empty unless that run ended
-            interrupted). The next run must answer each: resolve or cancel them
-            here and pass ``resume=thread.interrupts``; a run that leaves one
-            unanswered is refused before anything is sent.
+            interrupted; at first, what the ``conversation`` given recorded). The
+            next run must answer each: resolve or cancel them here and pass
+            ``resume=thread.interrupts``; a run that leaves one unanswered is
+            refused before anything is sent.
     """
 
     def __init__(
@@ -198,7 +199,8 @@ class AgentThread:
         self.runs: list[RunRecord] = []
         self.diagnostics: list[Diagnostic] = []
         self.last_consumer: Consumer | None = None
-        self.interrupts = OpenInterrupts(thread_id=self.thread_id)
+        left_open = OpenInterrupts.of(self.conversation)  # a conversation= may know some
+        self.interrupts = left_open if len(left_open) else OpenInterrupts(thread_id=self.thread_id)
         self._transport = transport
         self._run_timeout = run_timeout
         self._consumer_options = dict(consumer_options)
