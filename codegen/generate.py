@@ -17,6 +17,8 @@ from codegen.methods import (
     ERROR_CODE_CLASS,
     ERROR_CODE_DEF,
     Key,
+    capabilities_text,
+    capability_entries,
     error_codes,
     error_codes_text,
     method_entries,
@@ -116,7 +118,7 @@ class Tables:
 
 
 def schema_tables(source: Source) -> tuple[Tables, list[str]]:
-    """The ``METHODS`` table and error codes of an ACP source, and every problem.
+    """The ``METHODS`` table, error codes and ``CAPABILITIES`` of an ACP source, and every problem.
 
     AG-UI sources get no tables. The stable counterpart, when the source names one,
     is read only for the stable marks.
@@ -141,6 +143,7 @@ def schema_tables(source: Source) -> tuple[Tables, list[str]]:
     stable_name = source.stable.name if source.stable is not None else None
     text = methods_text(entries, stable, stable_name)
     text += error_codes_text(codes, f"{where}#{ERROR_CODE_DEF}")
+    text += capabilities_text(capability_entries(schema, entries))
     names = {name for e in entries.values() for name in (e["params"], e["result"]) if name}
     return Tables(text, frozenset(names)), problems
 

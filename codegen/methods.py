@@ -21,6 +21,15 @@ Error codes: the schema's ``ErrorCode`` is a union of titled integer constants (
 an untitled catch-all for other codes). Each constant's name is its title in upper
 snake case (``Method not found`` → ``METHOD_NOT_FOUND``); a constant without a
 title, or two titles giving one name, is a problem.
+
+Capability markers: in v2 the agent's capabilities (the ``capabilities`` of the
+``initialize`` result) are object markers, and the schema says in prose which methods
+a marker advertises: the first sentence of a marker's description that opens with
+*Whether the agent supports* or *Supplying `{}` means the agent supports* names them in
+backticks (``session``: the baseline session methods; ``session.delete``:
+``session/delete``). Each marker whose sentence names methods the agent handles gets
+an entry: its wire path → those methods. Markers that advertise features rather than
+methods (prompt content types, MCP transports) name none and get no entry.
 """
 
 from __future__ import annotations
@@ -37,6 +46,9 @@ ERROR_CODE_DEF = "ErrorCode"
 ERROR_CODE_CLASS = "KnownErrorCode"
 """The name of the generated enumeration of the codes ``ErrorCode`` names."""
 _ROLES = ("request", "notification", "result")
+_ADVERTISES = re.compile(r"^(Whether the agent supports|Supplying `\{\}` means the agent supports)")
+_SENTENCE_END = re.compile(r"(?<=\.)\s+")
+_CODE = re.compile(r"`([^`]+)`")
 
 
 def _refs(node: JSON) -> Iterator[str]:
@@ -179,4 +191,66 @@ def error_codes_text(codes: dict[str, int], anchor: str) -> str:
         return ""
     lines = ["", "", f"class {ERROR_CODE_CLASS}(enum.IntEnum):", f'    """{anchor}"""', ""]
     lines += [f"    {name} = {value}" for name, value in codes.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _marker_ref(prop: JSON) -> str | None:
+    """The definition a capability property refers to (``anyOf``/``allOf`` of a ``$ref``)."""
+    for name in _refs(prop):
+        return name
+    return None
+
+
+def _advertised(description: str, methods: set[str]) -> tuple[str, ...]:
+    """The methods the first advertising sentence of ``description`` names (see above)."""
+    for sentence in _SENTENCE_END.split(description):
+        if _ADVERTISES.match(sentence.strip()):
+            return tuple(sorted({m for m in _CODE.findall(sentence) if m in methods}))
+    return ()
+
+
+def capability_entries(
+    schema: JSON, entries: dict[Key, dict[str, Any]]
+) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """The agent's capability markers that advertise methods: wire path → the methods.
+
+    The markers are read from the ``capabilities`` property of the ``initialize``
+    result and below; a schema without one has none.
+    """
+    defs: dict[str, JSON] = schema.get("$defs", {})
+    agent_methods = {method for (method, _), e in entries.items() if e["side"] == "agent"}
+    result = entries.get(("initialize", "request"), {}).get("result")
+    root = defs.get(result or "", {}).get("properties", {}).get("capabilities")
+    found: dict[tuple[str, ...], tuple[str, ...]] = {}
+    if not isinstance(root, dict):
+        return found
+    todo: list[tuple[tuple[str, ...], str | None]] = [((), _marker_ref(root))]
+    seen: set[str] = set()
+    while todo:
+        path, name = todo.pop()
+        if name is None or name in seen or not isinstance(defs.get(name), dict):
+            continue
+        seen.add(name)
+        for wire, prop in (defs[name].get("properties") or {}).items():
+            target = _marker_ref(prop) if isinstance(prop, dict) else None
+            if target is None:
+                continue  # not a marker (_meta, or a plain value)
+            methods = _advertised(str(prop.get("description", "")), agent_methods)
+            if methods:
+                found[(*path, wire)] = methods
+            todo.append(((*path, wire), target))
+    return found
+
+
+def capabilities_text(found: dict[tuple[str, ...], tuple[str, ...]]) -> str:
+    """The ``CAPABILITIES`` table appended to a sealed module (a plain literal)."""
+    lines = [
+        "",
+        "",
+        "# capability marker (wire path in the initialize result's capabilities) -> the",
+        "# methods its description says it advertises",
+        "CAPABILITIES: dict[tuple[str, ...], tuple[str, ...]] = {",
+    ]
+    lines += [f"    {path!r}: {found[path]!r}," for path in sorted(found)]
+    lines.append("}")
     return "\n".join(lines) + "\n"

@@ -153,6 +153,7 @@ EXPECTED_ALL = {
     "agentproto.acp.client": ["AcpClient", "ClientHandlers", "ClientSession"],
     "agentproto.acp.connection": [
         "AgentSideConnection",
+        "BatchCall",
         "ByteReader",
         "ByteWriter",
         "ClientSideConnection",
@@ -196,6 +197,7 @@ EXPECTED_ALL = {
         "Connection",
         "AgentSideConnection",
         "ClientSideConnection",
+        "BatchCall",
         "Side",
         "ByteReader",
         "ByteWriter",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from agentproto.acp._generated_v2 import (
 )
 from agentproto.acp._io.transports import MemoryPipe, connect_pair, spawn_agent
 from agentproto.acp._protocol.errors import RpcErrorCode
-from agentproto.acp.connection import AgentSideConnection, ClientSideConnection
+from agentproto.acp.connection import AgentSideConnection, BatchCall, ClientSideConnection
 from tests.acp.lifecycle_helpers import Lines, other_tasks
 
 AGENT_SCRIPT = Path(__file__).with_name("stdio_agent.py")
@@ -538,3 +539,181 @@ async def test_agent_killed_mid_request() -> None:
             await asyncio.wait_for(call, 10)
         await asyncio.wait_for(conn.wait_closed(), 10)
     assert agent.process.returncode is not None
+
+
+# --- batches -------------------------------------------------------------------------------------
+
+
+def batch_line(*objs: Any) -> bytes:
+    members = [{"jsonrpc": "2.0", **obj} if isinstance(obj, dict) else obj for obj in objs]
+    return orjson.dumps(members) + b"\n"
+
+
+async def test_a_batch_from_the_peer_is_answered_with_one_array() -> None:
+    """Requests served concurrently, an invalid member, a method without handler, a
+    notification: one line holding one array of the four answers; the connection goes on."""
+    peer = RawPeer()
+    noted: list[Any] = []
+
+    async def on_new(params: NewSessionRequest) -> NewSessionResponse:
+        await asyncio.sleep(0.05 if params.cwd == "/slow" else 0)
+        return NewSessionResponse(session_id="s-" + params.cwd)
+
+    async def on_note(params: Any) -> None:
+        noted.append(params)
+
+    peer.conn.handle(NewSessionRequest, on_new)
+    peer.conn.handle("_note", on_note)
+    async with peer.conn:
+        peer.send(
+            batch_line(
+                {"id": 1, "method": "session/new", "params": {"cwd": "/slow"}},
+                {"id": "b", "method": "session/new", "params": {"cwd": "/fast"}},
+                {"method": "_note", "params": {"n": 1}},
+                17,
+                {"id": 3, "method": "session/list", "params": {}},
+            )
+        )
+        reply = await peer.recv()
+        peer.send({"id": 4, "method": "session/new", "params": {"cwd": "/after"}})
+        after = await peer.recv()
+        await peer.conn.settle()
+    assert isinstance(reply, list) and len(reply) == 4
+    by_id = {r["id"]: r for r in reply}
+    assert by_id[1]["result"] == {"sessionId": "s-/slow"}
+    assert by_id["b"]["result"] == {"sessionId": "s-/fast"}
+    assert by_id[None]["error"]["code"] == -32600
+    assert by_id[3]["error"]["code"] == -32601
+    assert after == {"jsonrpc": "2.0", "id": 4, "result": {"sessionId": "s-/after"}}
+    assert noted == [{"n": 1}]
+
+
+async def test_send_batch_returns_a_task_per_request() -> None:
+    """send_batch: one line out; the peer's response array (any order) settles each task
+    with its typed result or its error; a notification member gets None."""
+    peer = RawPeer(side="client")
+    async with peer.conn:
+        tasks = await peer.conn.send_batch(
+            [
+                BatchCall.request(NewSessionRequest(cwd="/a")),
+                BatchCall.notify(CancelSessionNotification(session_id="s")),
+                BatchCall.request("session/new", {"cwd": "/b"}),
+            ]
+        )
+        assert tasks[1] is None
+        sent = await peer.recv()
+        assert isinstance(sent, list) and [m.get("id") for m in sent] == [0, None, 1]
+        peer.send(
+            batch_line(
+                {"id": 1, "error": {"code": -32602, "message": "no"}},
+                {"id": 0, "result": {"sessionId": "a"}},
+            )
+        )
+        first, _, second = tasks
+        assert first is not None and second is not None
+        assert await asyncio.wait_for(first, 5) == NewSessionResponse(session_id="a")
+        with pytest.raises(RpcError) as failed:
+            await asyncio.wait_for(second, 5)
+    assert failed.value.code == -32602
+
+
+async def test_send_batch_between_connections_cancel_and_timeout() -> None:
+    """A batch between two connections. Cancelling a member's task cancels it at the peer,
+    whose answer completes the batch, so its sibling's result arrives; a member left
+    unanswered times out; an empty batch is a usage error, a closed connection refuses."""
+    agent, client = connect_pair()
+    release = asyncio.Event()
+
+    async def on_new(params: NewSessionRequest) -> NewSessionResponse:
+        if params.cwd == "/hang":
+            await release.wait()
+        return NewSessionResponse(session_id="s-" + params.cwd)
+
+    agent.handle(NewSessionRequest, on_new)
+    async with agent, client:
+        a, b = await client.send_batch([new("/a"), new("/b")])
+        assert a is not None and b is not None
+        assert await asyncio.wait_for(asyncio.gather(a, b), 5) == [
+            NewSessionResponse(session_id="s-/a"),
+            NewSessionResponse(session_id="s-/b"),
+        ]
+        quick, hang = await client.send_batch([new("/q"), new("/hang")])
+        assert hang is not None and quick is not None
+        await asyncio.sleep(0.05)
+        assert not quick.done()  # its answer waits in the peer's batch for the hung one
+        hang.cancel()
+        assert await asyncio.wait_for(quick, 5) == NewSessionResponse(session_id="s-/q")
+        (lone,) = await client.send_batch([new("/hang")], timeout=0.05)
+        assert lone is not None
+        with pytest.raises(RequestTimeoutError):
+            await lone
+        with pytest.raises(UsageError):
+            await client.send_batch([])
+    with pytest.raises(ConnectionClosedError):
+        await client.send_batch([new("/")])
+
+
+def new(cwd: str) -> BatchCall:
+    return BatchCall.request(NewSessionRequest(cwd=cwd))
+
+
+async def test_closing_with_a_batch_partly_answered_writes_what_it_has() -> None:
+    """close() while a batch waits for a handler: the answers it has go out as its array."""
+    peer = RawPeer()
+    started = asyncio.Event()
+
+    async def on_new(params: NewSessionRequest) -> NewSessionResponse:
+        if params.cwd == "/hang":
+            started.set()
+            await asyncio.Event().wait()
+        return NewSessionResponse(session_id="s")
+
+    peer.conn.handle(NewSessionRequest, on_new)
+    peer.conn.start()
+    peer.send(
+        batch_line(
+            {"id": 1, "method": "session/new", "params": {"cwd": "/hang"}},
+            {"id": 2, "method": "session/new", "params": {"cwd": "/"}},
+        )
+    )
+    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.sleep(0.05)  # request 2 is answered meanwhile, into the batch
+    await asyncio.wait_for(peer.conn.close(), 5)
+    assert await peer.recv() == [{"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s"}}]
+
+
+async def test_spawned_agent_answers_a_batch_with_one_array() -> None:
+    """The example agent (a real process on stdio, served by the runner) gets a raw batch
+    of two ``session/new`` requests and writes back one line holding both responses."""
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'sdk'}{os.pathsep}{ROOT}"}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "examples" / "acp_hello_agent.py"),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    try:
+
+        async def exchange(data: bytes) -> Any:
+            process.stdin.write(data)  # type: ignore[union-attr]
+            await process.stdin.drain()  # type: ignore[union-attr]
+            line = await asyncio.wait_for(process.stdout.readline(), 30)  # type: ignore[union-attr]
+            return orjson.loads(line)
+
+        info = {"name": "raw", "version": "1"}
+        init = {"id": 0, "method": "initialize", "params": {"protocolVersion": 2, "info": info}}
+        assert "result" in await exchange(orjson.dumps({"jsonrpc": "2.0", **init}) + b"\n")
+        reply = await exchange(
+            batch_line(
+                {"id": "x", "method": "session/new", "params": {"cwd": "/w"}},
+                {"method": "session/cancel", "params": {"sessionId": "nope"}},
+                {"id": "y", "method": "session/new", "params": {"cwd": "/v"}},
+            )
+        )
+        assert isinstance(reply, list) and sorted(r["id"] for r in reply) == ["x", "y"]
+        assert all(isinstance(r["result"]["sessionId"], str) for r in reply)
+        empty = await exchange(b"[]\n")
+        assert empty["id"] is None and empty["error"]["code"] == -32600
+    finally:
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 30)

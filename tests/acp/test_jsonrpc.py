@@ -16,14 +16,17 @@ from hypothesis import strategies as st
 from agentproto._core.errors import DecodeError, SchemaError, UsageError
 from agentproto.acp._protocol import jsonrpc as _jsonrpc
 from agentproto.acp._protocol.jsonrpc import (
+    InvalidMessage,
     Message,
     MessageReader,
     Notification,
     Request,
     Response,
+    encode_batch,
     encode_message,
     iter_messages,
     parse_message,
+    read_message,
     read_messages,
 )
 
@@ -652,6 +655,60 @@ def test_nested_batch_is_rejected() -> None:
     assert (cause.keyword, cause.location) == ("type", "/0")
 
 
+def test_read_message_answers_each_value_without_raising() -> None:
+    """``read_message`` returns the message, or an InvalidMessage with the error (its
+    location under the member's) and the line; it never raises."""
+    assert read_message(orjson.loads(REQUEST), line=3) == Request(
+        1, "session/prompt", {"sessionId": "s"}
+    )
+    invalid = read_message(17, line=2, location="/4")
+    assert isinstance(invalid, InvalidMessage) and invalid.id is None and invalid.line == 2
+    assert (invalid.error.keyword, invalid.error.location) == ("type", "/4")
+    error = invalid.decode_error(offset=9)
+    assert (error.line, error.offset) == (2, 9) and error.__cause__ is invalid.error
+    assert "/4" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("value", "ident"),
+    [
+        ({"jsonrpc": "1.0", "id": 5, "method": "m"}, 5),
+        ({"jsonrpc": "2.0", "id": "x", "method": 7}, "x"),
+        ({"jsonrpc": "2.0", "id": 3}, 3),  # neither a call nor a response: its id is read
+        ({"jsonrpc": "2.0", "id": True, "method": "m"}, None),  # not an id
+        ({"jsonrpc": "2.0", "id": 2**63, "method": "m"}, None),  # beyond int64
+        ({"jsonrpc": "2.0", "id": 1.0, "method": "m"}, None),
+        ({"jsonrpc": "2.0", "method": 7}, None),
+        ({"jsonrpc": "2.0", "id": 4, "result": 1, "error": {}}, None),  # shaped as a response
+        ({"jsonrpc": "2.0", "id": 4, "error": {"code": "x"}}, None),
+        ([{"jsonrpc": "2.0", "id": 1, "method": "m"}], None),
+        (None, None),
+    ],
+)
+def test_an_invalid_message_carries_the_id_to_answer_it_with(value: Any, ident: Any) -> None:
+    """The id of an invalid call is read when it is a valid id; a response's never is."""
+    invalid = read_message(value)
+    assert isinstance(invalid, InvalidMessage) and invalid.id == ident
+    assert invalid == InvalidMessage.of(value, invalid.error)
+
+
+def test_encode_batch_writes_one_array_line() -> None:
+    """``encode_batch`` writes the members as ``encode_message`` does, in one array line that
+    reads back as the same messages; an empty batch or a bad member is refused."""
+    batch = [Request(1, "m", {"a": 1}), Notification("n"), Response("r", None)]
+    data = encode_batch(batch)
+    assert data.count(b"\n") == 1
+    assert data == b"[" + b",".join(encode_message(m)[:-1] for m in batch) + b"]\n"
+    assert read_messages(data) == batch
+    with pytest.raises(SchemaError) as empty:
+        encode_batch([])
+    assert empty.value.keyword == "minItems"
+    with pytest.raises(SchemaError):
+        encode_batch([Request(True, "m")])  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        encode_batch([object()])  # type: ignore[list-item]
+
+
 # --- iter_messages / read_messages -------------------------------------------------------------
 
 
@@ -680,14 +737,17 @@ def test_iter_messages_takes_lines_or_chunks() -> None:
 def test_public_names() -> None:
     """The module exports exactly its public API."""
     assert sorted(_jsonrpc.__all__) == [
+        "InvalidMessage",
         "Message",
         "MessageReader",
         "Notification",
         "Request",
         "Response",
+        "encode_batch",
         "encode_message",
         "iter_messages",
         "parse_message",
+        "read_message",
         "read_messages",
     ]
 

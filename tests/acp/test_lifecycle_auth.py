@@ -26,6 +26,10 @@ from tests.acp.test_lifecycle_v1 import Tap
 
 BROWSER = acp.AgentAuthMethod(method_id="browser", name="Log in with a browser")
 TERMINAL = acp.TerminalAuthMethod(method_id="tui", name="Log in in a terminal")
+TERMINAL_AUTH = acp.ClientCapabilities(
+    auth=acp.ClientAuthCapabilities(terminal=acp.TerminalAuthCapabilities())
+)
+"""A client that can run the agent in a terminal, offered the terminal method."""
 
 
 class Gated(Agent):
@@ -54,7 +58,7 @@ async def test_auth_required_then_login_and_retry() -> None:
     the methods it may log in with (not the terminal one), logs in and retries."""
     agent = Gated()
     async with pair(agent) as (runner, client):
-        answer = await client.initialize()
+        answer = await client.initialize(capabilities=TERMINAL_AUTH)
         assert answer.auth_methods == [BROWSER, TERMINAL]
         with pytest.raises(AuthRequiredError) as refused:
             await client.new_session("/w")
@@ -136,7 +140,7 @@ async def test_auth_through_a_v1_connection() -> None:
     client = AcpClient.connect(to_client, client_out)
     serving = asyncio.create_task(runner.serve())
     async with client:
-        answer = await client.initialize()
+        answer = await client.initialize(capabilities=TERMINAL_AUTH)
         assert answer.protocol_version == 1 and answer.auth_methods == [BROWSER, TERMINAL]
         with pytest.raises(AuthRequiredError) as refused:
             await client.new_session("/w")

@@ -224,3 +224,85 @@ async def test_the_agent_refuses_bad_prompts() -> None:
             )
         assert caught.value.code == -32002
         assert runner.sessions[session.session_id].turn is None
+
+
+# ---- child sessions: announced first, replayed afresh (issue 25; the subagents RFD) ---------
+
+
+def chunk(text: str) -> dict[str, Any]:
+    return {"sessionUpdate": "agent_message_chunk", "messageId": "m1",
+            "content": {"type": "text", "text": text}}  # fmt: skip
+
+
+def announce(child: str) -> dict[str, Any]:
+    return {"sessionUpdate": "subagent_update", "sessionId": child, "title": "helper"}
+
+
+def child_text(client: AcpClient, child: str = "child") -> str:
+    return "".join(b.text for b in client.sessions[child].state.agent_messages["m1"].content)  # type: ignore[union-attr]
+
+
+async def test_a_replay_forgets_the_children_it_announces_again() -> None:
+    """Resuming with replay rebuilds the child sessions too: the replay's child traffic
+    does not land on the child's old state, and child traffic replayed before its
+    announcement is reported (it is kept, and the announcement attaches it)."""
+    fake = FakeAgent()
+    async with fake.client:
+        await _setup(fake)
+        fake.send(update("s1", announce("child")))
+        fake.send(update("child", chunk("live")))
+        await asyncio.sleep(0.05)
+        assert child_text(fake.client) == "live" and fake.client.diagnostics == []
+        resuming = asyncio.create_task(fake.client.resume_session("s1", "/w"))
+        request = await fake.recv()
+        assert request["method"] == "session/resume"
+        fake.send(update("child", chunk("replayed")))
+        fake.send(update("s1", announce("child")))
+        fake.send({"id": request["id"], "result": {}})
+        resumed = await resuming
+        assert child_text(fake.client) == "replayed"
+        assert [d.code for d in fake.client.diagnostics] == ["client.unannounced-session"]
+        child = fake.client.sessions["child"]
+        assert resumed.children == {"child": child} and child.parent is resumed
+
+
+class SlowUpdates(Answers):
+    """An application whose update handler takes a while (it awaits)."""
+
+    async def on_update(self, session: Any, update: Any) -> None:
+        await asyncio.sleep(0.01)
+        await super().on_update(session, update)
+
+
+async def test_a_permission_request_comes_after_the_updates_before_it() -> None:
+    """A permission request for a child, right after the announcement, finds the child
+    announced, even while the application's update handler is busy; its tool call
+    patches the state the updates before it built."""
+    fake = FakeAgent()
+    fake.client.handlers = SlowUpdates("yes")
+    async with fake.client:
+        await _setup(fake)
+        ask = {
+            "id": 7,
+            "method": "session/request_permission",
+            "params": {
+                "sessionId": "child",
+                "title": "Allow?",
+                "options": [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}],
+                "subject": {"type": "tool_call", "toolCall": {"toolCallId": "c", "title": "B"}},
+            },
+        }
+        tool = {"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "A"}
+        fake.send(
+            line(update("s1", {**tool, "toolCallId": "p"}))
+            + line(update("s1", announce("child")))
+            + line(update("child", tool))
+            + line(ask)
+        )
+        reply = await fake.recv()
+        assert reply["id"] == 7 and reply["result"]["outcome"]["optionId"] == "yes"
+        await asyncio.sleep(0.1)  # every update handled
+        assert fake.client.diagnostics == []
+        child = fake.client.sessions["child"]
+        assert child.parent is fake.client.sessions["s1"]
+        assert child.state.tool_calls["c"].title == "B"

@@ -14,6 +14,7 @@ from agentproto.acp import (
     Agent,
     AgentRunner,
     AgentSession,
+    BatchCall,
     ConnectionClosedError,
     MemoryPipe,
     RpcError,
@@ -257,7 +258,7 @@ async def test_resume_unknown_session_and_bad_cursor() -> None:
 
 async def test_close_list_delete() -> None:
     """close cancels running work first (idle 'cancelled' before the answer); list shows the
-    held sessions; delete forgets one; closing an unknown session succeeds."""
+    held sessions; delete forgets one; closing or deleting an unknown session succeeds."""
     agent = Scripted()
     async with pair(agent) as (_, client):
         await client.initialize()
@@ -273,8 +274,9 @@ async def test_close_list_delete() -> None:
         assert [s.session_id for s in listed.sessions] == [second.session_id]
         await client.delete_session(second.session_id)
         assert second.session_id not in client.sessions
-        with pytest.raises(RpcError):
-            await client.delete_session(second.session_id)
+        await client.delete_session(second.session_id)  # gone already: succeeds, as the kit asks
+        listed = await client.list_sessions()
+        assert second.session_id not in [s.session_id for s in listed.sessions]
 
 
 async def test_child_sessions_register_with_their_parent() -> None:
@@ -340,3 +342,28 @@ async def test_nothing_outlives_the_pair() -> None:
     with pytest.raises(ConnectionClosedError):
         await turn
     assert other_tasks() == set()
+
+
+async def test_a_client_sends_a_batch_through_the_runner() -> None:
+    """AcpClient.send_batch: two ``session/list`` calls in one batch reach the runner, which
+    answers with one array; each task gets its typed result. An unstable method is refused
+    without ``unstable=True``, before anything is sent."""
+    async with pair(Scripted()) as (_, client):
+        await client.initialize()
+        created = await client.new_session("/b")
+        tasks = await client.send_batch(
+            [
+                BatchCall.request(acp.ListSessionsRequest(cwd="/b")),
+                BatchCall.request(acp.ListSessionsRequest(cwd="/elsewhere")),
+            ]
+        )
+        assert all(task is not None for task in tasks)
+        here, elsewhere = await asyncio.wait_for(asyncio.gather(*tasks), 5)  # type: ignore[arg-type]
+        status = BatchCall.request(acp.SessionStatusRequest(session_id=created.session_id))
+        with pytest.raises(UsageError) as unstable:  # unstable methods need unstable=True
+            await client.send_batch([BatchCall.request(acp.ListSessionsRequest()), status])
+        with pytest.raises(UsageError):
+            await client.send_batch([BatchCall.request("session/status", {"sessionId": "s"})])
+    assert [s.session_id for s in here.sessions] == [created.session_id]
+    assert elsewhere.sessions == []
+    assert unstable.value.code == "client.unstable"

@@ -141,3 +141,33 @@ async def test_cancelled_turn_ends_with_cancelled() -> None:
         assert await asyncio.wait_for(turn, 5) == "cancelled"
     await runner.close()
     await serving
+
+
+def test_capabilities_cross_versions_in_each_versions_shape() -> None:
+    """A v2 agent's markers reach a v1 client as v1 capabilities (v2's session baseline as
+    v1's list/resume/close markers, prompt and MCP markers as flags), and a v1 agent's
+    capabilities reach a v2 client as v2 markers; nothing of one version's shape leaks into
+    the other's."""
+    from agentproto.acp._io.v1bridge import agent_capabilities_v1, agent_capabilities_v2
+
+    v2_caps = {
+        "session": {"prompt": {"image": {}, "audio": None}, "mcp": {"http": {}}, "delete": {}},
+        "auth": {"status": {}},
+        "_meta": {"x": 1},
+    }
+    v1_caps = agent_capabilities_v1(v2_caps)
+    assert v1_caps == {
+        "auth": {"status": {}},
+        "_meta": {"x": 1},
+        "sessionCapabilities": {"close": {}, "delete": {}, "list": {}, "resume": {}},
+        "promptCapabilities": {"image": True},
+        "mcpCapabilities": {"http": True},
+    }
+    back = agent_capabilities_v2({**v1_caps, "loadSession": True})
+    assert back == {
+        "auth": {"status": {}},
+        "_meta": {"x": 1},
+        "session": {"delete": {}, "prompt": {"image": {}}, "mcp": {"http": {}}},
+    }
+    assert agent_capabilities_v1({}) == {}
+    assert agent_capabilities_v2({}) == {"session": {}}

@@ -26,6 +26,7 @@ from agentproto.acp._generated_v2 import (
 )
 from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._rpc.endpoint import (
+    BatchCall,
     CancelRequested,
     Endpoint,
     Event,
@@ -396,3 +397,217 @@ def test_error_response_without_id_is_a_diagnostic() -> None:
     )
     assert isinstance(event, Diagnostic) and event.code == "rpc.error-without-id"
     assert "bad json" in event.message
+
+
+# --- batches (JSON-RPC 2.0 section 6) ----------------------------------------------------------
+
+
+def batch(*objs: Any) -> bytes:
+    """One line holding a JSON array: objects get ``jsonrpc``, other values go as given."""
+    members = [{"jsonrpc": "2.0", **obj} if isinstance(obj, dict) else obj for obj in objs]
+    return orjson.dumps(members) + b"\n"
+
+
+NEW = {"method": "session/new", "params": {"cwd": "/"}}
+
+
+def test_a_batch_of_requests_is_answered_with_one_array() -> None:
+    """Two requests in a batch: nothing is written until both are answered, then one line
+    holding one array, its members in the order the answers came."""
+    agent = Endpoint("agent")
+    events = agent.feed(batch({"id": "a", **NEW}, {"id": 2, **NEW}))
+    assert [(type(e), e.id) for e in events] == [(RequestReceived, "a"), (RequestReceived, 2)]  # type: ignore[union-attr]
+    agent.respond(2, NewSessionResponse(session_id="two"))
+    assert agent.data_to_send() == b""
+    agent.respond("a", NewSessionResponse(session_id="one"))
+    (line,) = agent.data_to_send().splitlines()
+    assert orjson.loads(line) == [
+        {"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "two"}},
+        {"jsonrpc": "2.0", "id": "a", "result": {"sessionId": "one"}},
+    ]
+    assert agent.in_flight == frozenset()
+
+
+def test_an_invalid_batch_member_gets_its_own_error_and_its_siblings_are_served() -> None:
+    """``[request, 17]``: 17 gets -32600 (id null) in the array, the request is served."""
+    agent = Endpoint("agent")
+    events = agent.feed(batch({"id": 1, **NEW}, 17))
+    assert [type(e) for e in events] == [RequestReceived, Diagnostic]
+    assert isinstance(events[1], Diagnostic) and events[1].line == 1
+    assert "/1" in events[1].message
+    assert agent.data_to_send() == b""  # the request is still in flight
+    agent.respond_error(1, RpcErrorCode.INTERNAL_ERROR, "no")
+    (reply,) = lines(agent.data_to_send())
+    assert [(r["id"], r["error"]["code"]) for r in reply] == [(None, -32600), (1, -32603)]
+
+
+def test_a_batch_of_invalid_members_gets_one_error_each() -> None:
+    """``[17, true, null]``: three -32600 errors, id null, in one array, at once."""
+    agent = Endpoint("agent")
+    agent.feed(batch(17, True, None))
+    (reply,) = lines(agent.data_to_send())
+    assert [(r["id"], r["error"]["code"]) for r in reply] == [(None, -32600)] * 3
+
+
+def test_automatic_errors_of_batch_members_go_into_the_array() -> None:
+    """Method not found, invalid params, a duplicate id: each answered inside the array."""
+    agent = Endpoint("agent")
+    agent.feed(
+        batch(
+            {"id": 1, "method": "no/such"},
+            {"id": 2, "method": "session/new", "params": {"cwd": 5}},
+            {"id": 3, **NEW},
+            {"id": 3, **NEW},
+        )
+    )
+    assert agent.data_to_send() == b""  # request 3 is in flight
+    agent.respond(3, NewSessionResponse(session_id="s"))
+    (reply,) = lines(agent.data_to_send())
+    assert [(r["id"], r.get("error", {}).get("code")) for r in reply] == [
+        (1, -32601),
+        (2, -32602),
+        (3, -32600),
+        (3, None),
+    ]
+
+
+def test_a_batch_without_requests_gets_no_reply() -> None:
+    """Notifications (and responses) in a batch are not answered: nothing is written."""
+    agent = Endpoint("agent")
+    events = agent.feed(
+        batch({"method": "_note"}, {"method": "session/cancel", "params": {"sessionId": "s"}})
+    )
+    assert [type(e) for e in events] == [NotificationReceived, NotificationReceived]
+    client = Endpoint("client")
+    client.feed(batch({"method": "session/update", "params": {}}, {"id": 9, "result": None}))
+    assert agent.data_to_send() == client.data_to_send() == b""
+
+
+def test_notifications_in_a_batch_are_not_answered() -> None:
+    """A request and a notification: the array holds the request's response only."""
+    agent = Endpoint("agent")
+    agent.feed(batch({"method": "_note"}, {"id": 1, "method": "_ext"}))
+    agent.respond(1, {"ok": True})
+    (reply,) = lines(agent.data_to_send())
+    assert reply == [{"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}]
+
+
+def test_the_empty_batch_gets_one_error_that_is_not_an_array() -> None:
+    """``[]`` is answered with a single -32600 object, id null; reading goes on."""
+    agent = Endpoint("agent")
+    events = agent.feed(b"[]\n" + wire({"id": 1, "method": "_x"}))
+    assert [type(e) for e in events] == [Diagnostic, RequestReceived]
+    (reply,) = lines(agent.data_to_send())
+    assert reply["id"] is None and reply["error"]["code"] == -32600
+
+
+def test_an_invalid_message_whose_id_can_be_read_is_answered_with_it() -> None:
+    """A readable string or integer id is echoed, alone on a line or in a batch; an
+    unreadable one (a boolean) and that of something shaped as a response are not."""
+    agent = Endpoint("agent")
+    agent.feed(
+        orjson.dumps({"jsonrpc": "1.0", "id": 5, "method": "session/new"})
+        + b"\n"
+        + orjson.dumps({"id": "s", "method": 7})
+        + b"\n"
+        + wire({"id": True, "method": "x"})
+        + wire({"id": 4, "result": 1, "error": {"code": 1, "message": "m"}})
+    )
+    replies = lines(agent.data_to_send())
+    assert [(r["id"], r["error"]["code"]) for r in replies] == [
+        (5, -32600),
+        ("s", -32600),
+        (None, -32600),
+        (None, -32600),
+    ]
+    agent.feed(batch({"id": 8, "method": 7}, {"id": 9}))
+    (reply,) = lines(agent.data_to_send())
+    assert [(r["id"], r["error"]["code"]) for r in reply] == [(8, -32600), (9, -32600)]
+
+
+def test_a_single_request_is_not_held_back_by_an_open_batch() -> None:
+    """A request on its own line, while a batch waits, is answered on its own line."""
+    agent = Endpoint("agent")
+    agent.feed(batch({"id": 1, **NEW}, {"id": 2, **NEW}) + wire({"id": 3, **NEW}))
+    agent.respond(3, NewSessionResponse(session_id="c"))
+    agent.respond(1, NewSessionResponse(session_id="a"))
+    assert lines(agent.data_to_send()) == [
+        {"jsonrpc": "2.0", "id": 3, "result": {"sessionId": "c"}}
+    ]
+    agent.respond(2, NewSessionResponse(session_id="b"))
+    (reply,) = lines(agent.data_to_send())
+    assert [r["id"] for r in reply] == [1, 2]
+
+
+def test_a_cancelled_batch_member_is_answered_in_the_array() -> None:
+    """``$/cancel_request`` for a batch member (in the same batch, too) is an event; its
+    ``request cancelled`` answer joins the array."""
+    agent = Endpoint("agent")
+    events = agent.feed(
+        batch({"id": 1, **NEW}, {"method": "$/cancel_request", "params": {"requestId": 1}})
+    )
+    assert events[1] == CancelRequested(id=1, method="session/new")
+    agent.respond_error(1, RpcErrorCode.REQUEST_CANCELLED, "cancelled")
+    (reply,) = lines(agent.data_to_send())
+    assert [(r["id"], r["error"]["code"]) for r in reply] == [(1, -32800)]
+
+
+def test_closing_with_a_batch_partly_answered_queues_the_answers_it_has() -> None:
+    """close(): the answers a batch has are queued as its array; the rest are dropped."""
+    agent = Endpoint("agent")
+    agent.feed(batch({"id": 1, **NEW}, {"id": 2, **NEW}, 17))
+    agent.respond(2, NewSessionResponse(session_id="b"))
+    assert agent.data_to_send() == b""
+    agent.close()
+    (reply,) = lines(agent.data_to_send())
+    assert [r["id"] for r in reply] == [None, 2]
+    assert agent.in_flight == frozenset()
+    assert agent.close() == [] and agent.data_to_send() == b""
+
+
+def test_send_batch_writes_one_line_and_matches_the_response_array() -> None:
+    """send_batch: one array line, ids in order (None for a notification); the peer's
+    response array settles each pending request by id, typed."""
+    client, agent = Endpoint("client"), Endpoint("agent")
+    ids = client.send_batch(
+        [
+            BatchCall.request(NewSessionRequest(cwd="/a")),
+            BatchCall.notify(CancelSessionNotification(session_id="s")),
+            BatchCall.request("session/new", {"cwd": "/b"}),
+        ]
+    )
+    assert ids == [0, None, 1] and client.pending == frozenset({0, 1})
+    data = client.data_to_send()
+    assert data.count(b"\n") == 1 and data.startswith(b"[")
+    events = agent.feed(data)
+    assert [type(e) for e in events] == [RequestReceived, NotificationReceived, RequestReceived]
+    agent.respond(1, NewSessionResponse(session_id="b"))
+    agent.respond(0, NewSessionResponse(session_id="a"))
+    assert pump(agent, client) == [
+        ResponseReceived(id=1, method="session/new", result=NewSessionResponse(session_id="b")),
+        ResponseReceived(id=0, method="session/new", result=NewSessionResponse(session_id="a")),
+    ]
+    assert client.pending == frozenset()
+    assert client.send_request(NewSessionRequest(cwd="/")) == 2  # ids go on counting
+
+
+def test_send_batch_checks_every_member_before_queueing_any() -> None:
+    """A bad member, no member, ACP v1, a closed endpoint: nothing is queued or pending."""
+    client = Endpoint("client")
+    good = BatchCall.request(NewSessionRequest(cwd="/"))
+    with pytest.raises(UsageError):
+        client.send_batch([good, BatchCall.request("no/such")])
+    with pytest.raises(UsageError):
+        client.send_batch([good, BatchCall.notify(NewSessionRequest(cwd="/"))])
+    with pytest.raises(SchemaError):
+        client.send_batch([good, BatchCall.request("session/new", {"cwd": 5})])
+    with pytest.raises(UsageError):
+        client.send_batch([good, NewSessionRequest(cwd="/")])  # type: ignore[list-item]
+    with pytest.raises(UsageError):
+        client.send_batch([])
+    with pytest.raises(UsageError):
+        Endpoint("client", protocol=1).send_batch([good])
+    assert client.data_to_send() == b"" and client.pending == frozenset()
+    client.close()
+    with pytest.raises(ConnectionClosedError):
+        client.send_batch([good])

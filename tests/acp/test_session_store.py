@@ -285,3 +285,65 @@ def test_a_bug_in_a_rule_is_not_taken_for_bad_input(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(_store._FAST_PATH, "tool_call_update", (loader, broken))
     with pytest.raises(TypeError, match="a bug"):
         read(update(tool(title="A")))
+
+
+# ---- child sessions: the announcement comes first (issue 25; the subagents RFD) -------------
+
+
+def announce(child: str, **fields: Any) -> dict[str, Any]:
+    return {"sessionUpdate": "subagent_update", "sessionId": child, **fields}
+
+
+def message(text: str) -> dict[str, Any]:
+    return {"sessionUpdate": "agent_message_chunk", "messageId": "m1",
+            "content": {"type": "text", "text": text}}  # fmt: skip
+
+
+def announcement(child: str, parent: str, *, general: bool) -> bytes:
+    """The announcing line; ``general``: with a params member that takes the general path."""
+    if not general:
+        return update(announce(child, title="C"), parent)
+    params = {"sessionId": parent, "update": announce(child, title="C"), "_meta": {"k": 1}}
+    return line({"jsonrpc": "2.0", "method": "session/update", "params": params})
+
+
+@pytest.mark.parametrize("general", [False, True], ids=["fast-path", "general-path"])
+@pytest.mark.parametrize("strict", [False, True])
+def test_child_traffic_before_its_announcement_is_reported(strict: bool, general: bool) -> None:
+    """A child session whose traffic came before the subagent_update announcing it: the
+    announcement is reported (line, path, the child's id); the traffic is kept as it came,
+    strict or not, and the child is announced on its parent."""
+    store = read(
+        update(message("early"), "child") + announcement("child", "parent", general=general),
+        strict=strict,
+    )
+    assert codes(store) == [(2, "unannounced-session", "/params/update/sessionId")]
+    (diagnostic,) = store.diagnostics
+    assert diagnostic.subject == "child" and "'parent'" in diagnostic.message
+    assert store.sessions["child"].agent_messages["m1"].content[0].text == "early"  # type: ignore[union-attr]
+    assert store.sessions["parent"].subagents["child"].title == "C"
+
+
+def test_children_announced_first_are_not_reported() -> None:
+    """In order (announcement, then the child's traffic, then updates of the child) and
+    a replayed announcement of a child with traffic: nothing to report."""
+    data = (
+        update(announce("child", title="C"), "parent")
+        + update(message("hi"), "child")
+        + update(announce("child", title="D"), "parent")
+        + update(announce("child", title="D"), "parent")
+    )
+    store = read(data)
+    assert store.diagnostics == []
+    assert store.sessions["parent"].subagents["child"].title == "D"
+
+
+def test_a_skipped_announcement_announces_nothing() -> None:
+    """An announcement that cannot be applied (here: its session is full) changes nothing:
+    the next one is the first, and it is the one reported."""
+    store = SessionStore(max_entities=1)
+    store.feed(update(message("early"), "child") + update(message("p"), "full"))
+    store.feed(update(announce("child"), "full") + update(announce("child"), "parent"))
+    store.close()
+    assert [code for _, code, _ in codes(store)] == ["invalid-update", "unannounced-session"]
+    assert "'parent'" in store.diagnostics[1].message

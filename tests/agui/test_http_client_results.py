@@ -372,3 +372,76 @@ def test_guide_interrupts_over_http_example_runs_as_written(
     assert lines == ["interrupted ('send-email',)", "resume.uncovered", "succeeded ['Sent.'] 0"]
     assert all(line in said(GUIDE, "Interrupts over HTTP") for line in lines)
     assert namespace["asked"] == {}
+
+
+# ---- checked against the thread by default; check=False opts out (issue 25) -----------------
+
+CONFIRM = schema.Tool(name="confirm", description="Ask the user to confirm", parameters={})
+
+
+class Confirming:
+    """An agent that calls the client's ``confirm`` tool whenever its input declares it."""
+
+    def __init__(self) -> None:
+        self.inputs: list[schema.RunAgentInput] = []
+        self.app = agent_app(self.handler)
+
+    async def handler(self, run_input: schema.RunAgentInput, producer: RunProducer) -> None:
+        self.inputs.append(run_input)
+        producer.run_started()
+        if any(tool.name == "confirm" for tool in run_input.tools):
+            call_id = f"call-{len(self.inputs)}"
+            producer.tool_call("confirm", tool_call_id=call_id, args={"what": "send"}).end()
+            producer.run_finished(list_pending=True)
+            return
+        producer.text("Done.")
+        producer.run_finished()
+
+
+def test_a_call_to_the_last_runs_tool_must_be_answered_before_sending() -> None:
+    """The previous run declared ``confirm`` and the agent called it: the next run is
+    refused until it answers the call, even though it declares no tools itself; with
+    ``check=False`` it goes out as built."""
+    confirming = Confirming()
+    with recorded_agent(confirming.app) as (agent, sent):
+        agent.run_to_end("Send it", tools=[CONFIRM])
+        with pytest.raises(UsageError) as caught:
+            agent.run_to_end("go on")
+        assert caught.value.code == "toolcall.unanswered" and "'call-1'" in str(caught.value)
+        assert sent == ["POST"]
+        answer = schema.ToolMessage(id="t-1", tool_call_id="call-1", content="yes")
+        assert agent.run_to_end("go on", tool_results=[answer]).succeeded
+        assert [m.role for m in confirming.inputs[-1].messages] == [
+            "user", "assistant", "tool", "user"
+        ]  # fmt: skip
+    with recorded_agent(confirming.app) as (agent, sent):
+        agent.run_to_end("Send it", tools=[CONFIRM])
+        assert agent.run_to_end("go on", check=False).succeeded
+        assert [m.role for m in confirming.inputs[-1].messages] == ["user", "assistant", "user"]
+        assert sent == ["POST", "POST"]
+
+
+def test_check_false_sends_a_resume_the_thread_would_refuse() -> None:
+    """``check=False`` opts out of the thread's interrupt record: the request goes out and
+    the agent, which keeps its own record, answers 400."""
+    with recorded_agent(Approval()) as (agent, sent):
+        agent.run_to_end("Email the report to Ann")
+        with pytest.raises(HttpStatusError) as caught:
+            agent.run_to_end("hurry up", check=False)
+        assert caught.value.status == 400
+        assert sent == ["POST", "POST"]
+
+
+def test_a_thread_made_from_an_interrupted_conversation_holds_its_interrupts() -> None:
+    """``conversation=`` from a consumer whose last run ended interrupted: the thread's
+    interrupts are that run's, and a run must answer them before anything is sent."""
+    approval = Approval()
+    with serve(approval) as url:
+        with HttpAgent(url) as first:
+            first.run_to_end("Email the report to Ann")
+        with recorded_agent(approval, conversation=first.conversation) as (agent, sent):
+            assert agent.interrupts.ids == ("send-email",)
+            with pytest.raises(UsageError) as caught:
+                agent.run_to_end("hurry up")
+            assert caught.value.code == "resume.uncovered"
+            assert "resume=agent.interrupts" in str(caught.value) and sent == []

@@ -171,6 +171,45 @@ def test_a_bad_tool_argument_is_refused() -> None:
     assert info.value.code == "toolcall.bad-argument"
 
 
+# ---- the client: the previous run's declared tools count by default (issue 25) ---------------
+
+
+def _declared(*body: dict[str, Any]) -> Any:
+    """The conversation of a run whose input declared the tool ``confirm``."""
+    tool = {"name": "confirm", "description": "Ask the user to confirm", "parameters": {}}
+    run_input = {"threadId": "t", "runId": "r1", "messages": [], "tools": [tool]}
+    consumer = Consumer(run_input=run_input)
+    consumer.feed_all([START, *body, FINISH])
+    consumer.close()
+    return consumer.conversation
+
+
+def test_a_call_to_the_previous_inputs_tool_is_due_without_declaring_it_again() -> None:
+    """The conversation knows the tools its run input declared: a call to one left
+    unanswered is refused even when the next input declares no tools."""
+    conversation = _declared(*_call("c1"))
+    assert conversation.declared_tools == ("confirm",)
+    with pytest.raises(UsageError) as info:
+        _next(conversation)
+    assert info.value.code == "toolcall.unanswered" and "'c1'" in str(info.value)
+    run_input = _next(conversation, tool_results=[_answer("c1")])
+    assert [m.id for m in run_input.messages] == ["m1", "answer-c1"] and run_input.tools == []
+
+
+def test_check_false_leaves_the_previous_inputs_tools_out() -> None:
+    """``check=False``: only the tools given to this call count."""
+    conversation = _declared(*_call("c1"))
+    assert [m.id for m in _next(conversation, check=False).messages] == ["m1"]
+    with pytest.raises(UsageError):
+        _next(conversation, tools=[CONFIRM], check=False)
+
+
+def test_undeclared_tools_still_do_not_count() -> None:
+    """A call to a tool neither input declared stays the client's to judge."""
+    conversation = _declared(*_call("c1", name="web"))
+    assert [m.id for m in _next(conversation).messages] == ["m1"]
+
+
 # ---- the agent: never answering the client's tools -------------------------------------------
 
 

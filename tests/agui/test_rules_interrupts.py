@@ -183,6 +183,91 @@ def test_resume_entries_are_copied() -> None:
     assert run_input.resume is not None and run_input.resume[0].payload == {"approved": True}
 
 
+# ---- the client: checked against the conversation by default (issue 25) ----------------------
+
+LONG_AGO = "2020-01-01T00:00:00Z"
+
+
+def _after(events: list[dict[str, Any]], resume: Any, **kwargs: Any) -> schema.RunAgentInput:
+    """The next input of the conversation ``events`` built, with ``resume``."""
+    conversation = _consumer(events).conversation
+    return next_run_input(conversation, thread_id="t", run_id="r2", resume=resume, **kwargs)
+
+
+def test_a_plain_list_naming_no_open_interrupt_is_refused() -> None:
+    """Entries built by hand are held to what the conversation's last run left open: an
+    entry naming another interrupt is refused, after an interrupted run and after a run
+    that left nothing open."""
+    entries = [_entry("i1"), _entry("i2", "cancelled"), _entry("ghost", "cancelled")]
+    _refused("resume.unknown-interrupt", ["ghost"], lambda: _after(_interrupted(*ASKED), entries))
+    _refused("resume.unknown-interrupt", ["i1"], lambda: _after(_succeeded(), [_entry("i1")]))
+
+
+def test_a_plain_list_leaving_an_interrupt_uncovered_is_refused() -> None:
+    """Entries that leave an open interrupt without an answer, or no resume at all, are
+    refused, naming the interrupt left open."""
+    events = _interrupted(*ASKED)
+    _refused("resume.uncovered", ["i2"], lambda: _after(events, [_entry("i1")]))
+    _refused("resume.uncovered", ["i1", "i2"], lambda: _after(events, None))
+    _refused("resume.uncovered", ["i1", "i2"], lambda: _after(events, []))
+
+
+def test_a_plain_list_resolving_an_expired_interrupt_is_refused() -> None:
+    """Resolving an interrupt whose expiry has passed is refused; cancelling it is sent."""
+    events = _interrupted({"id": "old", "reason": "input_required", "expiresAt": LONG_AGO})
+    _refused("resume.expired", ["old"], lambda: _after(events, [_entry("old")]))
+    assert _after(events, [_entry("old", "cancelled")]).resume == [_entry("old", "cancelled")]
+
+
+def test_a_plain_list_answering_every_interrupt_is_sent() -> None:
+    """A list answering each open interrupt once goes out as given."""
+    entries = [_entry("i2", "cancelled"), _entry("i1", payload={"ok": True})]
+    assert _after(_interrupted(*ASKED), entries).resume == entries
+
+
+def test_open_interrupts_of_another_run_do_not_cover_the_conversations() -> None:
+    """An OpenInterrupts read from elsewhere (here: nothing open) does not answer what the
+    conversation's own last run left open."""
+    events = _interrupted(*ASKED)
+    _refused("resume.uncovered", ["i1", "i2"], lambda: _after(events, OpenInterrupts()))
+
+
+def test_a_conversation_interrupted_on_another_thread_is_not_resumed_here() -> None:
+    """The interrupts the conversation recorded belong to their run's thread."""
+    conversation = _consumer(_interrupted(*ASKED)).conversation
+    entries = [_entry("i1"), _entry("i2", "cancelled")]
+    _refused(
+        "resume.thread-mismatch",
+        ["i1", "i2"],
+        lambda: next_run_input(conversation, thread_id="t2", run_id="r2", resume=entries),
+    )
+
+
+def test_check_false_sends_what_the_caller_built() -> None:
+    """``check=False`` opts out of the conversation's record: only duplicates are refused."""
+    events = _interrupted(*ASKED)
+    entries = [_entry("ghost", "cancelled")]
+    assert _after(events, entries, check=False).resume == entries
+    assert _after(events, None, check=False).resume is None
+    _refused("resume.duplicate", ["i1"], lambda: _after(events, [_entry("i1")] * 2, check=False))
+
+
+def test_a_conversation_that_saw_no_run_checks_only_duplicates() -> None:
+    """A conversation that never saw a run end knows nothing about interrupts: its
+    entries are refused only for duplicates (an OpenInterrupts says what is open)."""
+    assert next_run_input(Consumer().conversation, thread_id="t", run_id="r2",
+                          resume=[_entry("i9")]).resume == [_entry("i9")]  # fmt: skip
+
+
+def test_a_late_run_error_leaves_nothing_open() -> None:
+    """A RUN_ERROR after an interrupted RUN_FINISHED fails that run: nothing is open."""
+    events = [*_interrupted(*ASKED), {"type": "RUN_ERROR", "message": "late"}]
+    consumer = Consumer()
+    consumer.feed_all(events)
+    assert not len(OpenInterrupts.of(consumer.conversation))
+    assert next_run_input(consumer.conversation, thread_id="t", run_id="r2").resume is None
+
+
 # ---- the agent: RunProducer -------------------------------------------------------------------
 
 

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from codegen.generate import GenerationError, Tables, _check_table_names, schema_tables
-from codegen.methods import error_codes, error_codes_text, method_entries, methods_text
+from codegen.methods import (
+    capabilities_text,
+    capability_entries,
+    error_codes,
+    error_codes_text,
+    method_entries,
+    methods_text,
+)
 from codegen.sources import ROOT, SourceError, load_sources, read_source
 from tests.codegen.evolution import defs, pinned_schema, regenerate
 
@@ -181,6 +188,73 @@ def test_sealed_table_is_the_pinned_schemas(target: str) -> None:
     literal = text.split("\nMETHODS: dict[tuple[str, str], dict[str, Any]] = ", 1)[1]
     sealed = ast.literal_eval(literal.split("\n}\n", 1)[0] + "\n}")
     assert {k: {n: v for n, v in e.items() if n != "stable"} for k, e in sealed.items()} == entries
+
+
+def _marker(description: str, ref: str) -> dict[str, Any]:
+    return {"description": description, "anyOf": [{"$ref": f"#/$defs/{ref}"}, {"type": "null"}]}
+
+
+def test_capability_markers_name_the_methods_their_description_advertises() -> None:
+    """A marker's first sentence saying what the agent supports names its methods (agent
+    methods only); a sentence saying what a marker does *not* advertise, a later sentence,
+    a feature marker and a boolean are ignored; markers nest by wire path."""
+    entries = {
+        ("initialize", "request"): {"side": "agent", "params": "Init", "result": "InitResult"},
+        ("s/new", "request"): {"side": "agent", "params": None, "result": None},
+        ("s/drop", "request"): {"side": "agent", "params": None, "result": None},
+        ("s/list", "request"): {"side": "agent", "params": None, "result": None},
+        ("s/update", "notification"): {"side": "client", "params": None, "result": None},
+        ("a/login", "request"): {"side": "agent", "params": None, "result": None},
+    }
+    schema = {
+        "$defs": {
+            "InitResult": {"properties": {"capabilities": {"allOf": [{"$ref": "#/$defs/Caps"}]}}},
+            "Caps": {
+                "properties": {
+                    "s": _marker(
+                        "Omitted means no `s/*` methods. Supplying `{}` means the agent "
+                        "supports `s/new`, `s/list` and `s/update`.",
+                        "SCaps",
+                    ),
+                    "a": _marker("This does not advertise support for `a/login`.", "ACaps"),
+                    "flag": {
+                        "type": "boolean",
+                        "description": "Whether the agent supports `s/new`.",
+                    },
+                    "_meta": {"type": "object"},
+                }
+            },
+            "SCaps": {
+                "properties": {
+                    "drop": _marker(
+                        "Whether the agent supports `s/drop`.\n\nSupplying `{}` means the agent "
+                        "supports dropping sessions from `s/list`.",
+                        "Marker",
+                    ),
+                    "image": _marker("Agent supports `image` content.", "Marker"),
+                }
+            },
+            "ACaps": {"properties": {}},
+            "Marker": {"properties": {"_meta": {"type": "object"}}},
+        }
+    }
+    found = capability_entries(schema, entries)
+    assert found == {("s",): ("s/list", "s/new"), ("s", "drop"): ("s/drop",)}
+    table = capabilities_text(found).split(" = ", 1)[1]
+    assert ast.literal_eval(table) == found
+    assert capability_entries({"$defs": {}}, {}) == {}
+
+
+@pytest.mark.parametrize("target", ["acp_v2", "acp_v1"])
+def test_sealed_capabilities_are_the_pinned_schemas(target: str) -> None:
+    """The sealed module's CAPABILITIES is what the generator reads from the pinned schema."""
+    source = SOURCES[TARGETS[target].source]
+    schema = json.loads(read_source(source))
+    entries, _ = method_entries(schema, "x")
+    text = (ROOT / TARGETS[target].module).read_text(encoding="utf-8")
+    literal = text.split("\nCAPABILITIES: dict[tuple[str, ...], tuple[str, ...]] = ", 1)[1]
+    sealed = ast.literal_eval(literal.split("\n}\n", 1)[0] + "\n}")
+    assert sealed == capability_entries(schema, entries)
 
 
 # ---- evolution: a new method upstream -----------------------------------------------------

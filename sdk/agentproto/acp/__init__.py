@@ -39,6 +39,7 @@ from agentproto.acp._client.unstable import UnstableCalls
 from agentproto.acp._generated_v2 import SessionUpdate
 from agentproto.acp._io.connection import (
     AgentSideConnection,
+    BatchCall,
     ByteReader,
     ByteWriter,
     ClientSideConnection,
@@ -101,6 +102,7 @@ __all__ = [
     "AgentSideConnection",
     "Answer",
     "AuthRequiredError",
+    "BatchCall",
     "ByteReader",
     "ByteWriter",
     "ClientHandlers",

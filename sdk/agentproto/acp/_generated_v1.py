@@ -7209,6 +7209,12 @@ class KnownErrorCode(enum.IntEnum):
     RESOURCE_NOT_FOUND = -32002
 
 
+# capability marker (wire path in the initialize result's capabilities) -> the
+# methods its description says it advertises
+CAPABILITIES: dict[tuple[str, ...], tuple[str, ...]] = {
+}
+
+
 _SCHEMA_SHA256 = "ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189"
 
 __all__ = [
@@ -7250,6 +7256,7 @@ __all__ = [
     "BooleanPropertySchema",
     "BooleanSessionConfigOption",
     "BooleanSetSessionConfigOptionRequest",
+    "CAPABILITIES",
     "CancelCreateElicitationResponse",
     "CancelNotification",
     "CancelRequestNotification",

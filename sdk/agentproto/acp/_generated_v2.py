@@ -8082,6 +8082,19 @@ class KnownErrorCode(enum.IntEnum):
     UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 
+# capability marker (wire path in the initialize result's capabilities) -> the
+# methods its description says it advertises
+CAPABILITIES: dict[tuple[str, ...], tuple[str, ...]] = {
+    ('auth', 'status'): ('auth/status',),
+    ('session',): ('session/cancel', 'session/close', 'session/list', 'session/new', 'session/prompt', 'session/resume'),
+    ('session', 'archive'): ('session/archive', 'session/unarchive'),
+    ('session', 'delete'): ('session/delete',),
+    ('session', 'fork'): ('session/fork',),
+    ('session', 'status'): ('session/status',),
+    ('session', 'title'): ('session/set_title',),
+}
+
+
 _SCHEMA_SHA256 = "49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31"
 
 __all__ = [
@@ -8130,6 +8143,7 @@ __all__ = [
     "BooleanPropertySchema",
     "BooleanSessionConfigOption",
     "BooleanSetSessionConfigOptionRequest",
+    "CAPABILITIES",
     "CancelCreateElicitationResponse",
     "CancelRequestNotification",
     "CancelSessionNotification",

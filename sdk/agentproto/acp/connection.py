@@ -3,6 +3,7 @@
 from agentproto._core.exports import export
 from agentproto.acp._io.connection import (
     AgentSideConnection,
+    BatchCall,
     ByteReader,
     ByteWriter,
     ClientSideConnection,
@@ -11,6 +12,7 @@ from agentproto.acp._io.connection import (
 
 __all__ = [
     "AgentSideConnection",
+    "BatchCall",
     "ByteReader",
     "ByteWriter",
     "ClientSideConnection",

@@ -9,7 +9,13 @@ keeps the protocol's duties, so the methods only do the agent's work:
 
 * ``initialize``: the runner negotiates the protocol version first (the
   highest of :attr:`Agent.protocol_versions` at or below the client's, or the
-  ``-32022`` error) and refuses session methods before it;
+  ``-32022`` error) and refuses session methods before it. The answer
+  advertises what is served (:meth:`Agent.capabilities`: by default the
+  capability markers of the methods the agent implements, a base method marked
+  :func:`unserved` counting once a subclass overrides it) and the
+  :meth:`Agent.auth_methods` the client can use (the client's request is
+  ``runner.client`` meanwhile; a method of a type the client did not opt in to
+  is left out, with a diagnostic);
 * ``session/new`` creates an :class:`AgentSession` (a fresh id) and passes it
   to :meth:`Agent.new_session`;
 * ``session/prompt`` is accepted at once (its response carries the id of the
@@ -37,6 +43,8 @@ while it waits and answers with a :class:`~agentproto.acp.PermissionDecision`
 (an unknown outcome never counts as approval).
 
 Methods the agent does not override answer ``method not found`` (``-32601``).
+Every answer is checked against the schema before it is sent: an answer that
+breaks it is logged in the agent and the client gets ``internal error``.
 Unstable methods are served only when the runner is started with
 ``unstable=True``.
 """
@@ -45,7 +53,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from agentproto._core.errors import RpcError, UsageError
 from agentproto._core.unset import UNSET
@@ -62,9 +70,30 @@ if TYPE_CHECKING:
 __all__ = ["Agent", "AgentSession"]
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+_UNSERVED = "__agentproto_unserved__"
+
+
 def not_supported(method: str) -> RpcError:
     """The ``method not found`` error of a method the agent does not implement."""
     return RpcError(RpcErrorCode.METHOD_NOT_FOUND, f"method not found: {method} (not supported)")
+
+
+def unserved(method: _F) -> _F:
+    """Mark a base :class:`Agent` method that answers ``method not found``.
+
+    An agent *implements* the method once a subclass overrides it
+    (:func:`implements`); what it implements is what the default
+    :meth:`Agent.capabilities` advertises.
+    """
+    setattr(method, _UNSERVED, True)
+    return method
+
+
+def implements(agent: Agent, name: str) -> bool:
+    """Whether ``agent``'s method ``name`` does the work (not a base one :func:`unserved`)."""
+    method = getattr(agent, name, None)
+    return callable(method) and not getattr(method, _UNSERVED, False)
 
 
 class AgentSession(SessionUpdates):
@@ -272,8 +301,26 @@ class Agent:
     # ---- connection -------------------------------------------------------------------
 
     def capabilities(self) -> v2.AgentCapabilities:
-        """The capabilities the ``initialize`` response advertises (none by default)."""
-        return v2.AgentCapabilities()
+        """The capabilities the ``initialize`` response advertises.
+
+        By default, exactly what the runner serves for this agent
+        (:meth:`~agentproto.acp.AgentRunner.served_capabilities`): ``session``
+        once the agent implements :meth:`prompt` (the runner serves the rest
+        of the baseline session methods), ``session.delete`` for
+        :meth:`delete_session`, and, with ``unstable=True``, the markers of the
+        unstable methods the agent overrides (``session.fork`` for
+        :meth:`fork_session`, ...). Override it to advertise what the runner
+        cannot know (prompt content types, MCP transports, ...), e.g. by
+        adding to ``super().capabilities()``; what it returns is sent as is.
+
+        Raises:
+            UsageError: ``agent.no-runner``: no runner serves the agent (the
+                default needs one to know what is served).
+        """
+        runner: AgentRunner | None = getattr(self, "runner", None)
+        if runner is None:
+            raise UsageError("agent.no-runner", "capabilities(): no AgentRunner serves this agent")
+        return runner.served_capabilities()
 
     def auth_methods(self) -> list[v2.AuthMethod]:
         """The ``authMethods`` the ``initialize`` response advertises (none by default).
@@ -281,6 +328,14 @@ class Agent:
         Advertising any means serving :meth:`login` and :meth:`logout`. A method
         that needs a login raises :class:`~agentproto.acp.AuthRequiredError`
         (``-32000``) until then.
+
+        While it runs, ``self.runner.client`` is the client's ``initialize``
+        request (its capabilities), and
+        :meth:`~agentproto.acp.AgentRunner.client_accepts` says whether the
+        client can use a method: a type the client must opt in to (``terminal``)
+        is for clients that advertised it. The runner leaves out any method the
+        client cannot use, and any of a type the schema reserves (an extension's
+        type starts with ``_``), with an ``auth.method-not-offered`` diagnostic.
         """
         return []
 
@@ -300,10 +355,12 @@ class Agent:
             auth_methods=self.auth_methods() or None,
         )
 
+    @unserved
     async def login(self, request: v2.LoginAuthRequest) -> v2.LoginAuthResponse:
         """``auth/login``."""
         raise not_supported("auth/login")
 
+    @unserved
     async def logout(self, request: v2.LogoutAuthRequest) -> v2.LogoutAuthResponse:
         """``auth/logout``."""
         raise not_supported("auth/logout")
@@ -316,6 +373,7 @@ class Agent:
         """Set up a new session (``None``: answer with its id only)."""
         return None
 
+    @unserved
     async def prompt(self, session: AgentSession, request: v2.PromptRequest) -> str | None:
         """Run one prompt turn: send its updates; return its stop reason (``None``: ``end_turn``).
 
@@ -363,58 +421,70 @@ class Agent:
         """``session/delete``: by default forget a session this process holds."""
         return self.runner.forget_session(request.session_id)
 
+    @unserved
     async def set_config_option(self, request: Any) -> v2.SetSessionConfigOptionResponse:
         """``session/set_config_option`` (one of the ``SetSessionConfigOptionRequest`` classes)."""
         raise not_supported("session/set_config_option")
 
+    @unserved
     async def cancel_tool_call(
         self, request: v2.CancelToolCallRequest
     ) -> v2.CancelToolCallResponse:
         """``tool_call/cancel``."""
         raise not_supported("tool_call/cancel")
 
+    @unserved
     async def cancel_terminal(self, request: v2.CancelTerminalRequest) -> v2.CancelTerminalResponse:
         """``terminal/cancel``."""
         raise not_supported("terminal/cancel")
 
     # ---- unstable (served with AgentRunner(unstable=True) only) ---------------------------
 
+    @unserved
     async def auth_status(self, request: v2.AuthStatusRequest) -> v2.AuthStatusResponse:
         """``auth/status`` (unstable)."""
         raise not_supported("auth/status")
 
+    @unserved
     async def fork_session(self, request: v2.ForkSessionRequest) -> v2.ForkSessionResponse:
         """``session/fork`` (unstable)."""
         raise not_supported("session/fork")
 
+    @unserved
     async def session_status(self, request: v2.SessionStatusRequest) -> v2.SessionStatusResponse:
         """``session/status`` (unstable)."""
         raise not_supported("session/status")
 
+    @unserved
     async def archive_session(self, request: v2.ArchiveSessionRequest) -> v2.ArchiveSessionResponse:
         """``session/archive`` (unstable)."""
         raise not_supported("session/archive")
 
+    @unserved
     async def unarchive_session(
         self, request: v2.UnarchiveSessionRequest
     ) -> v2.UnarchiveSessionResponse:
         """``session/unarchive`` (unstable)."""
         raise not_supported("session/unarchive")
 
+    @unserved
     async def set_session_title(
         self, request: v2.SetSessionTitleRequest
     ) -> v2.SetSessionTitleResponse:
         """``session/set_title`` (unstable)."""
         raise not_supported("session/set_title")
 
+    @unserved
     async def list_providers(self, request: v2.ListProvidersRequest) -> v2.ListProvidersResponse:
         """``providers/list`` (unstable)."""
         raise not_supported("providers/list")
 
+    @unserved
     async def set_provider(self, request: v2.SetProviderRequest) -> v2.SetProviderResponse:
         """``providers/set`` (unstable)."""
         raise not_supported("providers/set")
 
+    @unserved
     async def disable_provider(
         self, request: v2.DisableProviderRequest
     ) -> v2.DisableProviderResponse:

@@ -10,7 +10,10 @@ names (unstable ones only with ``unstable=True``; the others then answer
 ``method not found``). The session lifecycle (``initialize``, ``session/new``,
 ``session/prompt``, ``session/cancel``, ``session/resume``, ``session/close``)
 is handled here, as :mod:`agentproto.acp._agent.agent` describes; every other method
-goes to the agent's method as is.
+goes to the agent's method as is. :meth:`AgentRunner.serves` says which methods are
+answered for the agent, and :meth:`AgentRunner.served_capabilities` turns that into
+the capability markers the default ``initialize`` answer advertises (the marker →
+methods table is the generated method table's, read from the schema).
 
 Each prompt turn runs in a task of its own, tracked by the runner: when the
 connection ends (the client went away, or :meth:`AgentRunner.close`), every
@@ -23,12 +26,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from functools import cache
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import ConnectionClosedError, RpcError, UsageError
 from agentproto.acp import _generated_v2 as v2
-from agentproto.acp._agent.agent import Agent, AgentSession
+from agentproto.acp._agent.agent import Agent, AgentSession, implements, not_supported
 from agentproto.acp._agent.updates import new_id
 from agentproto.acp._io.connection import (
     AgentSideConnection,
@@ -40,7 +46,7 @@ from agentproto.acp._io.transports import stdio_streams
 from agentproto.acp._protocol.api import AGENT_METHODS, is_unstable
 from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._protocol.methods import method_table
-from agentproto.acp._protocol.wireversion import is_v1
+from agentproto.acp._protocol.wireversion import is_v1, wire_version
 from agentproto.acp._rpc.negotiation import negotiate
 from agentproto.acp._rpc.turn import CANCELLED, END_TURN, ERROR
 from agentproto.acp._state.rules import LATEST
@@ -58,6 +64,20 @@ _LATEST = frozenset(LATEST.values()) - {_STATE}  # resent as they are
 
 def _rpc(code: int, message: str, data: Any = None) -> RpcError:
     return RpcError(code, message, data)
+
+
+@cache
+def _opt_in_auth_types() -> dict[str, str]:
+    """Auth method types a client must opt in to: ``type`` → its ``ClientAuthCapabilities`` field.
+
+    Read off the generated class: each marker of the client's auth capabilities
+    is named by the method type it lets the agent offer (the schema's rule).
+    """
+    return {
+        field.metadata["wire"]: field.name
+        for field in attrs.fields(v2.ClientAuthCapabilities)
+        if "wire" in field.metadata and not field.metadata["wire"].startswith("_")
+    }
 
 
 class AgentRunner:
@@ -79,7 +99,8 @@ class AgentRunner:
         connection: the connection to the client.
         sessions: the sessions this process holds, by id (child sessions included).
         version: the negotiated protocol version (``None`` before ``initialize``).
-        client: the client's ``initialize`` request, once received.
+        client: the client's ``initialize`` request, once received (already while
+            the agent's :meth:`~agentproto.acp.Agent.initialize` runs).
     """
 
     def __init__(
@@ -149,16 +170,112 @@ class AgentRunner:
 
             params = agent_initialize_v1(params, self._report)
         version = negotiate(params.protocol_version, self.agent.protocol_versions)
-        response = await self.agent.initialize(params, version)
-        if response.protocol_version != version:
-            raise UsageError(
-                "initialize.version",
-                f"the agent answered version {response.protocol_version}, negotiated {version}",
-            )
-        self.client, self.version = params, version
+        self.client = params  # auth_methods() and capabilities() may read it
+        try:
+            response = await self.agent.initialize(params, version)
+            if response.protocol_version != version:
+                raise UsageError(
+                    "initialize.version",
+                    f"the agent answered version {response.protocol_version}, negotiated {version}",
+                )
+            response = self._drop_unaccepted_auth(response)
+            _, converter = wire_version(2)  # a malformed answer fails before the state changes
+            converter.load(converter.dump(response), v2.InitializeResponse)
+        except BaseException:
+            self.client = None
+            raise
+        self.version = version
         if version == 1:
             return self._speak_v1(response)
         return response
+
+    def client_accepts(self, method: v2.AuthMethod) -> bool:
+        """Whether the client may be offered ``method`` in the ``initialize`` answer.
+
+        A method type the client must opt in to (``terminal``: a field of the
+        generated ``ClientAuthCapabilities``) is accepted only when the client's
+        ``initialize`` request (:attr:`client`) advertised that capability; any
+        other type always is.
+        """
+        field = _opt_in_auth_types().get(str(getattr(method, "type", "")))
+        if field is None:
+            return True
+        capabilities = None if self.client is None else self.client.capabilities
+        auth = None if capabilities is None else capabilities.auth
+        return auth is not None and getattr(auth, field) is not None
+
+    def _drop_unaccepted_auth(self, response: v2.InitializeResponse) -> v2.InitializeResponse:
+        """``response`` without the auth methods it must not offer (each reported).
+
+        Those are the methods the client cannot use (:meth:`client_accepts`) and
+        those of a type the schema reserves: a catch-all member whose ``type`` is
+        neither a known one nor ``_``-prefixed (an extension).
+        """
+        methods = response.auth_methods or []
+        kept = []
+        for method in methods:
+            why = self._not_offered(method)
+            if why is None:
+                kept.append(method)
+                continue
+            self._diagnostic(
+                "auth.method-not-offered",
+                f"auth method {getattr(method, 'method_id', '?')!r} of type "
+                f"{getattr(method, 'type', None)!r} left out: {why}",
+                "initialize",
+            )
+        if len(kept) == len(methods):
+            return response
+        return attrs.evolve(response, auth_methods=kept or None)
+
+    def _not_offered(self, method: v2.AuthMethod) -> str | None:
+        """Why ``method`` must not be offered, or ``None``."""
+        reserved = not str(getattr(method, "type", "")).startswith("_")
+        if getattr(type(method), "__agentproto_other__", False) and reserved:
+            return "its type is reserved for future ACP versions (an extension's starts with '_')"
+        if not self.client_accepts(method):
+            return "the client did not advertise support for it"
+        return None
+
+    # ---- what is served -----------------------------------------------------------------
+
+    def serves(self, method: str) -> bool:
+        """Whether ``method`` is answered for this agent (rather than ``method not found``).
+
+        It is when the runner registered it (an unstable method only with
+        ``unstable=True``) and the agent implements it: the runner's own session
+        methods, the base :class:`~agentproto.acp.Agent`'s working defaults
+        (``session/list``, ``session/delete``, ...) and every method the agent
+        overrides.
+        """
+        entry = AGENT_METHODS.get(method)
+        return method in self._handlers and entry is not None and implements(self.agent, entry.name)
+
+    def served_capabilities(self) -> v2.AgentCapabilities:
+        """The capability markers of what :meth:`serves` answers.
+
+        Each marker the schema ties to methods (the method table's
+        :attr:`~agentproto.acp._protocol.methods.MethodTable.capabilities`) is set
+        when every one of its methods is served and its enclosing marker, when
+        that one advertises methods too, is set. Markers for features rather than
+        methods (prompt content types, MCP transports) are never set here.
+        """
+        table, converter = wire_version(2)
+        served = {
+            path
+            for path, methods in table.capabilities.items()
+            if all(self.serves(method) for method in methods)
+        }
+        wire: dict[str, Any] = {}
+        for path in sorted(served, key=len):
+            enclosing = [path[:end] for end in range(1, len(path))]
+            if any(p in table.capabilities and p not in served for p in enclosing):
+                continue
+            node = wire
+            for key in path:
+                node = node.setdefault(key, {})
+        capabilities: v2.AgentCapabilities = converter.load(wire, v2.AgentCapabilities)
+        return capabilities
 
     def _speak_v1(self, response: v2.InitializeResponse) -> v1.InitializeResponse:
         """Switch the connection to v1 on the wire (v2 for the agent); the v1 answer."""
@@ -238,12 +355,12 @@ class AgentRunner:
     def forget_session(self, session_id: str) -> v2.DeleteSessionResponse:
         """Drop a session this process holds (``session/delete``); its turn is cancelled.
 
-        Raises:
-            RpcError: ``-32002``: no such session.
+        Deleting a session this process does not hold succeeds and does nothing
+        (it is not in ``session/list``, the end ``session/delete`` asks for).
         """
         session = self.sessions.pop(session_id, None)
         if session is None:
-            raise _rpc(RpcErrorCode.RESOURCE_NOT_FOUND, f"no session {session_id!r}")
+            return v2.DeleteSessionResponse()
         session.close()
         if session.turn is not None:
             session.turn.cancel()
@@ -253,6 +370,8 @@ class AgentRunner:
 
     async def _prompt(self, params: v2.PromptRequest) -> v2.PromptResponse:
         self._require_initialized("session/prompt")
+        if not self.serves("session/prompt"):
+            raise not_supported("session/prompt")
         session = self._active(params.session_id)
         if not params.prompt:
             raise _rpc(

@@ -17,10 +17,20 @@ receive order, before :meth:`ClientHandlers.on_update` hears of it. A child
 session announced by ``subagent_update`` is registered with its parent
 (:attr:`ClientSession.parent`, :attr:`ClientSession.children`). Traffic for a
 session the client neither created nor saw announced gets the diagnostic
-``client.unannounced-session`` (the schema: the first ``subagent_update`` comes
-before any traffic for the child); it is still kept, so nothing is lost.
+``client.unannounced-session`` (the subagents RFD: the announcing
+``subagent_update`` comes before any update bearing the child's id, and the
+order is the agent's duty); it is still kept, so nothing is lost, in a session
+without a parent, which an announcement arriving later attaches to its parent.
+The RFD lets an SDK hold such traffic back until the announcement instead; this
+client does not, because the announcement may never come and a permission
+request cannot wait for it: it reports the broken order at once and applies
+updates as they come, which leaves each session's state what in-order delivery
+would have built (sessions share no entities). A permission request is handled
+after the notifications received before it, so an announcement that preceded it
+on the wire counts, and its tool call patches the state those updates built.
 Resuming with replay starts the session's state afresh: the replayed updates
-rebuild it by the same rules as live delivery.
+rebuild it by the same rules as live delivery, and its child sessions (their
+descendants too) are forgotten, to be announced again by the replay.
 
 The prompt turn. ``session/prompt`` is answered once the agent accepts the
 prompt; the turn ends with the ``idle`` ``state_update`` that carries its stop
@@ -66,6 +76,7 @@ from agentproto._core.errors import (
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._client.unstable import UnstableCalls
 from agentproto.acp._io.connection import (
+    BatchCall,
     ByteReader,
     ByteWriter,
     ClientSideConnection,
@@ -367,6 +378,44 @@ class AcpClient:
             err.auth_methods = self.login_methods
             raise
 
+    async def send_batch(
+        self, calls: Sequence[BatchCall], *, timeout: float | None = None
+    ) -> list[asyncio.Task[Any] | None]:
+        """Send several agent methods as one JSON-RPC batch (one line): see
+        :meth:`Connection.send_batch <agentproto.acp.Connection.send_batch>`, whose
+        tasks and ``None`` (for a notification) this returns, in order.
+
+        The results are the typed results, but none of the bookkeeping the typed
+        calls do happens (no :class:`ClientSession` for a ``session/new``, no turn
+        for a ``session/prompt``): batch calls without lifecycle, such as
+        ``session/list``, as the spec advises (lifecycle-sensitive messages
+        SHOULD NOT be batched).
+
+        Args:
+            calls: the members, :meth:`BatchCall.request` / :meth:`BatchCall.notify`.
+            timeout: seconds each request waits (default: the connection's).
+
+        Raises:
+            UsageError: no member, a member that is not an agent method, or an
+                unstable one without ``unstable=True`` (``client.unstable``).
+            ConnectionClosedError: the connection is closed.
+        """
+        if not self._unstable:
+            table = method_table(2)
+            for call in calls:
+                target = call.target
+                kinds = table.notifications if call.notification else table.requests
+                spec = (
+                    kinds.get(target) if isinstance(target, str) else table.for_params(type(target))
+                )
+                if spec is not None and is_unstable(spec):
+                    raise UsageError(
+                        "client.unstable", f"{spec.method} is unstable: use unstable=True"
+                    )
+        self.start()
+        options = {} if timeout is None else {"timeout": timeout}
+        return await self.connection.send_batch(calls, **options)
+
     # ---- initialization and auth --------------------------------------------------------
 
     async def initialize(
@@ -491,12 +540,22 @@ class AcpClient:
         """``session/resume``; with ``replay`` the agent replays the whole history.
 
         The session's state starts afresh when replaying (the replayed updates
-        rebuild it); without replay an existing state is kept.
+        rebuild it) and its child sessions are forgotten (the replay announces them
+        again; their traffic before that is ``client.unannounced-session``); without
+        replay an existing state and its children are kept.
         """
         old = self.sessions.get(session_id)
         session = ClientSession(session_id) if replay or old is None else old
+        forgotten: dict[str, ClientSession] = {}
         if old is not None:
-            session.parent, session.children = old.parent, old.children
+            session.parent = old.parent
+            if replay:  # the replay announces the children again, then their traffic
+                for key in _descendants(old):
+                    child = self.sessions.pop(key, None)
+                    if child is not None:
+                        forgotten[key] = child
+            else:
+                session.children = old.children
         self.sessions[session_id] = session
         replay_from = v2.StartReplayFrom() if replay else None
         try:
@@ -507,7 +566,10 @@ class AcpClient:
             )
         except BaseException:
             if old is not None:
+                for key in _descendants(session):
+                    self.sessions.pop(key, None)
                 self.sessions[session_id] = old
+                self.sessions.update(forgotten)
             else:
                 self.sessions.pop(session_id, None)
             raise
@@ -652,6 +714,7 @@ class AcpClient:
     async def _permission(
         self, params: v2.RequestPermissionRequest
     ) -> v2.RequestPermissionResponse:
+        await self.connection.settle()  # the updates (an announcement) sent before it first
         session = self._known(params.session_id, "session/request_permission")
         try:
             session.state.apply_permission_request(params)
@@ -693,6 +756,18 @@ class AcpClient:
         if problem is not None:
             self.diagnose("client.permission-answer", f"{problem}: answered {CANCELLED!r}")
         return outcome
+
+
+def _descendants(session: ClientSession) -> list[str]:
+    """The ids of every child session of ``session``, theirs included."""
+    found: list[str] = []
+    waiting = list(session.children.values())
+    while waiting:
+        child = waiting.pop()
+        if child.session_id not in found and child is not session:
+            found.append(child.session_id)
+            waiting.extend(child.children.values())
+    return found
 
 
 class _Sink:

@@ -17,6 +17,10 @@ and a pair of byte streams (an agent's stdio, a socket, an in-memory pipe). One
 * ``$/cancel_request`` cancels the handler's task, and the peer gets the
   ``request cancelled`` error.
 
+A batch from the peer is served request by request like the rest; the endpoint
+gathers the answers and the connection writes them as one array once the last
+is answered. :meth:`Connection.send_batch` sends a batch of this side's calls.
+
 Everything the endpoint queues is written at once, in order, and drained.
 When the peer closes its stream (or the connection is closed here), pending
 requests fail with :class:`~agentproto.acp.ConnectionClosedError`, whose ``by_peer``
@@ -31,7 +35,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, overload
 
 from typing_extensions import TypeForm
@@ -49,6 +53,7 @@ from agentproto._core.errors import (
 from agentproto.acp._io.streams import ByteReader, ByteWriter, Translator
 from agentproto.acp._protocol.errors import RpcErrorCode
 from agentproto.acp._rpc.endpoint import (
+    BatchCall,
     CancelRequested,
     Endpoint,
     Event,
@@ -61,6 +66,7 @@ from agentproto.acp._rpc.endpoint import (
 
 __all__ = [
     "AgentSideConnection",
+    "BatchCall",
     "ByteReader",
     "ByteWriter",
     "ClientSideConnection",
@@ -317,13 +323,24 @@ class Connection:
             raise self._closed_error()
         ident = self._endpoint.send_request(target, params)
         method = self._endpoint.method_of(ident)
+        return await self._response(ident, method, self._expect(ident), timeout, flush=True)
+
+    def _expect(self, ident: int) -> asyncio.Future[Any]:
+        """The future the response to our request ``ident`` will settle."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[ident] = future
+        return future
+
+    async def _response(
+        self, ident: int, method: str, future: asyncio.Future[Any], timeout: Any, *, flush: bool
+    ) -> Any:
+        """Wait for the response to our request ``ident`` (after writing it, with ``flush``)."""
         limit = self._timeout if timeout is _DEFAULT else timeout
         deadline = asyncio.timeout(limit)
         try:
             async with deadline:
-                await self._flush()
+                if flush:
+                    await self._flush()
                 return await future
         except TimeoutError:
             if not deadline.expired():
@@ -337,6 +354,66 @@ class Connection:
             self._waiting.pop(ident, None)
             if future.done() and not future.cancelled():
                 future.exception()  # retrieved, also when this task was cancelled meanwhile
+
+    async def send_batch(
+        self, calls: Sequence[BatchCall], *, timeout: float | None = _DEFAULT
+    ) -> list[asyncio.Task[Any] | None]:
+        """Send several requests and notifications as one JSON-RPC batch (one line).
+
+        The peer answers the requests with one array (JSON-RPC 2.0 section 6); each
+        response settles its own request, whatever its place in the array.
+
+        Example::
+
+            first, second = await connection.send_batch(
+                [BatchCall.request(ListSessionsRequest()), BatchCall.request(ListSessionsRequest())]
+            )
+            listed = await first
+
+        Args:
+            calls: the members in order, built with :meth:`BatchCall.request` and
+                :meth:`BatchCall.notify` (arguments as for :meth:`request`).
+            timeout: for each request, as for :meth:`request`, counted from now.
+
+        Returns:
+            For each member in order: for a request, a task that returns its typed
+            result or raises as :meth:`request` does (cancelling it asks the peer
+            to cancel that request); for a notification, ``None``. Await every
+            task (``asyncio.gather(*tasks, return_exceptions=True)`` for all):
+            the failure of a task never awaited is logged by asyncio.
+
+        Raises:
+            UsageError: no member, a member's method does not exist or the peer does
+                not handle it, or the connection speaks ACP v1 (no batches there).
+            SchemaError: dict params that the schema rejects (nothing is sent).
+            ConnectionClosedError: the connection is closed, or writing failed.
+        """
+        self.start()
+        if self._endpoint.closed:
+            raise self._closed_error()
+        ids = self._endpoint.send_batch(calls)
+        tasks: list[asyncio.Task[Any] | None] = [
+            None
+            if ident is None
+            else asyncio.create_task(
+                self._response(
+                    ident,
+                    self._endpoint.method_of(ident),
+                    self._expect(ident),
+                    timeout,
+                    flush=False,
+                )
+            )
+            for ident in ids
+        ]
+        try:
+            await self._flush()
+        except BaseException:
+            for task in tasks:
+                if task is not None:
+                    task.cancel()
+            raise
+        return tasks
 
     async def notify(self, target: Any, params: Any = None) -> None:
         """Send a notification (arguments as for :meth:`request`) and drain the stream.
@@ -566,7 +643,10 @@ class Connection:
             task.cancel()
         if self._dispatcher is not None and not self._dispatcher.done():
             self._dispatcher.cancel()
+        data = self._endpoint.data_to_send()  # a batch partly answered: the answers it has
         with contextlib.suppress(OSError, RuntimeError):
+            if data:
+                self._writer.write(data)
             self._writer.close()
         self._closed.set()
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import IO, Any
 
 from agentproto._core.errors import UsageError
 from agentproto.acp._io.connection import AgentSideConnection, ClientSideConnection
+from agentproto.acp._io.streams import ByteReader, ByteWriter
 
 __all__ = [
     "AgentProcess",
@@ -161,21 +164,87 @@ async def spawn_agent(
     return AgentProcess(connection, process)
 
 
-async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+class _FileReader:
+    """Reads a regular file (stdin redirected from a file): it never blocks for long.
+
+    Args:
+        file: a binary file open for reading.
+    """
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self._file = file
+
+    async def read(self, n: int = -1) -> bytes:
+        """Up to ``n`` bytes (the rest of the file when ``n < 0``); ``b""`` at its end."""
+        return self._file.read(n if n >= 0 else -1) or b""
+
+
+class _FileWriter:
+    """Writes to a regular file (stdout redirected to a file), flushing each write.
+
+    Closing flushes and leaves the file open (it is the process's own stream).
+
+    Args:
+        file: a binary file open for writing.
+    """
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self._file = file
+
+    def write(self, data: bytes) -> None:
+        """Write ``data`` and flush it (a reader of the file sees whole lines)."""
+        self._file.write(data)
+        self._file.flush()
+
+    async def drain(self) -> None:
+        """Nothing to wait for: writes reach the file at once."""
+
+    def close(self) -> None:
+        """Flush what is written."""
+        self._file.flush()
+
+
+def _is_regular_file(file: IO[bytes]) -> bool:
+    """Whether ``file`` is a regular file (which asyncio's pipe transports refuse)."""
+    try:
+        return stat.S_ISREG(os.fstat(file.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+async def stdio_streams() -> tuple[ByteReader, ByteWriter]:
     """This process's stdin and stdout as asyncio streams (for an agent program).
+
+    Pipes, sockets and terminals get asyncio streams; a stdin or stdout
+    redirected to a regular file (``agent < requests.ndjson > out.ndjson``), which
+    asyncio's pipe transports refuse, is read or written directly instead (a
+    regular file never blocks for long; each write is flushed, so a reader of
+    the file sees whole lines).
 
     Once connected, stdout belongs to the protocol: anything else printed there
     corrupts the stream (log to stderr instead).
+
+    Returns:
+        A :class:`~agentproto.acp._io.streams.ByteReader` and a
+        :class:`~agentproto.acp._io.streams.ByteWriter`.
 
     Example:
         >>> async def main() -> None:  # doctest: +SKIP
         ...     conn = AgentSideConnection(*await stdio_streams())
     """
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, sys.stdout.buffer
-    )
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    reader: ByteReader
+    writer: ByteWriter
+    if _is_regular_file(stdin):
+        reader = _FileReader(stdin)
+    else:
+        reader = asyncio.StreamReader()
+        protocol = asyncio.StreamReaderProtocol(reader)
+        await loop.connect_read_pipe(lambda: protocol, stdin)
+    if _is_regular_file(stdout):
+        writer = _FileWriter(stdout)
+    else:
+        transport, flow = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
+        writer = asyncio.StreamWriter(transport, flow, None, loop)
     return reader, writer

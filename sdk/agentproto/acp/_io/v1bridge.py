@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Final, Generic, TypeVar, cast
 
 import attrs
 
@@ -48,6 +48,8 @@ from agentproto.acp._rpc.turn import CANCELLED, ERROR, state_update
 __all__ = [
     "AgentBridge",
     "ClientBridge",
+    "agent_capabilities_v1",
+    "agent_capabilities_v2",
     "agent_initialize_response",
     "agent_initialize_v1",
     "client_initialize_v2",
@@ -161,6 +163,69 @@ def _auth_methods(wire: dict[str, Any], *, to_v1: bool, report: Report) -> None:
     wire["authMethods"] = out
 
 
+def _wire_names(cls: type) -> frozenset[str]:
+    """The wire names of a generated class's fields (``_meta`` left out)."""
+    return frozenset(f.metadata.get("wire", f.name) for f in attrs.fields(cls)) - {"_meta"}
+
+
+def _markers(flags: Any, cls: type) -> dict[str, Any]:
+    """v1 boolean flags as the v2 object markers of ``cls`` (``True`` → ``{}``)."""
+    names = _wire_names(cls)
+    return {k: {} for k, v in (flags or {}).items() if v is True and k in names}
+
+
+def _flags(markers: Any, cls: type) -> dict[str, bool]:
+    """v2 object markers as the v1 boolean flags of ``cls`` (a marker given → ``True``)."""
+    names = _wire_names(cls)
+    return {k: True for k, v in (markers or {}).items() if v is not None and k in names}
+
+
+# v2 moved v1's prompt and MCP flags under ``session``, as object markers
+_MOVED: Final = (
+    ("prompt", "promptCapabilities", v2.PromptCapabilities, v1.PromptCapabilities),
+    ("mcp", "mcpCapabilities", v2.McpCapabilities, v1.McpCapabilities),
+)
+
+
+def agent_capabilities_v1(capabilities: Mapping[str, Any]) -> dict[str, Any]:
+    """A v2 agent's capability markers (wire JSON) in v1's shape.
+
+    ``session`` becomes v1's ``sessionCapabilities`` (the markers both versions
+    name alike) plus the v1 markers of what v2's ``session`` implies (those v1's
+    ``SessionCapabilities`` has and v2's lacks: ``list``, ``resume``, ``close``), and
+    its ``prompt`` / ``mcp`` markers v1's ``promptCapabilities`` / ``mcpCapabilities``
+    flags; the other members (``auth``, ``providers``, ``_meta``) are kept.
+    """
+    kept = _wire_names(v1.AgentCapabilities) | {"_meta"}
+    out = {k: v for k, v in capabilities.items() if k in kept and k != "session"}
+    session = capabilities.get("session")
+    if session is not None:
+        v1_names = _wire_names(v1.SessionCapabilities)
+        shared = {k: v for k, v in session.items() if k in v1_names and v is not None}
+        implied = v1_names - _wire_names(v2.SessionCapabilities)
+        out["sessionCapabilities"] = {name: {} for name in sorted(implied)} | shared
+        for inner, flags, _, v1_cls in _MOVED:
+            out[flags] = _flags(session.get(inner), v1_cls)
+    return out
+
+
+def agent_capabilities_v2(capabilities: Mapping[str, Any]) -> dict[str, Any]:
+    """A v1 agent's capabilities (wire JSON) as v2 markers: the inverse of
+    :func:`agent_capabilities_v1` (a v1 agent serves sessions: ``session`` is always
+    there)."""
+    kept = _wire_names(v2.AgentCapabilities) | {"_meta"}
+    out = {k: v for k, v in capabilities.items() if k in kept and k != "session"}
+    v2_names = _wire_names(v2.SessionCapabilities)
+    old = capabilities.get("sessionCapabilities") or {}
+    session: dict[str, Any] = {k: v for k, v in old.items() if k in v2_names and v is not None}
+    for inner, flags, v2_cls, _ in _MOVED:
+        markers = _markers(capabilities.get(flags), v2_cls)
+        if markers:
+            session[inner] = markers
+    out["session"] = session
+    return out
+
+
 def _initialize_v2(value: Any, tp: Any, prefix: str, report: Report) -> Any:
     """A v1 ``initialize`` message read as v2: ``{prefix}Info`` and ``{prefix}Capabilities``."""
     wire: dict[str, Any] = _v1_converter.dump(value)
@@ -169,7 +234,9 @@ def _initialize_v2(value: Any, tp: Any, prefix: str, report: Report) -> Any:
     capabilities = wire.pop(f"{prefix}Capabilities", None)
     wire["info"] = info if info is not None else _v2_converter.dump(_UNKNOWN_PEER)
     if capabilities is not None:
-        wire["capabilities"] = capabilities
+        wire["capabilities"] = (
+            agent_capabilities_v2(capabilities) if prefix == "agent" else capabilities
+        )
     return _convert(wire, tp, to_v1=False, report=report)
 
 
@@ -191,7 +258,7 @@ def agent_initialize_response(
     """The v1 form of an agent's v2 ``initialize`` answer (it serves ``session/load``)."""
     wire: dict[str, Any] = _v2_converter.dump(response)
     info = wire.pop("info", None)
-    capabilities = wire.pop("capabilities", None) or {}
+    capabilities = agent_capabilities_v1(wire.pop("capabilities", None) or {})
     capabilities["loadSession"] = True  # session/load is served as a resume with replay
     wire |= {"agentInfo": info, "agentCapabilities": capabilities}
     _auth_methods(wire, to_v1=True, report=report)

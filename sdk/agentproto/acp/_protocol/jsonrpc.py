@@ -21,9 +21,18 @@ Lines use too): lines end in ``\\n``, a trailing ``\\r`` is dropped, lines
 holding only JSON whitespace are skipped; nesting deeper than ``max_depth``
 (:data:`~agentproto._core.json.codec.DEFAULT_MAX_DEPTH` by default) and lines
 longer than ``max_line_bytes`` are errors; integers of any size stay exact,
-also in ``encode_message`` output. A line holding an array is a JSON-RPC batch:
-its members come out in order, all with that line's number; a batch is
-rejected as a whole when any member is, and an empty batch is an error.
+also in ``encode_message`` output.
+
+Batches. A line holding an array is a JSON-RPC batch. The decoder
+(:meth:`MessageReader.feed`, :func:`read_messages`) yields its members in order,
+all with that line's number, and reports a batch with a bad member, or an empty
+one, as one bad line: a decoder only says whether the stream is well formed. A
+peer answers more finely (JSON-RPC 2.0 section 6), and does so member by member:
+:func:`read_message` never raises, it returns an :class:`InvalidMessage` for a
+value that is not a message, carrying the id to answer it with (the value's own
+``id`` when that is readable, see :class:`InvalidMessage`). The sans-I/O
+endpoint (:mod:`agentproto.acp._rpc.endpoint`) reads lines that way and answers
+a batch with one array. :func:`encode_batch` writes a batch as one line.
 
 Errors: a bad line raises :class:`~agentproto._core.errors.DecodeError` with its
 1-based ``line`` and the stream ``offset`` of the bad byte or JSON (else of the
@@ -55,14 +64,17 @@ from agentproto._core.json.codec import DEFAULT_MAX_DEPTH, dumps
 from agentproto._core.json.lines import DEFAULT_MAX_LINE_BYTES, JSONLinesDecoder
 
 __all__ = [
+    "InvalidMessage",
     "Message",
     "MessageReader",
     "Notification",
     "Request",
     "Response",
+    "encode_batch",
     "encode_message",
     "iter_messages",
     "parse_message",
+    "read_message",
     "read_messages",
 ]
 
@@ -131,6 +143,38 @@ class Response:
 
 Message: TypeAlias = Request | Notification | Response
 """Any JSON-RPC message."""
+
+
+@attrs.frozen
+class InvalidMessage:
+    """A JSON value found where a message belongs (a line, a batch member) that is not
+    a JSON-RPC message: what :func:`read_message` returns instead of raising.
+
+    Attributes:
+        id: the id to answer it with: the value's ``id`` when it is a valid id (a
+            string or an int64) and the value is not shaped as a response (it has
+            ``method``, or neither ``result`` nor ``error``), else ``None``. A
+            response is never answered with its own id: that id is one of ours, and
+            the peer would take the error for the answer to its request of that id.
+        error: why it is not a message; the location is inside the value.
+        line: 1-based line the value was read from; ``0`` when built by hand.
+            Not part of equality.
+    """
+
+    id: int | str | None
+    error: SchemaError
+    line: int = attrs.field(default=0, eq=False, kw_only=True)
+
+    @classmethod
+    def of(cls, obj: Any, error: SchemaError, *, line: int = 0) -> InvalidMessage:
+        """The invalid message ``obj`` that ``error`` rejects, with the id to answer it with."""
+        return cls(_answer_id(obj), error, line=line)
+
+    def decode_error(self, offset: int | None = None) -> DecodeError:
+        """It as a decoder reports it: a :class:`~agentproto._core.errors.DecodeError`
+        with its line (and the stream ``offset``, when given), chained to :attr:`error`."""
+        return _shape_error(self.error, self.line, offset)
+
 
 # The classes are frozen; their attrs ``__init__`` goes through ``object.__setattr__`` for
 # each field. The reader builds one message per line, so it fills the slots directly
@@ -318,6 +362,35 @@ def _parse_response(obj: dict[str, Any], line: int) -> Response:
     return Response(_check_id(obj["id"]), obj["result"], line=line)
 
 
+def read_message(obj: Any, *, line: int = 0, location: str = "") -> Message | InvalidMessage:
+    """:func:`parse_message` for a peer that answers what it cannot read: never raises.
+
+    Args:
+        obj: one decoded JSON value (a line's, or a batch member's).
+        line: the 1-based source line to record, ``0`` if none.
+        location: the JSON Pointer of ``obj`` in its line (``"/2"`` for a batch's
+            third member), put before the error's location.
+
+    Returns:
+        The message, or an :class:`InvalidMessage` with the error and the id to
+        answer it with.
+    """
+    try:
+        return parse_message(obj, line=line)
+    except SchemaError as err:
+        return InvalidMessage.of(obj, err.at(location) if location else err, line=line)
+
+
+def _answer_id(obj: Any) -> int | str | None:
+    """The id to answer an invalid ``obj`` with (see :class:`InvalidMessage`)."""
+    if not isinstance(obj, dict) or ("method" not in obj and ("result" in obj or "error" in obj)):
+        return None
+    try:
+        return _check_id(obj.get("id"))
+    except SchemaError:
+        return None
+
+
 def _to_dict(msg: Message) -> dict[str, Any]:
     """The wire object of ``msg``, members in the conventional order."""
     out: dict[str, Any] = {"jsonrpc": "2.0"}
@@ -367,6 +440,28 @@ def encode_message(msg: Message) -> bytes:
     obj = _to_dict(msg)
     parse_message(obj)
     return dumps(obj) + b"\n"
+
+
+def encode_batch(messages: Iterable[Message]) -> bytes:
+    """Encode messages as one batch: a compact JSON array on one line ending in ``\\n``.
+
+    Each member is written as :func:`encode_message` writes it.
+
+    Args:
+        messages: the members, at least one.
+
+    Returns:
+        The UTF-8 bytes of the line, newline included.
+
+    Raises:
+        SchemaError: there is no member (``minItems``: JSON-RPC forbids an empty
+            batch), or a member does not encode (as in :func:`encode_message`).
+        UsageError: a member is not a message.
+    """
+    members = [encode_message(message)[:-1] for message in messages]
+    if not members:
+        raise SchemaError("minItems", "", "a batch must not be empty")
+    return b"[" + b",".join(members) + b"]\n"
 
 
 class MessageReader:

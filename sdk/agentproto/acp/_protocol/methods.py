@@ -20,6 +20,11 @@ too. An alias that only renames another method's class (``InitializeProxyRequest
 is ``InitializeRequest``) leaves the class to the method it is named for.
 A table entry naming a type the module lacks fails the table loudly, so a
 regeneration that breaks the table cannot go unnoticed.
+
+The generator also appends ``CAPABILITIES``: for each capability marker of the
+agent's ``initialize`` answer that advertises methods, its wire path and the
+methods the schema says it advertises (``("session", "delete")`` →
+``session/delete``). :attr:`MethodTable.capabilities` holds it, read as is.
 """
 
 from __future__ import annotations
@@ -85,11 +90,15 @@ class MethodTable:
         requests: request methods by name.
         notifications: notification methods by name (a name may be both a
             request and a notification, e.g. ``mcp/message``).
+        capabilities: each agent capability marker that advertises methods (its
+            wire path under the ``initialize`` result's ``capabilities``) and the
+            agent methods it advertises; empty for a version without markers.
     """
 
     protocol: int
     requests: Mapping[str, MethodSpec]
     notifications: Mapping[str, MethodSpec]
+    capabilities: Mapping[tuple[str, ...], tuple[str, ...]] = attrs.field(factory=dict)
     _by_params: Mapping[Any, MethodSpec] = attrs.field(alias="by_params")
     _by_result: Mapping[Any, MethodSpec] = attrs.field(alias="by_result")
 
@@ -202,10 +211,17 @@ def build_method_table(module: types.ModuleType, protocol: int) -> MethodTable:
         (requests if spec.kind == "request" else notifications)[spec.method] = spec
     by_params = _reverse([(s.params, e.get("params"), s) for s, e in entries], "params")
     by_result = _reverse([(s.result, e.get("result"), s) for s, e in entries], "result")
+    capabilities = getattr(module, "CAPABILITIES", {})
+    for path, methods in capabilities.items():
+        if unknown := set(methods) - set(requests) - set(notifications):
+            raise MethodTableError(
+                f"{module.__name__}.CAPABILITIES{path!r} names methods it lacks: {sorted(unknown)}"
+            )
     return MethodTable(
         protocol=protocol,
         requests=types.MappingProxyType(requests),
         notifications=types.MappingProxyType(notifications),
+        capabilities=types.MappingProxyType(dict(capabilities)),
         by_params=types.MappingProxyType(by_params),
         by_result=types.MappingProxyType(by_result),
     )

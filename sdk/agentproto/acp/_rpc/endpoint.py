@@ -24,7 +24,34 @@ Incoming, each message becomes events (see :data:`Event`):
   result) or :class:`RequestFailed`; a response to an id we never sent (or one
   we forgot) is a diagnostic, never an error.
 * a line that is not JSON, or not JSON-RPC, is a diagnostic and is answered with
-  ``parse error`` / ``invalid request`` (id ``null``), as JSON-RPC asks.
+  ``parse error`` / ``invalid request``, as JSON-RPC asks: with id ``null``, or
+  with the message's own id when it can be read (a string or integer ``id`` in
+  something not shaped as a response; see
+  :class:`~agentproto.acp._protocol.jsonrpc.InvalidMessage`).
+
+Batches (JSON-RPC 2.0 section 6, a MUST of ACP v2's transports). A line holding
+an array is read member by member, each as if it came on a line of its own
+(same events, same automatic errors), and the answers to its requests are
+gathered into ONE line holding ONE array:
+
+* an invalid member (``17``, an object that is not JSON-RPC) gets its own
+  ``invalid request`` inside the array; its valid siblings are served as usual;
+* a member answered at once (method not found, invalid params, duplicate id,
+  invalid request) has its error put in the array at once; a request that
+  becomes :class:`RequestReceived` is remembered as belonging to the batch, and
+  its answer (:meth:`~Endpoint.respond`, :meth:`~Endpoint.respond_error`) goes
+  to the array too. The array is queued when the batch's last request is
+  answered, its members in the order the answers came;
+* notifications and responses in a batch get no answer; a batch holding only
+  those gets no reply at all, and the empty batch ``[]`` is answered with one
+  (non-array) ``invalid request``, id ``null``;
+* :meth:`~Endpoint.close` with a batch partly answered queues the answers it
+  has, as an array; its requests still in flight are dropped, as every request
+  in flight is (:meth:`~Endpoint.data_to_send` still hands over the array).
+
+A peer's batch of responses is read the same way: each response settles its
+request. This side sends a batch with :meth:`Endpoint.send_batch` (a sequence of
+:class:`BatchCall`): one line, the requests' ids returned in order.
 
 Outgoing, our request ids are integers counting from 0; the result class of
 each pending request is recorded so its response can be typed. Problems are
@@ -36,6 +63,7 @@ split as h11 splits them: the peer's mistakes are events, diagnostics or a
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias
 
 import attrs
@@ -51,12 +79,16 @@ from agentproto._core.errors import (
 )
 from agentproto.acp._protocol.errors import RpcErrorCode, response_error
 from agentproto.acp._protocol.jsonrpc import (
+    InvalidMessage,
     Message,
     MessageReader,
     Notification,
     Request,
     Response,
+    encode_batch,
     encode_message,
+    parse_message,
+    read_message,
 )
 from agentproto.acp._protocol.methods import MethodSpec, classes_of
 from agentproto.acp._protocol.wireversion import initialize_type, wire_version
@@ -70,6 +102,7 @@ from agentproto.acp._rpc.events import (
 )
 
 __all__ = [
+    "BatchCall",
     "CancelRequested",
     "Endpoint",
     "Event",
@@ -93,6 +126,45 @@ _Loaded: TypeAlias = tuple[Any, tuple[Diagnostic, ...]]
 class _Pending:
     method: str
     result: Any  # the result type; None: keep plain JSON
+
+
+@attrs.define(eq=False)
+class _Batch:
+    """The answers to one incoming batch, gathered until its last request is answered."""
+
+    parts: list[bytes] = attrs.Factory(list)  # encoded responses, no newline
+    waiting: int = 0  # its requests still in flight
+
+
+@attrs.frozen
+class BatchCall:
+    """One member of a batch to send (:meth:`Endpoint.send_batch`,
+    :meth:`~agentproto.acp.Connection.send_batch`): a request or a notification.
+
+    Build it with :meth:`request` or :meth:`notify`; ``target`` and
+    ``params`` are as for :meth:`Endpoint.send_request`: a typed params object
+    (its class names the method), or a method name with its params.
+
+    Attributes:
+        target: a typed params object, or a method name.
+        params: the params when ``target`` is a method name.
+        notification: whether it is a notification (not answered) rather than
+            a request.
+    """
+
+    target: Any
+    params: Any = None
+    notification: bool = attrs.field(default=False, kw_only=True)
+
+    @classmethod
+    def request(cls, target: Any, params: Any = None) -> BatchCall:
+        """A request member: its response comes back like any other."""
+        return cls(target, params)
+
+    @classmethod
+    def notify(cls, target: Any, params: Any = None) -> BatchCall:
+        """A notification member: it gets no response."""
+        return cls(target, params, notification=True)
 
 
 def _diagnostic(code: str, message: str, **where: Any) -> Diagnostic:
@@ -133,6 +205,8 @@ class Endpoint:
         self._in_flight: dict[int | str, MethodSpec | str] = {}
         self._answered: OrderedDict[int | str, None] = OrderedDict()  # the latest, capped
         self._outbox: list[bytes] = []
+        self._batch_of: dict[int | str, _Batch] = {}  # an in-flight id -> the batch it came in
+        self._reading: _Batch | None = None  # the batch being read: automatic answers go there
         self._closed = False
         self._closed_by_peer = False
 
@@ -194,35 +268,71 @@ class Endpoint:
             raise ProtocolError(
                 "rpc.line-too-long", f"a line is longer than {self._max_line} bytes"
             )
-        return self._drain(self._reader.feed, data)
+        self._reader.push(data)
+        return self._drain()
 
     def feed_eof(self) -> list[Event]:
         """The peer's byte stream ended: read a last unterminated line, then :meth:`close`
         (the peer closed the connection)."""
-        events = self._drain(lambda _: self._reader.close(), b"")
+        self._reader.end()
+        events = self._drain()
         return events + self.close(by_peer=True)
 
-    def _drain(self, step: Any, data: bytes) -> list[Event]:
+    def _drain(self) -> list[Event]:
+        """The events of the lines waiting in the reader (a bad line: answered, and on)."""
         events: list[Event] = []
         while True:
             try:
-                messages: list[Message] = step(data)
-            except DecodeError as error:
-                events += self.receive_malformed(error)
-                data = b""
-                continue
-            for message in messages:
-                events += self.receive(message)
-            if not self._reader.pending:
+                for value, line, offset in self._reader.documents():
+                    if value.__class__ is list:
+                        events += self._receive_batch(value, line, offset)
+                        continue
+                    try:
+                        message = parse_message(value, line=line)
+                    except SchemaError as err:
+                        invalid = InvalidMessage.of(value, err, line=line)
+                        events += self.receive_malformed(invalid.decode_error(offset), invalid.id)
+                        continue
+                    events += self.receive(message)
                 return events
-            data = b""
+            except DecodeError as error:  # not JSON: the reader goes on after it
+                events += self.receive_malformed(error)
 
-    def receive_malformed(self, error: DecodeError) -> list[Event]:
-        """A line that is not JSON (``parse error``) or not JSON-RPC (``invalid request``)."""
+    def receive_malformed(self, error: DecodeError, ident: int | str | None = None) -> list[Event]:
+        """A line (or batch member) that is not JSON (``parse error``) or not JSON-RPC
+        (``invalid request``), answered with id ``ident``: ``None`` unless its id could
+        be read (:class:`~agentproto.acp._protocol.jsonrpc.InvalidMessage`)."""
         shape = isinstance(error.__cause__, SchemaError)
         code = RpcErrorCode.INVALID_REQUEST if shape else RpcErrorCode.PARSE_ERROR
-        self._queue(Response(None, error=RpcError(code, str(error)).to_error()))
+        self._reply(Response(ident, error=RpcError(code, str(error)).to_error()))
         return [_diagnostic("rpc.malformed-line", str(error), line=error.line)]
+
+    def _receive_batch(self, values: list[Any], line: int, offset: int) -> list[Event]:
+        """A batch: each member as on a line of its own, the answers gathered in one array."""
+        if not values:
+            empty = SchemaError("minItems", "", "a batch must not be empty")
+            return self.receive_malformed(
+                InvalidMessage(None, empty, line=line).decode_error(offset)
+            )
+        batch = self._reading = _Batch()
+        events: list[Event] = []
+        try:
+            for index, value in enumerate(values):
+                member = read_message(value, line=line, location=f"/{index}")
+                if isinstance(member, InvalidMessage):
+                    events += self.receive_malformed(member.decode_error(offset), member.id)
+                elif isinstance(member, Request) and member.id not in self._in_flight:
+                    events += self.receive(member)
+                    if member.id in self._in_flight:  # it awaits an answer: the batch's
+                        self._batch_of[member.id] = batch
+                        batch.waiting += 1
+                else:  # a notification, a response, a duplicate id (answered at once)
+                    events += self.receive(member)
+        finally:
+            self._reading = None
+        if not batch.waiting:
+            self._queue_batch(batch)
+        return events
 
     def receive(self, message: Message) -> list[Event]:
         """Take one decoded message from the peer; return its events.
@@ -329,8 +439,18 @@ class Endpoint:
                 "rpc.closed", "the connection is closed", by_peer=self._closed_by_peer
             )
 
-    def _queue(self, message: Message) -> None:
-        self._outbox.append(encode_message(message))
+    def _reply(self, response: Response) -> None:
+        """Queue an answer given while reading: to the batch being read, if any."""
+        line = encode_message(response)
+        if self._reading is None:
+            self._outbox.append(line)
+        else:
+            self._reading.parts.append(line[:-1])
+
+    def _queue_batch(self, batch: _Batch) -> None:
+        """Queue a batch's answers as one array (nothing when it has none)."""
+        if batch.parts:
+            self._outbox.append(b"[" + b",".join(batch.parts) + b"]\n")
 
     def _outgoing(self, target: Any, params: Any, kind: str) -> tuple[str, Any, MethodSpec | None]:
         """Resolve what to send: (method, wire params, spec or None for an extension)."""
@@ -356,8 +476,14 @@ class Endpoint:
             params = self._converter.dump(params)
         return method, params, spec
 
-    def _typed(self, method: str, tp: Any, value: Any) -> Any:
-        """The wire JSON of ``value`` for type ``tp``: a dict is checked, a typed object dumped."""
+    def _typed(self, method: str, tp: Any, value: Any, *, check: bool = False) -> Any:
+        """The wire JSON of ``value`` for type ``tp``: a dict is checked, a typed object dumped.
+
+        With ``check``, a typed object's JSON is checked too (read back strictly as
+        ``tp``): an object the schema rejects (a required field left out, a
+        definition class where the union member with its ``type`` belongs) raises
+        :class:`~agentproto.SchemaError` instead of going out malformed.
+        """
         if tp is Any:
             return value
         if isinstance(value, dict):
@@ -372,7 +498,10 @@ class Endpoint:
             raise UsageError(
                 "rpc.wrong-type", f"{method}: expected a typed object, not {type(value).__name__}"
             )
-        return self._converter.dump(value)
+        wire = self._converter.dump(value)
+        if check:
+            self._converter.load(wire, tp)  # strictly: raises SchemaError
+        return wire
 
     def send_request(self, target: Any, params: Any = None) -> int:
         """Queue a request to the peer.
@@ -395,7 +524,7 @@ class Endpoint:
         self._check_open()
         method, wire, spec = self._outgoing(target, params, "request")
         ident = self._next_id
-        self._queue(Request(ident, method, wire))
+        self._outbox.append(encode_message(Request(ident, method, wire)))
         self._next_id += 1
         self._pending[ident] = _Pending(method, None if spec is None else spec.result)
         return ident
@@ -409,7 +538,56 @@ class Endpoint:
         """
         self._check_open()
         method, wire, _ = self._outgoing(target, params, "notification")
-        self._queue(Notification(method, wire))
+        self._outbox.append(encode_message(Notification(method, wire)))
+
+    def send_batch(self, calls: Sequence[BatchCall]) -> list[int | None]:
+        """Queue several requests and notifications as one JSON-RPC batch (one line).
+
+        Each member is checked as :meth:`send_request` and :meth:`notify` check
+        theirs, all before anything is queued: a bad member queues nothing. The
+        peer answers the requests with one array, whose responses come back as
+        the usual :class:`ResponseReceived` / :class:`RequestFailed` events.
+
+        Args:
+            calls: the members, in order (at least one).
+
+        Returns:
+            For each member in order, its request id, or ``None`` for a notification.
+
+        Raises:
+            UsageError: no member, a member's method does not exist or the peer does
+                not handle it, or the connection speaks ACP v1 (which has no batches).
+            SchemaError: dict params that the schema rejects.
+            ConnectionClosedError: the endpoint is closed.
+        """
+        self._check_open()
+        if self.protocol < 2:
+            raise UsageError("rpc.batch-v1", "ACP v1 has no batches")
+        if not calls:
+            raise UsageError("rpc.empty-batch", "a batch needs at least one member")
+        ident = self._next_id
+        messages: list[Request | Notification] = []
+        ids: list[int | None] = []
+        pending: dict[int, _Pending] = {}
+        for call in calls:
+            if not isinstance(call, BatchCall):
+                raise UsageError(
+                    "rpc.not-a-call", f"a batch member is a BatchCall, not {type(call).__name__}"
+                )
+            kind = "notification" if call.notification else "request"
+            method, wire, spec = self._outgoing(call.target, call.params, kind)
+            if call.notification:
+                messages.append(Notification(method, wire))
+                ids.append(None)
+                continue
+            messages.append(Request(ident, method, wire))
+            ids.append(ident)
+            pending[ident] = _Pending(method, None if spec is None else spec.result)
+            ident += 1
+        self._outbox.append(encode_batch(messages))
+        self._next_id = ident
+        self._pending.update(pending)
+        return ids
 
     def cancel(self, ident: int, *, forget: bool = False) -> None:
         """Ask the peer to cancel our pending request ``ident`` (``$/cancel_request``).
@@ -438,8 +616,17 @@ class Endpoint:
         return self.table.requests.get(entry.method, entry)  # as the version spoken now has it
 
     def _answer(self, ident: int | str, response: Response) -> None:
-        """Queue the answer; the request leaves flight only once it encodes."""
-        self._outbox.append(encode_message(response))
+        """Queue the answer (to its batch, if it came in one); the request leaves flight only
+        once it encodes."""
+        line = encode_message(response)
+        batch = self._batch_of.pop(ident, None) if self._batch_of else None
+        if batch is None:
+            self._outbox.append(line)
+        else:
+            batch.parts.append(line[:-1])
+            batch.waiting -= 1
+            if not batch.waiting:
+                self._queue_batch(batch)
         del self._in_flight[ident]
         self._answered[ident] = None
         if len(self._answered) > _FORGOTTEN_CAP:
@@ -452,16 +639,18 @@ class Endpoint:
             ident: the id from :class:`RequestReceived`.
             result: a typed result (an instance of the method's result class), a
                 dict that the schema accepts, or any JSON for an untyped method.
+                A typed result is checked against the schema before it is queued.
 
         Raises:
             UsageError: ``ident`` is not in flight, or ``result`` has the wrong type.
-            SchemaError: a dict result that the schema rejects, or a result that is
-                not JSON; the request stays in flight, to be answered again.
+            SchemaError: a result that the schema rejects (a dict, or a typed object
+                whose JSON breaks it), or a result that is not JSON; the request
+                stays in flight, to be answered again.
             ConnectionClosedError: the endpoint is closed.
         """
         entry = self._check_in_flight(ident)
         if isinstance(entry, MethodSpec) and entry.result is not None:
-            result = self._typed(entry.method, entry.result, result)
+            result = self._typed(entry.method, entry.result, result, check=True)
         elif attrs.has(type(result)):
             result = self._converter.dump(result)
         self._answer(ident, Response(ident, result))
@@ -488,13 +677,15 @@ class Endpoint:
         self._answer(ident, Response(ident, error=error.to_error()))
 
     def _reply_error(self, ident: int | str, code: int, message: str, data: Any = None) -> None:
-        self._queue(Response(ident, error=RpcError(code, message, data).to_error()))
+        self._reply(Response(ident, error=RpcError(code, message, data).to_error()))
 
     def close(self, *, by_peer: bool = False) -> list[Event]:
         """Close the endpoint: every pending request fails with :class:`ConnectionClosedError`.
 
-        The peer's requests in flight are dropped (they cannot be answered).
-        Calling it again returns ``[]``.
+        The peer's requests in flight are dropped (they cannot be answered); a
+        batch partly answered has the answers it has queued as its array, so
+        that :meth:`data_to_send` can still hand them over. Calling it again
+        returns ``[]``.
 
         Args:
             by_peer: whether the peer ended the connection (its stream ended or
@@ -519,6 +710,9 @@ class Endpoint:
         ]
         self._pending.clear()
         self._in_flight.clear()
+        for batch in dict.fromkeys(self._batch_of.values()):  # each once, in order
+            self._queue_batch(batch)
+        self._batch_of.clear()
         return events
 
 

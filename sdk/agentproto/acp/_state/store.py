@@ -8,12 +8,23 @@ turns every rejected message into a diagnostic when tolerant, or raises when
 strict. The usual line, a ``session/update`` of a kind with a rule, takes a
 short way (the update's own loader and rule, no message objects); anything
 else goes through the general path.
+
+Child sessions. A ``subagent_update`` on a session announces the child session
+its ``sessionId`` names the first time that id appears in one (later ones update
+it). The subagents RFD makes the order the agent's duty: the announcement comes
+before any traffic bearing the child's id. A store sees a connection from the
+outside, where the first traffic of any session may be a top-level session's (it
+does not follow ``session/new``), so it cannot hold traffic back until an
+announcement that may never come; it applies every update as it arrives and,
+when an announcement names a session that already had traffic, reports the
+broken order with an ``unannounced-session`` diagnostic (strict or not: the
+state is what in-order delivery gives, since sessions do not share entities).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -46,6 +57,7 @@ _FAST_PATH: dict[str, tuple[Any, Rule]] = {
     for cls, rule in RULES.items()
     if rule not in TOLERATED
 }
+_SUBAGENT: Final = v2.SubagentUpdateSessionUpdate
 _load_permission_request = CONVERTER.loader(v2.RequestPermissionRequest)
 
 
@@ -62,7 +74,9 @@ class SessionStore:
     message that still cannot be parsed or applied is skipped with a
     diagnostic (``invalid-params``, ``invalid-update``) and changes nothing.
     Strict, any such message raises instead. Diagnostics carry the source line
-    in ``line`` and a path from the message root (``/params/update/...``).
+    in ``line`` and a path from the message root (``/params/update/...``). A
+    ``subagent_update`` announcing a session that already had traffic gets an
+    ``unannounced-session`` diagnostic (see the module documentation).
 
     Attributes:
         sessions: the sessions by id, in first-seen order.
@@ -117,6 +131,7 @@ class SessionStore:
         self._parse_diagnostics: list[Diagnostic] = []
         self._context = Context(None if strict else self._parse_diagnostics)
         self._reader = MessageReader()
+        self._announced: set[str] = set()  # child session ids a subagent_update named
 
     def session(self, session_id: str) -> SessionState:
         """The session with this id, created empty on first use.
@@ -201,6 +216,8 @@ class SessionStore:
                             except (SchemaError, UsageError, LimitError):
                                 pass
                             else:
+                                if update.__class__ is _SUBAGENT:
+                                    self._announced_child(session_id, update, line)
                                 continue
                         repairs.clear()
             for message in reader.messages(value, line, offset):
@@ -286,8 +303,8 @@ class SessionStore:
             )
         self._parse_diagnostics.clear()
 
-    def _run(self, apply: Callable[[Any], Any], value: Any, line: int, prefix: str) -> None:
-        """``apply(value)``; strict: let its error out, tolerant: report it.
+    def _run(self, apply: Callable[[Any], Any], value: Any, line: int, prefix: str) -> bool:
+        """``apply(value)``; strict: let its error out, tolerant: report it (``False``).
 
         Diagnostics the state adds get the line and the ``prefix`` path.
         """
@@ -315,7 +332,7 @@ class SessionStore:
                     line=line or None,
                 )
             )
-            return
+            return False
         if len(diagnostics) != before:
             for position in range(before, len(diagnostics)):
                 diagnostic = diagnostics[position]
@@ -324,15 +341,39 @@ class SessionStore:
                     path=None if diagnostic.path is None else prefix + diagnostic.path,
                     line=line or None,
                 )
+        return True
 
     def _session_update(self, params: Any, line: int) -> None:
         note = self._parse(_load_notification, params, line)
-        if note is not None:
-            self._run(
-                lambda update: self.session(note.session_id).apply(update),
-                note.update,
-                line,
-                "/params/update",
+        if note is None:
+            return
+        applied = self._run(
+            lambda update: self.session(note.session_id).apply(update),
+            note.update,
+            line,
+            "/params/update",
+        )
+        if applied and note.update.__class__ is _SUBAGENT:
+            self._announced_child(note.session_id, note.update, line)
+
+    def _announced_child(self, session_id: str, update: Any, line: int) -> None:
+        """An applied ``subagent_update``: its first announcement of a child session that
+        already had traffic is reported (the announcement comes first)."""
+        child: str = update.session_id
+        if child in self._announced:
+            return  # an update of a child announced already
+        self._announced.add(child)
+        if child in self.sessions:
+            self.diagnostics.append(
+                Diagnostic(
+                    code="unannounced-session",
+                    message=f"session {describe(child)} had traffic before this subagent_update "
+                    f"on session {describe(session_id)} announced it (the announcement comes "
+                    "first); that traffic was applied as it came",
+                    path="/params/update/sessionId",
+                    subject=child,
+                    line=line or None,
+                )
             )
 
     def _permission_request(self, params: Any, line: int) -> None:

@@ -261,13 +261,17 @@ class HttpAgent(_HttpBase[httpx.Client]):
             run_id: the run's id; a new UUID by default.
             **options: passed to :func:`~agentproto.agui.next_run_input`
                 (``tools``, ``context``, ``forwarded_props``, ``resume``,
-                ``parent_run_id``, ``protocol_version``, ``state``, ...).
+                ``parent_run_id``, ``protocol_version``, ``state``, ...). The input
+                is held to what the thread knows by default: its last run's open
+                interrupts, calls to the tools the previous run's input declared
+                (answer them with ``tool_results``); ``check=False`` opts out.
 
         Raises:
             UsageError: a run of this thread is in progress, a bad option, or a
                 ``resume`` that leaves an interrupt the last run left open unanswered
                 (``resume.uncovered``, naming the ids; ``resume.*`` for the other
-                resume rules), raised by this call.
+                resume rules), or a call to the client's tools left unanswered
+                (``toolcall.unanswered``), raised by this call.
             SchemaError: the input does not match the schema (raised by this call).
             HttpStatusError: the agent answered with a non-2xx status.
             ProtocolError: ``http.content-type`` (not a stream), ``stream.truncated``

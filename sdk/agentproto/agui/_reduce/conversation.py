@@ -120,7 +120,14 @@ diagnostic here, not a ``TypeError``.
   activity message (a replacing snapshot replaces content, never metadata; a
   ``replace: false`` snapshot still merges its metadata). Every other event
   merges nowhere.
-* ``RUN_*`` (besides closing what was open), ``STEP_*``,
+* ``RUN_*``, besides closing what was open, change no message: the last one
+  applied is kept (:attr:`Conversation.last_run_event`), so that the conversation
+  knows whether its last run ended interrupted, and with which interrupts, for the
+  next run input to answer (a late ``RUN_ERROR`` after ``RUN_FINISHED`` makes that
+  run failed: nothing stays open). A conversation started from a run input
+  (:meth:`Conversation.from_input`) also keeps the names of the tools that input
+  declared (:attr:`Conversation.declared_tools`): the client's own tools, whose
+  calls the next input answers. ``STEP_*``,
   ``REASONING_START/END``, ``SUBAGENT_*``, ``RAW`` and ``CUSTOM`` change
   nothing here. ``*_CHUNK`` events must be expanded first;
   one that arrives anyway changes nothing and yields a diagnostic, as does an
@@ -138,7 +145,16 @@ from agentproto._core.patch.apply import apply_patch, apply_patch_in_place
 from agentproto._core.patch.ops import NodeCount
 from agentproto._core.readonly import readonly, thaw
 from agentproto._core.unset import UNSET
-from agentproto.agui._generated import ActivityMessage, Event, Message, RunAgentInput, ToolCall
+from agentproto.agui._generated import (
+    ActivityMessage,
+    Event,
+    Message,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    ToolCall,
+)
 from agentproto.agui._protocol.kinds import (
     ACTIVITY,
     ASSISTANT,
@@ -251,7 +267,9 @@ class Conversation:
         "_abandoned_calls",
         "_by_id",
         "_calls",
+        "_declared_tools",
         "_entries",
+        "_last_run_event",
         "_max_activity_nodes",
         "_max_state_nodes",
         "_open_calls",
@@ -285,6 +303,8 @@ class Conversation:
         self._state_count: NodeCount | None = None
         self._abandoned_calls: set[str] = set()  # calls a run boundary left before their END
         self._state_revision = 0  # counts the changes to the state (read by StateView)
+        self._last_run_event: Any = None  # the last RUN_* event applied
+        self._declared_tools: tuple[str, ...] = ()  # the tools of the input started from
         for message in messages:
             entry = entry_from_message(message)
             if entry.id in self._by_id:
@@ -300,10 +320,13 @@ class Conversation:
         """The conversation a run starts from: the input's messages and state.
 
         An absent ``state`` means ``{}``. ``limits`` are ``max_state_nodes`` and
-        ``max_activity_nodes``, as for the constructor.
+        ``max_activity_nodes``, as for the constructor. The names of the input's
+        ``tools`` are kept (:attr:`declared_tools`).
         """
         state = UNSET if run_input.state is None else run_input.state
-        return cls(messages=run_input.messages, state=state, **limits)
+        conversation = cls(messages=run_input.messages, state=state, **limits)
+        conversation._declared_tools = tuple(dict.fromkeys(t.name for t in run_input.tools or ()))
+        return conversation
 
     # ---- reading ----------------------------------------------------------------------
 
@@ -376,6 +399,22 @@ class Conversation:
             "messages": [thaw(entry.wire()) for entry in self._entries],
             "state": thaw(self._state),
         }
+
+    @property
+    def last_run_event(self) -> RunStartedEvent | RunFinishedEvent | RunErrorEvent | None:
+        """The last ``RUN_STARTED``, ``RUN_FINISHED`` or ``RUN_ERROR`` applied (``None``
+        before any): a ``RUN_FINISHED`` whose outcome is ``interrupt`` means the last run
+        left those interrupts open (:meth:`OpenInterrupts.of
+        <agentproto.agui.OpenInterrupts.of>` reads them). Treat it as read-only."""
+        event: RunStartedEvent | RunFinishedEvent | RunErrorEvent | None = self._last_run_event
+        return event
+
+    @property
+    def declared_tools(self) -> tuple[str, ...]:
+        """The names of the tools the run input this conversation started from declared
+        (:meth:`from_input`; ``()`` otherwise): the client's own tools, whose unanswered
+        calls a continuing thread answers first."""
+        return self._declared_tools
 
     @property
     def state_revision(self) -> int:
@@ -1010,6 +1049,7 @@ class Conversation:
             self._open_text.clear()
             self._abandoned_calls |= self._open_calls  # never ended: not complete
             self._open_calls.clear()
+            self._last_run_event = event
         return NOTHING
 
     def _tool_start(self, event: Any, commit: bool) -> Change:

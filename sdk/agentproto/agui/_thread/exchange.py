@@ -7,13 +7,15 @@ Theory of operation. :class:`AgentThread` keeps what a thread's runs said
 
 1. **building** (before any I/O): ``next_run_input`` builds the typed input from
    the thread's conversation (every keyword the caller gave passed through, so its
-   own checks, of ``resume`` or of unanswered tool calls, hold), the new messages
-   are appended, ``dump_run_input`` checks it all and gives the body. When the
-   thread's last run ended interrupted (:attr:`AgentThread.interrupts`), the
-   input's ``resume`` list must answer each open interrupt, as the reference client
-   requires before it sends (:meth:`OpenInterrupts.check
-   <agentproto.agui.OpenInterrupts.check>`). A bad input raises here, and nothing
-   is sent.
+   own checks, of ``resume`` or of unanswered tool calls, hold: by default against
+   what the thread's conversation recorded, the interrupts its last run left open
+   and the tools the previous input declared), the new messages are appended,
+   ``dump_run_input`` checks it all and gives the body. When the thread's last run
+   ended interrupted (:attr:`AgentThread.interrupts`), the input's ``resume`` list
+   must answer each open interrupt, as the reference client requires before it
+   sends (:meth:`OpenInterrupts.check <agentproto.agui.OpenInterrupts.check>`). A
+   bad input raises here, and nothing is sent; ``check=False`` (a run option,
+   passed to ``next_run_input``) opts out of the checks against the thread.
 2. **opening**: the response's status and ``content-type`` decide: a non-2xx answer
    is :class:`HttpStatusError`, a type that is neither SSE nor JSON Lines is
    ``ProtocolError("http.content-type")``; else a :class:`Consumer` is built for the
@@ -158,9 +160,10 @@ class AgentThread:
             failure or a cancellation), ``None`` before the first answer.
         interrupts: what the thread's last completed run left open (an
             :class:`~agentproto.agui.OpenInterrupts`, empty unless that run ended
-            interrupted). The next run must answer each: resolve or cancel them
-            here and pass ``resume=thread.interrupts``; a run that leaves one
-            unanswered is refused before anything is sent.
+            interrupted; at first, what the ``conversation`` given recorded). The
+            next run must answer each: resolve or cancel them here and pass
+            ``resume=thread.interrupts``; a run that leaves one unanswered is
+            refused before anything is sent.
     """
 
     def __init__(
@@ -197,7 +200,8 @@ class AgentThread:
         self.runs: list[RunRecord] = []
         self.diagnostics: list[Diagnostic] = []
         self.last_consumer: Consumer | None = None
-        self.interrupts = OpenInterrupts(thread_id=self.thread_id)
+        left_open = OpenInterrupts.of(self.conversation)  # a conversation= may know some
+        self.interrupts = left_open if len(left_open) else OpenInterrupts(thread_id=self.thread_id)
         self._transport = transport
         self._run_timeout = run_timeout
         self._consumer_options = dict(consumer_options)
@@ -214,13 +218,17 @@ class AgentThread:
         for name in ("thread_id", "run_id"):
             if name in options:
                 raise UsageError("http.option", f"{name!r} is not a run option here")
+        check = options.get("check", True)
+        if check:
+            self._refuse_no_answers(options.get("resume"))
         run_input = next_run_input(
             self.conversation,
             thread_id=self.thread_id,
             run_id=run_id or str(uuid.uuid4()),
             **options,
         )
-        self._check_resume(run_input)
+        if check:
+            self._check_resume(run_input)
         added = [_as_message(message) for message in messages]
         if added:
             _check_new_ids([*self.conversation.messages, *run_input.messages], added)
@@ -228,14 +236,11 @@ class AgentThread:
         body = dumps(dump_run_input(run_input))
         return Exchange(self, run_input, _local_input(self.conversation, run_input), body)
 
-    def _check_resume(self, run_input: RunAgentInput) -> None:
-        """Refuse an input whose ``resume`` leaves an open interrupt of the thread's last
-        run unanswered (or breaks another resume rule), before anything is sent."""
+    def _refuse_no_answers(self, resume: object) -> None:
+        """Refuse a run that answers none of the open interrupts of the thread's last run
+        (no ``resume``, or an empty list), saying how to answer them."""
         open_ = self.interrupts
-        if not len(open_):
-            return
-        entries = run_input.resume or []
-        if not entries:
+        if len(open_) and (resume is None or (isinstance(resume, list | tuple) and not resume)):
             several = len(open_) != 1
             raise UsageError(
                 "resume.uncovered",
@@ -245,7 +250,12 @@ class AgentThread:
                 f"(agent.interrupts.resolve(id, payload), agent.interrupts.cancel(id)) "
                 f"and pass resume=agent.interrupts; nothing was sent",
             )
-        open_.check(entries)
+
+    def _check_resume(self, run_input: RunAgentInput) -> None:
+        """Refuse an input whose ``resume`` breaks a resume rule against the open
+        interrupts of the thread's last run, before anything is sent."""
+        if len(self.interrupts):
+            self.interrupts.check(run_input.resume or [])
 
 
 @attrs.define

@@ -32,7 +32,10 @@ resume list against them. The rules:
   schema's reading) and is reported once (``interrupt.expiry-unreadable``).
 
 The client that builds the input refuses a violation with
-:class:`~agentproto.UsageError` (:func:`~agentproto.agui.next_run_input`); the
+:class:`~agentproto.UsageError` (:func:`~agentproto.agui.next_run_input`: by
+default a resume list, entries or :class:`OpenInterrupts`, is held to what the
+conversation recorded of its last run, :meth:`OpenInterrupts.of` a
+:class:`~agentproto.agui.Conversation`; ``check=False`` opts out); the
 agent that receives one refuses it with :class:`~agentproto.ProtocolError`
 before the run starts (``agent_app`` answers 400), except an entry it cannot
 match, which the page tells a producer to drop with a warning and proceed.
@@ -58,9 +61,11 @@ from agentproto.agui._generated import (
     Interrupt,
     ResumeEntry,
     RunAgentInput,
+    RunFinishedEvent,
     RunFinishedInterruptOutcome,
 )
 from agentproto.agui._protocol.wire import CONVERTER
+from agentproto.agui._reduce.conversation import Conversation
 from agentproto.agui._verify.runs import RunRecord, quoted
 from agentproto.agui._verify.verifier import Verifier
 
@@ -180,7 +185,7 @@ class OpenInterrupts:
     @classmethod
     def of(
         cls,
-        source: Consumer | Verifier | RunRecord | None,
+        source: Consumer | Verifier | RunRecord | Conversation | None,
         *,
         clock: Callable[[], datetime] = _utc_now,
     ) -> OpenInterrupts:
@@ -188,14 +193,25 @@ class OpenInterrupts:
 
         Args:
             source: a :class:`~agentproto.agui.Consumer`, its
-                :class:`~agentproto.agui.Verifier`, or one run's
-                :class:`~agentproto.agui.RunRecord` (``None``: no run at all).
+                :class:`~agentproto.agui.Verifier`, one run's
+                :class:`~agentproto.agui.RunRecord`, or a
+                :class:`~agentproto.agui.Conversation` (its
+                :attr:`~agentproto.agui.Conversation.last_run_event`); ``None``: no
+                run at all.
             clock: as for the constructor.
 
         Returns:
             the last run's interrupts when its status is ``interrupted``; none
             otherwise (a run that succeeded, was cancelled or failed asks for nothing).
         """
+        if isinstance(source, Conversation):
+            event = source.last_run_event
+            if not isinstance(event, RunFinishedEvent) or not isinstance(
+                event.outcome, RunFinishedInterruptOutcome
+            ):
+                return cls(clock=clock)
+            interrupts = event.outcome.interrupts
+            return cls(interrupts, run_id=event.run_id, thread_id=event.thread_id, clock=clock)
         record = source
         if isinstance(record, Consumer):
             record = record.verifier
@@ -439,32 +455,56 @@ def _problem(open_: OpenInterrupts, entries: Sequence[ResumeEntry]) -> _Problem 
 
 
 def resume_for(
-    resume: Iterable[ResumeEntry] | OpenInterrupts | None, thread_id: str
+    resume: Iterable[ResumeEntry] | OpenInterrupts | None,
+    thread_id: str,
+    known: Conversation | None = None,
 ) -> list[ResumeEntry] | None:
-    """The resume list :func:`~agentproto.agui.next_run_input` sends (copies): the
-    answers an :class:`OpenInterrupts` recorded, held to every rule (``None`` when
-    nothing is open), or the entries given, refused only for duplicates (nothing says
-    what is open).
+    """The resume list :func:`~agentproto.agui.next_run_input` sends (copies).
+
+    An :class:`OpenInterrupts` gives the answers it recorded, held to every rule
+    (``None`` when nothing is open); entries are copied and refused for duplicates.
+    With ``known``, the conversation being continued, once it has seen a run end
+    (:attr:`~agentproto.agui.Conversation.last_run_event`), the list is also held to
+    what that run left open: every rule, expiry judged by the given
+    :class:`OpenInterrupts`' clock (else now). Without it, or before any run ended,
+    nothing says what is open and entries are refused only for duplicates.
 
     Raises:
         UsageError: a ``resume.*`` code (see :meth:`OpenInterrupts.check`);
             ``resume.thread-mismatch``: interrupts open on another thread.
     """
-    if not isinstance(resume, OpenInterrupts):
+    clock = _utc_now
+    if isinstance(resume, OpenInterrupts):
+        clock = resume._clock
+        entries = _answers_of(resume, thread_id)
+    else:
         entries = None if resume is None else [_copy_entry(e) for e in resume]
         duplicates = _duplicates(entries or [])
         if duplicates is not None:
             raise UsageError(duplicates[0], duplicates[1])
-        return entries
-    if not len(resume):
+    if known is not None and known.last_run_event is not None:
+        left_open = OpenInterrupts.of(known, clock=clock)
+        _same_thread(left_open, thread_id)
+        left_open.check(entries or [])
+    return entries
+
+
+def _answers_of(open_: OpenInterrupts, thread_id: str) -> list[ResumeEntry] | None:
+    """The answers ``open_`` recorded, every rule held (``None``: nothing is open)."""
+    if not len(open_):
         return None
-    if resume.thread_id not in (None, thread_id):
+    _same_thread(open_, thread_id)
+    return open_.resume()
+
+
+def _same_thread(open_: OpenInterrupts, thread_id: str) -> None:
+    """Refuse continuing on another thread the run that left interrupts open."""
+    if len(open_) and open_.thread_id not in (None, thread_id):
         raise UsageError(
             "resume.thread-mismatch",
-            f"the open {_named(resume.ids)} belong to thread '{resume.thread_id}', "
+            f"the open {_named(open_.ids)} belong to thread '{open_.thread_id}', "
             f"not '{thread_id}': a run continues on the thread it resumes",
         )
-    return resume.resume()
 
 
 def _issued(interrupts: IssuedInterrupts) -> OpenInterrupts | None:

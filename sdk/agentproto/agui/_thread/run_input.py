@@ -11,6 +11,19 @@ Two steps, kept apart so that a caller may adjust the typed input in between:
   ``tool_results`` are placed after their calls, and an input that would leave
   a call to one of ``tools`` unanswered is refused before it is built
   (:mod:`agentproto.agui._thread.frontend_tools`).
+
+  By default (``check=True``) the input is also held to what the conversation
+  itself recorded of its last run: the calls to the tools the input it started
+  from declared (:attr:`~agentproto.agui.Conversation.declared_tools`) count as
+  the client's too, even when the next input declares none; and once a run ended
+  (:attr:`~agentproto.agui.Conversation.last_run_event`), the ``resume`` list,
+  entries or an :class:`~agentproto.agui.OpenInterrupts`, must answer exactly
+  the interrupts that run left open (``resume.unknown-interrupt``,
+  ``resume.uncovered``, ``resume.expired``, ``resume.thread-mismatch``,
+  :mod:`agentproto.agui._thread.interrupts`). ``check=False`` opts out, for a
+  caller who knows better than the conversation (one rebuilt without its runs
+  knows nothing and is not held to them anyway); the checks of the arguments
+  themselves (duplicates, the given ``tools``, the version) always apply.
 * :func:`dump_run_input` turns a typed input into the wire JSON to send, after
   the same enforcement incoming material gets: activity messages are stripped
   (whoever built the input), a malformed known field is fatal
@@ -73,6 +86,7 @@ def next_run_input(
     state: Any = UNSET,
     tool_results: Iterable[ToolMessage | Mapping[str, Any]] = (),
     diagnostics: list[Diagnostic] | None = None,
+    check: bool = True,
 ) -> RunAgentInput:
     """The ``RunAgentInput`` of the next run of ``conversation``.
 
@@ -86,7 +100,8 @@ def next_run_input(
         forwarded_props: any JSON value, passed through untouched (copied);
             omitted means the input carries none.
         resume: the answers to the previous run's interrupts (copied): entries, or an
-            :class:`OpenInterrupts`, checked (``UsageError`` ``resume.*``, ids named).
+            :class:`OpenInterrupts`, checked (``UsageError`` ``resume.*``, ids named)
+            against what the last run the conversation saw left open (``check``).
         parent_run_id: the run that spawned this one, if any.
         protocol_version: the version this client declares, ``MAJOR.MINOR``;
             ``None`` leaves it out (for a peer that predates the field).
@@ -95,6 +110,9 @@ def next_run_input(
         diagnostics: where to report a ``null`` state, which the schema does not
             let a request carry: it is then left out (an agent reads an absent
             state as ``{}``).
+        check: hold the input to what the conversation recorded (the default): the
+            interrupts its last run left open, the tools its own input declared
+            (see the module documentation). ``False`` checks only the arguments.
 
     Returns:
         a new typed input; nothing in it is shared with ``conversation`` or
@@ -103,31 +121,34 @@ def next_run_input(
     Raises:
         UsageError: ``version.not-declarable``: ``protocol_version`` is not
             ``MAJOR.MINOR`` (``"draft"`` is never declared); ``toolcall.*``: a call
-            to ``tools`` left unanswered, or an answer fitting no call; ``resume.*``.
+            to ``tools`` (or, checked, to the conversation's declared tools) left
+            unanswered, or an answer fitting no call; ``resume.*``.
     """
     check_declarable(protocol_version, "next_run_input()")
     tools = list(tools)
+    due: list[Tool | str] = [*tools, *conversation.declared_tools] if check else list(tools)
     return RunAgentInput(
         thread_id=thread_id,
         run_id=run_id,
-        messages=_messages(conversation, tools, tool_results),
+        messages=_messages(conversation, due, tool_results),
         protocol_version=protocol_version,
         parent_run_id=parent_run_id,
         state=_input_state(conversation, state, diagnostics),
         tools=tools,
         context=list(context),
         forwarded_props=None if forwarded_props is UNSET else thaw(forwarded_props),
-        resume=resume_for(resume, thread_id),  # held to the interrupt rules
+        resume=resume_for(resume, thread_id, conversation if check else None),
     )
 
 
 def _messages(
     conversation: Conversation,
-    tools: list[Tool],
+    tools: list[Tool | str],
     answers: Iterable[ToolMessage | Mapping[str, Any]],
 ) -> list[Message]:
     """The messages to send: activity messages left out, every unanswered call to one of
-    ``tools`` answered (:func:`~agentproto.agui._thread.frontend_tools.with_tool_answers`)."""
+    ``tools`` (tools or names) answered
+    (:func:`~agentproto.agui._thread.frontend_tools.with_tool_answers`)."""
     return with_tool_answers(conversation.copy_messages(skip_roles=_ACTIVITY), tools, answers)
 
 
