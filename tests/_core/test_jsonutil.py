@@ -21,6 +21,7 @@ from agentproto._core.json import codec as jsonutil
 from agentproto._core.json.codec import (
     DEFAULT_MAX_DEPTH,
     dumps,
+    dumps_sorted,
     has_digit_run,
     loads,
     may_hold_rounded_int,
@@ -42,6 +43,7 @@ def test_public_names() -> None:
     assert sorted(jsonutil.__all__) == [
         "DEFAULT_MAX_DEPTH",
         "dumps",
+        "dumps_sorted",
         "has_digit_run",
         "loads",
         "may_hold_rounded_int",
@@ -244,6 +246,19 @@ def test_dumps_big_integers_exactly(number: int) -> None:
     encoded = dumps({"a": [number, "é"]})
     assert encoded == f'{{"a":[{number},"é"]}}'.encode()
     assert loads(encoded) == {"a": [number, "é"]}
+
+
+def test_dumps_sorted_is_a_key_for_equal_values_and_exact_and_bounded() -> None:
+    """Sorted keys whatever the member order, integers beyond 64 bits exact and nesting
+    beyond orjson's limit encoded (orjson alone raises TypeError on both), NaN refused."""
+    assert dumps_sorted({"b": 1, "a": {"d": 2, "c": 3}}) == b'{"a":{"c":3,"d":2},"b":1}'
+    assert dumps_sorted({"b": 2**70, "a": 1}) == b'{"a":1,"b":%d}' % 2**70
+    value: Any = {"b": 0, "a": 1}
+    for _ in range(400):
+        value = [value]
+    assert dumps_sorted(value) == b"[" * 400 + b'{"a":1,"b":0}' + b"]" * 400
+    with pytest.raises(SchemaError):
+        dumps_sorted({"a": float("nan")})
 
 
 def test_dumps_deep_values_beyond_orjsons_limit() -> None:

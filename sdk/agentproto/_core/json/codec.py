@@ -34,7 +34,8 @@ around that call, cheaply on success and carefully on failure:
 fallback for what orjson cannot encode but JSON can (integers beyond 64 bits,
 nesting deeper than 254 levels). Non-finite floats, which orjson would write as
 ``null``, and values that are not JSON raise :class:`SchemaError` with the JSON
-Pointer of the offending value.
+Pointer of the offending value. :func:`dumps_sorted` is the same with object keys
+sorted, for a value used as a key.
 """
 
 from __future__ import annotations
@@ -51,7 +52,14 @@ import orjson
 from agentproto._core.describe import cut_pointer, describe
 from agentproto._core.errors import DecodeError, SchemaError, chained
 
-__all__ = ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads", "may_hold_rounded_int"]
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "dumps",
+    "dumps_sorted",
+    "has_digit_run",
+    "loads",
+    "may_hold_rounded_int",
+]
 
 DEFAULT_MAX_DEPTH: Final = 512
 """Default nesting limit of :func:`loads` (arrays and objects both count).
@@ -402,7 +410,23 @@ def dumps(obj: Any) -> bytes:
     try:
         out = orjson.dumps(obj, None, _DUMPS_OPTIONS)  # positional: no keyword parsing
     except orjson.JSONEncodeError as exc:
-        return _dumps_fallback(obj, str(exc))
+        return _dumps_fallback(obj, str(exc), sort_keys=False)
+    return _finite(obj, out)
+
+
+def dumps_sorted(obj: Any) -> bytes:
+    """:func:`dumps` with every object's keys sorted: values equal as JSON objects (member
+    order aside) encode to the same bytes, which makes the encoding a key for them. Exact
+    and bounded as :func:`dumps`, raising what it raises."""
+    try:
+        out = orjson.dumps(obj, None, _DUMPS_OPTIONS | orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError as exc:
+        return _dumps_fallback(obj, str(exc), sort_keys=True)
+    return _finite(obj, out)
+
+
+def _finite(obj: Any, out: bytes) -> bytes:
+    """``out``, orjson's encoding of ``obj``, unless ``obj`` holds a non-finite float."""
     # orjson writes NaN and infinities as null: look for them. ``partition`` takes its
     # one argument directly; ``in`` first tries the needle as a byte value (raising and
     # clearing a TypeError) and ``find`` parses an argument tuple, each costing more
@@ -414,7 +438,7 @@ def dumps(obj: Any) -> bytes:
     return out
 
 
-def _dumps_fallback(obj: Any, reason: str) -> bytes:
+def _dumps_fallback(obj: Any, reason: str, *, sort_keys: bool) -> bytes:
     """Encode what orjson refused, or raise a located :class:`SchemaError`."""
     problem = _find_problem(obj)
     if problem is None and reason.startswith(_ORJSON_LIMITS):
@@ -425,6 +449,7 @@ def _dumps_fallback(obj: Any, reason: str) -> bytes:
                 separators=(",", ":"),
                 allow_nan=False,
                 default=_stdlib_default,
+                sort_keys=sort_keys,
             )
         except RecursionError:
             raise chained(

@@ -7,9 +7,9 @@ from types import MappingProxyType
 from typing import Any
 
 import attrs
-import orjson
 
 from agentproto._core.errors import SchemaError, UsageError
+from agentproto._core.json.codec import dumps_sorted
 from agentproto._core.unset import UNSET
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
@@ -186,7 +186,7 @@ class V2ToV1Adapter(Adapter):
                 return wires
             out = []
             for item, wire in zip(items, wires, strict=True):
-                key = (entity, orjson.dumps(wire, option=orjson.OPT_SORT_KEYS))
+                key = (entity, dumps_sorted(wire))
                 out += items_to_v1([item], [wire], terminals, self._once(session.reported, key))
             return out
 
