@@ -6,6 +6,7 @@ import enum
 import json
 import math
 import re
+import tracemalloc
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -223,6 +224,34 @@ def test_depth_error_offset_after_strings() -> None:
     with pytest.raises(DecodeError) as info:
         loads(doc, max_depth=3)
     assert info.value.offset == doc.index(b"[[[[") + 2
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 5, 16, 64, 1 << 16])
+def test_depth_scan_across_windows(window: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The precise scan goes window by window: strings holding brackets and escaped quotes
+    that span a window's end are skipped, the depth carries over, and the offset is the
+    document's."""
+    monkeypatch.setattr(jsonutil, "_SCAN_WINDOW", window)
+    shallow = ["[[[" + '\\"' + "[{" * 9, "\\"] * 3 + [{"a": [[i]]} for i in range(30)]
+    body = dumps(shallow)[:-1] + b',"]]",' + b"[" * 5
+    doc = body + b"]" * 5 + b"]"
+    assert len(loads(doc, max_depth=6)) == len(shallow) + 2
+    with pytest.raises(DecodeError) as info:
+        loads(doc, max_depth=5)
+    assert info.value.offset == len(body) - 1
+
+
+def test_depth_scan_memory_is_bounded_by_a_window() -> None:
+    """Scanning a long shallow document costs a few times its size, not the many small
+    pieces between its quotes (over twenty times its size when split at once)."""
+    doc = dumps([{"op": "add", "path": f"/k{i}", "value": i} for i in range(100_000)])
+    tracemalloc.start()
+    try:
+        assert jsonutil._depth_failure(doc, 512) is None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * len(doc)
 
 
 def test_empty_and_trailing_content_are_errors() -> None:

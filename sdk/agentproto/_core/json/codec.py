@@ -89,6 +89,7 @@ _BRACKET_DELTA: Final = tuple(
 )
 NOT_BRACKETS: Final = bytes(i for i in range(256) if i not in (0x5B, 0x5D, 0x7B, 0x7D))
 _DEPTH_WINDOW: Final = 4096
+_SCAN_WINDOW: Final = 1 << 16  # bytes: the quote-split pieces of one window stay small
 
 # --- encoding ------------------------------------------------------------------
 
@@ -303,19 +304,35 @@ def _loads_exact(text: str, fallback_pos: int, *, check_strings: bool) -> Any:
 
 
 def _depth_failure(raw: bytes, max_depth: int) -> int | None:
-    """Byte offset of the first bracket nested deeper than ``max_depth``, if any."""
+    """Byte offset of the first bracket nested deeper than ``max_depth``, if any.
+
+    The masked document is scanned in windows of :data:`_SCAN_WINDOW` bytes, carrying
+    the depth and whether a string is open from one to the next: the pieces between
+    quotes are many small objects, which over the whole document at once would cost
+    many times its size in memory.
+    """
     if raw.count(b"[") + raw.count(b"{") <= max_depth:
         return None
     masked = raw.replace(b"\\\\", b"  ").replace(b'\\"', b"  ")
-    parts = masked.split(b'"')  # even pieces are outside strings, odd ones inside
-    brackets = b"".join(parts[::2]).translate(None, NOT_BRACKETS)
     delta = _BRACKET_DELTA.__getitem__
-    if max(accumulate(map(delta, brackets)), default=0) <= max_depth:
-        return None
     depth = 0
+    inside = 0  # 1 while a string is open at the start of the window
+    for start in range(0, len(masked), _SCAN_WINDOW):
+        parts = masked[start : start + _SCAN_WINDOW].split(b'"')
+        brackets = b"".join(parts[inside::2]).translate(None, NOT_BRACKETS)
+        if max(accumulate(map(delta, brackets), initial=depth)) > max_depth:
+            return start + _locate_in_parts(parts, inside, depth, max_depth)
+        depth += sum(map(delta, brackets))
+        inside ^= (len(parts) - 1) & 1
+    return None
+
+
+def _locate_in_parts(parts: list[bytes], inside: int, depth: int, max_depth: int) -> int:
+    """Offset, in the window split into ``parts`` at its quotes, of the first bracket
+    over the limit (the window starts at ``depth``, in a string when ``inside``)."""
     pos = 0
     for index, part in enumerate(parts):
-        if not index & 1:
+        if index & 1 == inside:  # outside strings
             opens = part.count(b"[") + part.count(b"{")
             if depth + opens > max_depth:
                 hit = _locate_depth(part, depth, max_depth)
@@ -323,7 +340,7 @@ def _depth_failure(raw: bytes, max_depth: int) -> int | None:
                     return pos + hit
             depth += opens - part.count(b"]") - part.count(b"}")
         pos += len(part) + 1
-    return None  # pragma: no cover - the C-level check above found a failure
+    raise AssertionError("unreachable: the window's scan found a failure")  # pragma: no cover
 
 
 def _locate_depth(part: bytes, depth: int, max_depth: int) -> int | None:
