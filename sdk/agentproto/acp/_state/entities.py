@@ -576,7 +576,9 @@ class EntityKind:
             yield wire, fields[name]
         for field in self.patch:
             yield field.wire, fields[field.name]
-        yield "_meta", entity.meta or None
+        # a copy: the state patches its metadata in place (one level: values are replaced
+        # whole, never changed)
+        yield "_meta", dict(entity.meta) if entity.meta else None
 
 
 def _names(cls: type) -> dict[str, Any]:
