@@ -97,7 +97,8 @@ class _Record:
     added fields, wire-named JSON.
 
     Attributes:
-        meta: the stored metadata, ``None`` for none.
+        meta: the stored metadata, ``None`` for none; later updates patch it in place,
+            as they change the entity (copy it to keep it as it is).
         other_fields: fields the schema has that the record's class does not
             declare (the schema added them since), by Python name; a cleared
             one is absent.
