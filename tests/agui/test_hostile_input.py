@@ -241,6 +241,7 @@ def test_a_bug_in_a_later_stage_fails_the_stream_and_changes_nothing(
             "oneOf",
         ),
     ],
+    ids=["agui-message-role", "agui-event-type", "list-element", "enum", "acp-v1-update-kind"],
 )
 def test_an_unknown_member_with_nothing_to_drop_is_a_schema_error(load: Any, keyword: Any) -> None:
     """Tolerant parsing drops an unknown member's container; where that is the value asked
