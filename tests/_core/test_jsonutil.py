@@ -462,3 +462,22 @@ def test_every_integer_orjson_rounds_is_flagged(value: Any) -> None:
 )
 def test_rounded_integers_are_looked_for_at_any_depth(text: str, flagged: bool) -> None:
     assert may_hold_rounded_int(orjson.loads(text)) is flagged
+
+
+def _on_a_deep_stack(frames: int, call: Any) -> Any:
+    """``call()`` with ``frames`` more frames on the stack (as in a deep caller)."""
+    return call() if frames == 0 else _on_a_deep_stack(frames - 1, call)
+
+
+@pytest.mark.parametrize("leaf", [0, 2.0**64, [[{"a": -(2.0**63)}]]])
+def test_rounded_integers_are_looked_for_without_recursion(leaf: Any) -> None:
+    """A value nested as deep as the parser allows, or far deeper from Python, is walked
+    without RecursionError, from a caller with a deep stack too (it was two frames a
+    level: 510 levels failed in the fuzzer's harness)."""
+    for depth in (DEFAULT_MAX_DEPTH, 5_000):
+        value = [1, "s", {"x": None}]
+        value.append(leaf)
+        for _ in range(depth):
+            value = [value]
+        found = _on_a_deep_stack(300, lambda v=value: may_hold_rounded_int(v))
+        assert found is (leaf != 0)

@@ -257,3 +257,20 @@ def test_an_unknown_member_with_nothing_to_drop_is_a_schema_error(load: Any, key
     assert tolerant.value.location == ""
     with pytest.raises(SchemaError):
         load(None)
+
+
+def _on_a_deep_stack(frames: int, call: Any) -> Any:
+    return call() if frames == 0 else _on_a_deep_stack(frames - 1, call)
+
+
+def test_a_deep_array_event_over_sse_is_a_schema_error_from_a_deep_caller() -> None:
+    """A 510-deep array as an SSE event (a fuzzer find): not an event object, a
+    SchemaError, also from a caller deep in its own stack (the search for integers orjson
+    rounded recursed, two frames a level, into an InternalError)."""
+    data = b"data:" + b"[" * 510 + b"1e19" + b"]" * 510 + b"\n\n"
+
+    def feed() -> None:
+        Consumer(transport="sse").feed_bytes(data)
+
+    with pytest.raises(SchemaError, match="must be a JSON object"):
+        _on_a_deep_stack(300, feed)

@@ -152,27 +152,29 @@ def may_hold_rounded_int(value: Any) -> bool:
     orjson keeps every integer in ``[-2**63, 2**64)`` exact and turns any other into
     a float of at least that magnitude, so a parsed value without such a float lost
     no integer. (One with it may have been written as a float: a re-parse with
-    :func:`loads` decides.)
+    :func:`loads` decides.) Containers are walked with a stack of their own, not by
+    recursion: a value as deep as the parser allows would exceed Python's recursion
+    limit (two frames a level), in a caller already deep in its own stack sooner.
     """
-    # one loop per container type: compiled, each iterates its own way; a loop, not any()
-    # over a generator, which costs the interpreted build a frame switch per item
-    if isinstance(value, dict):
-        for item in value.values():  # noqa: SIM110
-            if not isinstance(item, str) and _rounded(item):
-                return True
-        return False
-    if isinstance(value, list):
-        for item in value:  # noqa: SIM110
-            if not isinstance(item, str) and _rounded(item):
-                return True
-        return False
-    return _rounded(value)
-
-
-def _rounded(value: Any) -> bool:
     if isinstance(value, float):
         return value >= _ROUNDED or value <= -_ROUNDED
-    return isinstance(value, (dict, list)) and may_hold_rounded_int(value)
+    if not isinstance(value, (dict, list)):
+        return False
+    pending = [value]
+    push = pending.append
+    while pending:
+        container = pending.pop()
+        # a loop, not any() over a generator, which costs the interpreted build a frame
+        # switch per item; strings (most members) are passed over first
+        for item in container.values() if isinstance(container, dict) else container:
+            if isinstance(item, str):
+                continue
+            if isinstance(item, float):
+                if item >= _ROUNDED or item <= -_ROUNDED:
+                    return True
+            elif isinstance(item, (dict, list)):
+                push(item)
+    return False
 
 
 def loads(
