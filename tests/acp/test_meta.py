@@ -470,3 +470,19 @@ def test_public_names() -> None:
     """The module exports exactly the metadata patch API."""
     names = "Meta apply_meta_update check_meta_patch combine_meta patch_meta_in_place resync_meta"
     assert sorted(_meta.__all__) == names.split()
+
+
+def test_values_of_any_depth_are_compared() -> None:
+    """A deep value replacing an equal one (nothing changes) or one differing at the bottom
+    is compared without RecursionError (the comparison recursed a frame a level)."""
+
+    def deep(leaf: Any) -> Any:
+        value = leaf
+        for _ in range(5_000):
+            value = [value]
+        return value
+
+    stored = {"a": deep(0)}
+    assert apply_meta_update(stored, {"a": deep(0)}) is stored
+    changed = apply_meta_update(stored, {"a": deep(0.0)})
+    assert changed is not stored and changed is not None and changed["a"] is not stored["a"]

@@ -108,22 +108,33 @@ def _same_json(a: object, b: object) -> bool:
 
     Stricter than ``==``: ``1``, ``1.0`` and ``True`` differ, and so do ``0.0``
     and ``-0.0`` and objects whose keys come in another order, because each of
-    them serialises differently. A false "different" only costs a copy.
+    them serialises differently. A false "different" only costs a copy. Pairs of
+    containers are compared with a stack of their own, so any depth is fine.
     """
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        assert isinstance(b, dict)
-        return list(a) == list(b) and all(_same_json(a[key], b[key]) for key in a)
-    if isinstance(a, list):
-        assert isinstance(b, list)
-        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float):
-        assert isinstance(b, float)
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-    return bool(a == b)
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if x is y:
+            continue
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            assert isinstance(y, dict)
+            if list(x) != list(y):
+                return False
+            pending.extend((x[key], y[key]) for key in x)
+        elif isinstance(x, list):
+            assert isinstance(y, list)
+            if len(x) != len(y):
+                return False
+            pending.extend(zip(x, y, strict=True))
+        elif isinstance(x, float):
+            assert isinstance(y, float)
+            if x != y or math.copysign(1.0, x) != math.copysign(1.0, y):
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 _BY_KEY: Any = object()
