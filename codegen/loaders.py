@@ -380,11 +380,15 @@ def _factory_names(made: list[str]) -> set[str]:
 
 def _source_of(value: Any) -> types.ModuleType:
     """The module of :data:`_SHARED_FROM` to import ``value`` from: where it is
-    defined, else the first that holds it."""
+    defined, else one that exports it (its ``__all__``), else the first that holds it
+    (a public name's ``__module__`` is its public home, not where it is defined)."""
     holding = [s for s in _SHARED_FROM if any(v is value for v in vars(s).values())]
     assert holding, f"codegen: no module to import {value!r} from"
     defined = getattr(value, "__module__", None)
-    return next((s for s in holding if s.__name__ == defined), holding[0])
+    exporting = [
+        s for s in holding if any(getattr(s, n, None) is value for n in getattr(s, "__all__", ()))
+    ]
+    return next((s for s in holding if s.__name__ == defined), (exporting or holding)[0])
 
 
 def _as(name: str, value: Any, source: types.ModuleType) -> str:

@@ -6,6 +6,7 @@ import enum
 import json
 import math
 import re
+import tracemalloc
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +22,7 @@ from agentproto._core.json import codec as jsonutil
 from agentproto._core.json.codec import (
     DEFAULT_MAX_DEPTH,
     dumps,
+    dumps_sorted,
     has_digit_run,
     loads,
     may_hold_rounded_int,
@@ -42,6 +44,7 @@ def test_public_names() -> None:
     assert sorted(jsonutil.__all__) == [
         "DEFAULT_MAX_DEPTH",
         "dumps",
+        "dumps_sorted",
         "has_digit_run",
         "loads",
         "may_hold_rounded_int",
@@ -223,6 +226,34 @@ def test_depth_error_offset_after_strings() -> None:
     assert info.value.offset == doc.index(b"[[[[") + 2
 
 
+@pytest.mark.parametrize("window", [1, 2, 3, 5, 16, 64, 1 << 16])
+def test_depth_scan_across_windows(window: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The precise scan goes window by window: strings holding brackets and escaped quotes
+    that span a window's end are skipped, the depth carries over, and the offset is the
+    document's."""
+    monkeypatch.setattr(jsonutil, "_SCAN_WINDOW", window)
+    shallow = ["[[[" + '\\"' + "[{" * 9, "\\"] * 3 + [{"a": [[i]]} for i in range(30)]
+    body = dumps(shallow)[:-1] + b',"]]",' + b"[" * 5
+    doc = body + b"]" * 5 + b"]"
+    assert len(loads(doc, max_depth=6)) == len(shallow) + 2
+    with pytest.raises(DecodeError) as info:
+        loads(doc, max_depth=5)
+    assert info.value.offset == len(body) - 1
+
+
+def test_depth_scan_memory_is_bounded_by_a_window() -> None:
+    """Scanning a long shallow document costs a few times its size, not the many small
+    pieces between its quotes (over twenty times its size when split at once)."""
+    doc = dumps([{"op": "add", "path": f"/k{i}", "value": i} for i in range(100_000)])
+    tracemalloc.start()
+    try:
+        assert jsonutil._depth_failure(doc, 512) is None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * len(doc)
+
+
 def test_empty_and_trailing_content_are_errors() -> None:
     """An empty document and content after the document are malformed."""
     for doc in (b"", b"   ", b"{} x", b"\xef\xbb\xbf{}"):
@@ -244,6 +275,19 @@ def test_dumps_big_integers_exactly(number: int) -> None:
     encoded = dumps({"a": [number, "é"]})
     assert encoded == f'{{"a":[{number},"é"]}}'.encode()
     assert loads(encoded) == {"a": [number, "é"]}
+
+
+def test_dumps_sorted_is_a_key_for_equal_values_and_exact_and_bounded() -> None:
+    """Sorted keys whatever the member order, integers beyond 64 bits exact and nesting
+    beyond orjson's limit encoded (orjson alone raises TypeError on both), NaN refused."""
+    assert dumps_sorted({"b": 1, "a": {"d": 2, "c": 3}}) == b'{"a":{"c":3,"d":2},"b":1}'
+    assert dumps_sorted({"b": 2**70, "a": 1}) == b'{"a":1,"b":%d}' % 2**70
+    value: Any = {"b": 0, "a": 1}
+    for _ in range(400):
+        value = [value]
+    assert dumps_sorted(value) == b"[" * 400 + b'{"a":1,"b":0}' + b"]" * 400
+    with pytest.raises(SchemaError):
+        dumps_sorted({"a": float("nan")})
 
 
 def test_dumps_deep_values_beyond_orjsons_limit() -> None:
@@ -418,3 +462,22 @@ def test_every_integer_orjson_rounds_is_flagged(value: Any) -> None:
 )
 def test_rounded_integers_are_looked_for_at_any_depth(text: str, flagged: bool) -> None:
     assert may_hold_rounded_int(orjson.loads(text)) is flagged
+
+
+def _on_a_deep_stack(frames: int, call: Any) -> Any:
+    """``call()`` with ``frames`` more frames on the stack (as in a deep caller)."""
+    return call() if frames == 0 else _on_a_deep_stack(frames - 1, call)
+
+
+@pytest.mark.parametrize("leaf", [0, 2.0**64, [[{"a": -(2.0**63)}]]])
+def test_rounded_integers_are_looked_for_without_recursion(leaf: Any) -> None:
+    """A value nested as deep as the parser allows, or far deeper from Python, is walked
+    without RecursionError, from a caller with a deep stack too (it was two frames a
+    level: 510 levels failed in the fuzzer's harness)."""
+    for depth in (DEFAULT_MAX_DEPTH, 5_000):
+        value = [1, "s", {"x": None}]
+        value.append(leaf)
+        for _ in range(depth):
+            value = [value]
+        found = _on_a_deep_stack(300, lambda v=value: may_hold_rounded_int(v))
+        assert found is (leaf != 0)

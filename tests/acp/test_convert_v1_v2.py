@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 from agentproto import UsageError
@@ -515,3 +516,13 @@ def test_what_both_versions_share_is_read_from_the_generated_classes() -> None:
         "StateUpdateSessionUpdate",
         "ToolCallContentChunkSessionUpdate",
     }
+
+
+def test_a_v1_update_of_an_unknown_kind_is_a_diagnostic_never_an_internal_error() -> None:
+    """A v1 update whose kind neither version knows: nothing sent, one diagnostic."""
+    update = attrs.evolve(
+        schema_v1.SessionInfoUpdateSessionUpdate(title="x", meta={"a": 1}), session_update="frob"
+    )
+    adapter = V1ToV2Adapter()
+    assert adapter.convert(update) == []
+    assert [(d.code, d.subject) for d in adapter.diagnostics] == [("not-convertible", "frob")]

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from agentproto._core.errors import SchemaError
 from agentproto._core.unset import UNSET, Unset
 from agentproto.acp._state import meta as _meta
-from agentproto.acp._state.meta import Meta, apply_meta_update, combine_meta, resync_meta
+from agentproto.acp._state.meta import (
+    Meta,
+    apply_meta_update,
+    combine_meta,
+    patch_meta_in_place,
+    resync_meta,
+)
 from tests.jsonsame import same_json
 
 Patch = Meta | Unset | None
@@ -358,6 +364,33 @@ def test_apply_matches_reference_and_mutates_nothing(stored: Meta | None, update
     assert update == update_before
 
 
+@settings(max_examples=300)
+@given(stored=stored_metas, update=patches)
+def test_patch_in_place_matches_apply(stored: Meta | None, update: Patch) -> None:
+    """``patch_meta_in_place`` gives what ``apply_meta_update`` gives, changing the stored
+    dict itself when it held keys, and never the patch."""
+    update_before = copy.deepcopy(update)
+    expected = apply_meta_update(copy.deepcopy(stored), update)
+    owned = copy.deepcopy(stored)
+    result = patch_meta_in_place(owned, update)
+    assert same_json(result, expected)
+    assert update == update_before
+    if owned and result is not None and isinstance(update, dict):
+        assert result is owned
+
+
+@pytest.mark.parametrize("bad", [[], "x", 1])
+def test_patch_in_place_checks_before_changing(bad: Any) -> None:
+    """A patch of the wrong type is a SchemaError from the check and from the patching,
+    and the stored dict is left as it was."""
+    stored = {"a": 1}
+    for call in (lambda: _meta.check_meta_patch(bad), lambda: patch_meta_in_place(stored, bad)):
+        with pytest.raises(SchemaError) as info:
+            call()
+        assert info.value.location == "/_meta"
+    assert stored == {"a": 1}
+
+
 # --- combine_meta ------------------------------------------------------------------------------
 
 
@@ -435,4 +468,21 @@ def test_combine_folds_a_sequence(stored: Meta | None, updates: list[Patch]) -> 
 
 def test_public_names() -> None:
     """The module exports exactly the metadata patch API."""
-    assert sorted(_meta.__all__) == ["Meta", "apply_meta_update", "combine_meta", "resync_meta"]
+    names = "Meta apply_meta_update check_meta_patch combine_meta patch_meta_in_place resync_meta"
+    assert sorted(_meta.__all__) == names.split()
+
+
+def test_values_of_any_depth_are_compared() -> None:
+    """A deep value replacing an equal one (nothing changes) or one differing at the bottom
+    is compared without RecursionError (the comparison recursed a frame a level)."""
+
+    def deep(leaf: Any) -> Any:
+        value = leaf
+        for _ in range(5_000):
+            value = [value]
+        return value
+
+    stored = {"a": deep(0)}
+    assert apply_meta_update(stored, {"a": deep(0)}) is stored
+    changed = apply_meta_update(stored, {"a": deep(0.0)})
+    assert changed is not stored and changed is not None and changed["a"] is not stored["a"]

@@ -185,6 +185,28 @@ def test_v2_diff_v1_cannot_show_as_a_diff_is_sent_as_text_and_reported() -> None
     assert codes(adapter) == ["lossy-conversion", "lossy-conversion"]
 
 
+def _nested(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("meta", [{"a": 2**70}, {"a": _nested(300)}], ids=["big-int", "deep"])
+def test_v2_content_holding_values_orjson_cannot_encode_converts(meta: Any) -> None:
+    """A diff item whose ``_meta`` holds an integer beyond 64 bits or nests deeper than
+    orjson encodes converts, its loss reported once (it was a TypeError from orjson)."""
+    adapter = V2ToV1Adapter()
+    update = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "content": [{"type": "diff", "changes": [], "_meta": meta}],
+    }
+    to_v1(adapter, update)
+    to_v1(adapter, update)
+    assert codes(adapter) == ["lossy-conversion"]
+
+
 def test_a_malformed_patch_is_read_as_nothing() -> None:
     """Patch text that is not a git patch reads as ``None``; a hunk shorter than its header
     says is malformed too; neither raises."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tracemalloc
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -10,6 +12,7 @@ from agentproto.acp import SessionStore
 from agentproto.agui import Consumer
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+MB = 1 << 20
 
 
 def _deltas(consumer: Consumer, ops: list[dict[str, Any]], times: int) -> list[str]:
@@ -110,3 +113,36 @@ def test_default_limit_stops_doubling_growth() -> None:
         consumer.feed_json({"type": "STATE_DELTA", "delta": [copy]})
     assert NodeCount.measure(consumer.conversation.state_json()) <= 250_000
     assert any("max_state_nodes=250000" in d.message for d in consumer.diagnostics)
+
+
+def _traced_peak(run: Callable[[], Any]) -> int:
+    """The peak of traced memory, in bytes above what was held at the start, during ``run()``."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        run()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_patch_over_max_operations_is_refused_without_growing_memory() -> None:
+    """A 300,000-operation STATE_DELTA (over max_operations) is refused with a warning, its
+    memory bounded: from Python, well below the size of the operations as dicts (it peaked
+    near 300 MB, most of it the depth scan's pieces and the copied operations); from bytes,
+    little above what parsing the line costs (orjson's own peak)."""
+    ops = [{"op": "add", "path": f"/k{i}", "value": i} for i in range(300_000)]
+    event = {"type": "STATE_DELTA", "delta": ops}
+    line = orjson.dumps(event) + b"\n"
+    start = orjson.dumps(START) + b"\n"
+    for feed, data, bound in [
+        ("feed_json", event, 100 * MB),
+        ("feed_bytes", line, _traced_peak(lambda: orjson.loads(line)) + 40 * MB),
+    ]:
+        consumer = Consumer(transport="jsonl")
+        consumer.feed_bytes(start)
+        peak = _traced_peak(lambda: getattr(consumer, feed)(data))  # noqa: B023
+        assert [d.code for d in consumer.diagnostics] == ["state.patch-failed"]
+        assert "max_operations" in consumer.diagnostics[0].message
+        assert consumer.conversation.state_json() == {}
+        assert peak < bound, (feed, peak / MB, bound / MB)

@@ -8,13 +8,26 @@ from typing import Any
 import orjson
 import pytest
 
-from agentproto import AgentProtoError, DecodeError, ProtocolError, SchemaError, UsageError
+from agentproto import AgentProtoError, DecodeError, ProtocolError, SchemaError, UsageError, acp
 from agentproto._core.errors import InternalError
 from agentproto._core.sse import encode_sse
-from agentproto.agui import Consumer, consume, parse_event, parse_run_input
+from agentproto.acp import schema_v1 as acp_v1
+from agentproto.agui import (
+    Consumer,
+    consume,
+    make_converter,
+    parse_event,
+    parse_message,
+    parse_run_input,
+)
 from agentproto.agui._reduce import conversation as _conversation
 from agentproto.agui._verify import verifier as _verify
-from agentproto.agui.schema import StateDeltaEvent
+from agentproto.agui.schema import (
+    Event,
+    ReasoningEncryptedValueSubtype,
+    StateDeltaEvent,
+    UserMessage,
+)
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
@@ -199,3 +212,65 @@ def test_a_bug_in_a_later_stage_fails_the_stream_and_changes_nothing(
     with pytest.raises(UsageError):
         consumer.feed_json(FINISH)
     assert consumer.verifier.runs[-1].status == "failed"
+
+
+@pytest.mark.parametrize(
+    ("load", "keyword"),
+    [
+        (
+            lambda d: parse_message({"role": "frob", "id": "m", "content": "x"}, diagnostics=d),
+            "oneOf",
+        ),
+        (lambda d: make_converter().load({"type": "FROB"}, Event, diagnostics=d), "oneOf"),
+        (
+            lambda d: make_converter().load(
+                {"role": "user", "id": "m", "content": [{"type": "frob"}]},
+                UserMessage,
+                diagnostics=d,
+            ),
+            None,
+        ),
+        (
+            lambda d: make_converter().load("frob", ReasoningEncryptedValueSubtype, diagnostics=d),
+            "enum",
+        ),
+        (
+            lambda d: acp.make_v1_converter().load(
+                {"sessionUpdate": "frob"}, acp_v1.SessionUpdate, diagnostics=d
+            ),
+            "oneOf",
+        ),
+    ],
+    ids=["agui-message-role", "agui-event-type", "list-element", "enum", "acp-v1-update-kind"],
+)
+def test_an_unknown_member_with_nothing_to_drop_is_a_schema_error(load: Any, keyword: Any) -> None:
+    """Tolerant parsing drops an unknown member's container; where that is the value asked
+    for, the caller gets a SchemaError (never the internal class), as strict parsing does."""
+    if keyword is None:  # an unknown list element: dropped, the list survives
+        found: list[Any] = []
+        assert load(found).content == []
+        assert [d.code for d in found] == ["unknown-member-dropped"]
+        return
+    with pytest.raises(SchemaError) as tolerant:
+        load([])
+    assert tolerant.value.keyword == keyword
+    assert tolerant.value.location == ""
+    with pytest.raises(SchemaError):
+        load(None)
+
+
+def _on_a_deep_stack(frames: int, call: Any) -> Any:
+    return call() if frames == 0 else _on_a_deep_stack(frames - 1, call)
+
+
+def test_a_deep_array_event_over_sse_is_a_schema_error_from_a_deep_caller() -> None:
+    """A 510-deep array as an SSE event (a fuzzer find): not an event object, a
+    SchemaError, also from a caller deep in its own stack (the search for integers orjson
+    rounded recursed, two frames a level, into an InternalError)."""
+    data = b"data:" + b"[" * 510 + b"1e19" + b"]" * 510 + b"\n\n"
+
+    def feed() -> None:
+        Consumer(transport="sse").feed_bytes(data)
+
+    with pytest.raises(SchemaError, match="must be a JSON object"):
+        _on_a_deep_stack(300, feed)

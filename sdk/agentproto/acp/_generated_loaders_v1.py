@@ -8,9 +8,11 @@ from typing import Any, Final
 from agentproto._core.describe import (
     describe,
 )
+from agentproto._core.errors import (
+    SchemaError,
+)
 from agentproto._core.wire.checks import (
     Context,
-    SchemaError,
     Unrecognised,
     check_constraints as check,
     load_int,

@@ -34,7 +34,8 @@ around that call, cheaply on success and carefully on failure:
 fallback for what orjson cannot encode but JSON can (integers beyond 64 bits,
 nesting deeper than 254 levels). Non-finite floats, which orjson would write as
 ``null``, and values that are not JSON raise :class:`SchemaError` with the JSON
-Pointer of the offending value.
+Pointer of the offending value. :func:`dumps_sorted` is the same with object keys
+sorted, for a value used as a key.
 """
 
 from __future__ import annotations
@@ -51,7 +52,14 @@ import orjson
 from agentproto._core.describe import cut_pointer, describe
 from agentproto._core.errors import DecodeError, SchemaError, chained
 
-__all__ = ["DEFAULT_MAX_DEPTH", "dumps", "has_digit_run", "loads", "may_hold_rounded_int"]
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "dumps",
+    "dumps_sorted",
+    "has_digit_run",
+    "loads",
+    "may_hold_rounded_int",
+]
 
 DEFAULT_MAX_DEPTH: Final = 512
 """Default nesting limit of :func:`loads` (arrays and objects both count).
@@ -81,6 +89,7 @@ _BRACKET_DELTA: Final = tuple(
 )
 NOT_BRACKETS: Final = bytes(i for i in range(256) if i not in (0x5B, 0x5D, 0x7B, 0x7D))
 _DEPTH_WINDOW: Final = 4096
+_SCAN_WINDOW: Final = 1 << 16  # bytes: the quote-split pieces of one window stay small
 
 # --- encoding ------------------------------------------------------------------
 
@@ -143,27 +152,29 @@ def may_hold_rounded_int(value: Any) -> bool:
     orjson keeps every integer in ``[-2**63, 2**64)`` exact and turns any other into
     a float of at least that magnitude, so a parsed value without such a float lost
     no integer. (One with it may have been written as a float: a re-parse with
-    :func:`loads` decides.)
+    :func:`loads` decides.) Containers are walked with a stack of their own, not by
+    recursion: a value as deep as the parser allows would exceed Python's recursion
+    limit (two frames a level), in a caller already deep in its own stack sooner.
     """
-    # one loop per container type: compiled, each iterates its own way; a loop, not any()
-    # over a generator, which costs the interpreted build a frame switch per item
-    if isinstance(value, dict):
-        for item in value.values():  # noqa: SIM110
-            if not isinstance(item, str) and _rounded(item):
-                return True
-        return False
-    if isinstance(value, list):
-        for item in value:  # noqa: SIM110
-            if not isinstance(item, str) and _rounded(item):
-                return True
-        return False
-    return _rounded(value)
-
-
-def _rounded(value: Any) -> bool:
     if isinstance(value, float):
         return value >= _ROUNDED or value <= -_ROUNDED
-    return isinstance(value, (dict, list)) and may_hold_rounded_int(value)
+    if not isinstance(value, (dict, list)):
+        return False
+    pending = [value]
+    push = pending.append
+    while pending:
+        container = pending.pop()
+        # a loop, not any() over a generator, which costs the interpreted build a frame
+        # switch per item; strings (most members) are passed over first
+        for item in container.values() if isinstance(container, dict) else container:
+            if isinstance(item, str):
+                continue
+            if isinstance(item, float):
+                if item >= _ROUNDED or item <= -_ROUNDED:
+                    return True
+            elif isinstance(item, (dict, list)):
+                push(item)
+    return False
 
 
 def loads(
@@ -295,19 +306,35 @@ def _loads_exact(text: str, fallback_pos: int, *, check_strings: bool) -> Any:
 
 
 def _depth_failure(raw: bytes, max_depth: int) -> int | None:
-    """Byte offset of the first bracket nested deeper than ``max_depth``, if any."""
+    """Byte offset of the first bracket nested deeper than ``max_depth``, if any.
+
+    The masked document is scanned in windows of :data:`_SCAN_WINDOW` bytes, carrying
+    the depth and whether a string is open from one to the next: the pieces between
+    quotes are many small objects, which over the whole document at once would cost
+    many times its size in memory.
+    """
     if raw.count(b"[") + raw.count(b"{") <= max_depth:
         return None
     masked = raw.replace(b"\\\\", b"  ").replace(b'\\"', b"  ")
-    parts = masked.split(b'"')  # even pieces are outside strings, odd ones inside
-    brackets = b"".join(parts[::2]).translate(None, NOT_BRACKETS)
     delta = _BRACKET_DELTA.__getitem__
-    if max(accumulate(map(delta, brackets)), default=0) <= max_depth:
-        return None
     depth = 0
+    inside = 0  # 1 while a string is open at the start of the window
+    for start in range(0, len(masked), _SCAN_WINDOW):
+        parts = masked[start : start + _SCAN_WINDOW].split(b'"')
+        brackets = b"".join(parts[inside::2]).translate(None, NOT_BRACKETS)
+        if max(accumulate(map(delta, brackets), initial=depth)) > max_depth:
+            return start + _locate_in_parts(parts, inside, depth, max_depth)
+        depth += sum(map(delta, brackets))
+        inside ^= (len(parts) - 1) & 1
+    return None
+
+
+def _locate_in_parts(parts: list[bytes], inside: int, depth: int, max_depth: int) -> int:
+    """Offset, in the window split into ``parts`` at its quotes, of the first bracket
+    over the limit (the window starts at ``depth``, in a string when ``inside``)."""
     pos = 0
     for index, part in enumerate(parts):
-        if not index & 1:
+        if index & 1 == inside:  # outside strings
             opens = part.count(b"[") + part.count(b"{")
             if depth + opens > max_depth:
                 hit = _locate_depth(part, depth, max_depth)
@@ -315,7 +342,7 @@ def _depth_failure(raw: bytes, max_depth: int) -> int | None:
                     return pos + hit
             depth += opens - part.count(b"]") - part.count(b"}")
         pos += len(part) + 1
-    return None  # pragma: no cover - the C-level check above found a failure
+    raise AssertionError("unreachable: the window's scan found a failure")  # pragma: no cover
 
 
 def _locate_depth(part: bytes, depth: int, max_depth: int) -> int | None:
@@ -402,7 +429,23 @@ def dumps(obj: Any) -> bytes:
     try:
         out = orjson.dumps(obj, None, _DUMPS_OPTIONS)  # positional: no keyword parsing
     except orjson.JSONEncodeError as exc:
-        return _dumps_fallback(obj, str(exc))
+        return _dumps_fallback(obj, str(exc), sort_keys=False)
+    return _finite(obj, out)
+
+
+def dumps_sorted(obj: Any) -> bytes:
+    """:func:`dumps` with every object's keys sorted: values equal as JSON objects (member
+    order aside) encode to the same bytes, which makes the encoding a key for them. Exact
+    and bounded as :func:`dumps`, raising what it raises."""
+    try:
+        out = orjson.dumps(obj, None, _DUMPS_OPTIONS | orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError as exc:
+        return _dumps_fallback(obj, str(exc), sort_keys=True)
+    return _finite(obj, out)
+
+
+def _finite(obj: Any, out: bytes) -> bytes:
+    """``out``, orjson's encoding of ``obj``, unless ``obj`` holds a non-finite float."""
     # orjson writes NaN and infinities as null: look for them. ``partition`` takes its
     # one argument directly; ``in`` first tries the needle as a byte value (raising and
     # clearing a TypeError) and ``find`` parses an argument tuple, each costing more
@@ -414,7 +457,7 @@ def dumps(obj: Any) -> bytes:
     return out
 
 
-def _dumps_fallback(obj: Any, reason: str) -> bytes:
+def _dumps_fallback(obj: Any, reason: str, *, sort_keys: bool) -> bytes:
     """Encode what orjson refused, or raise a located :class:`SchemaError`."""
     problem = _find_problem(obj)
     if problem is None and reason.startswith(_ORJSON_LIMITS):
@@ -425,6 +468,7 @@ def _dumps_fallback(obj: Any, reason: str) -> bytes:
                 separators=(",", ":"),
                 allow_nan=False,
                 default=_stdlib_default,
+                sort_keys=sort_keys,
             )
         except RecursionError:
             raise chained(

@@ -22,7 +22,7 @@ from agentproto._core.errors import PatchError, chained
 from agentproto._core.json.codec import DEFAULT_MAX_DEPTH
 from agentproto._core.unset import UNSET
 
-__all__ = ["DEFAULT_PATCH_LIMITS", "NodeCount", "PatchLimits"]
+__all__ = ["DEFAULT_PATCH_LIMITS", "NodeCount", "PatchLimits", "check_operation_count"]
 
 
 @attrs.frozen(kw_only=True)
@@ -211,6 +211,24 @@ def _shallow_container(value: Any) -> Any:
     return {} if isinstance(value, dict) else [None] * len(value)
 
 
+def check_operation_count(count: int, limits: PatchLimits = DEFAULT_PATCH_LIMITS) -> None:
+    """Refuse a patch of ``count`` operations over ``limits.max_operations``, as applying it
+    would: for a caller that copies or converts the operations first, to refuse before
+    paying for that.
+
+    Raises:
+        PatchError: ``count`` is over the limit (``limit="max_operations"``).
+    """
+    if count > limits.max_operations:
+        raise PatchError(
+            f"the patch has {count} operations, more than max_operations="
+            f"{limits.max_operations} (raise PatchLimits.max_operations to allow it)",
+            index=limits.max_operations,
+            path="",
+            limit="max_operations",
+        )
+
+
 class _Budget:
     """What is left of one patch's :class:`PatchLimits` (and a document's
     :class:`NodeCount`) while it applies."""
@@ -218,14 +236,7 @@ class _Budget:
     __slots__ = ("credit", "limits", "nodes", "start", "total")
 
     def __init__(self, limits: PatchLimits, count: int, total: NodeCount | None = None) -> None:
-        if count > limits.max_operations:
-            raise PatchError(
-                f"the patch has {count} operations, more than max_operations="
-                f"{limits.max_operations} (raise PatchLimits.max_operations to allow it)",
-                index=limits.max_operations,
-                path="",
-                limit="max_operations",
-            )
+        check_operation_count(count, limits)
         self.limits = limits
         self.nodes = limits.max_added_nodes
         self.total = total

@@ -54,10 +54,17 @@ class Unrecognised(Exception):
     each with a diagnostic. Raised only when parsing tolerantly.
     """
 
-    def __init__(self, path: str, detail: str) -> None:
+    def __init__(self, path: str, detail: str, keyword: str = "oneOf") -> None:
         self.path = path
         self.detail = detail
+        self.keyword = keyword
         super().__init__(f"{path}: {detail}")
+
+    def as_error(self) -> SchemaError:
+        """The error it is where nothing encloses it to drop: the unknown member is the
+        value asked for (or in a required position all the way up to it), so no value is
+        left; what a caller gets in place of this internal class."""
+        return SchemaError(self.keyword, self.path, self.detail)
 
 
 class Context:

@@ -215,7 +215,9 @@ class WireConverter(cattrs.Converter):
 
         Raises:
             SchemaError: the value does not match the schema (its ``problems`` list
-                every problem found), or is not JSON.
+                every problem found), or is not JSON; parsing tolerantly, also an
+                unknown member (union member or enumeration value) where nothing
+                encloses it to drop: at the root, or in required positions up to it.
             DecodeError: the value nests deeper than ``max_depth``.
         """
         check_value(value, max_depth=max_depth)
@@ -224,6 +226,8 @@ class WireConverter(cattrs.Converter):
             return self.loader(tp)(value, "", ctx)
         except SchemaError as exc:  # the rest of the document's problems, found only now
             raise with_all_problems(self, exc, tp, value, ctx) from None
+        except Unrecognised as unknown:  # tolerant, and nothing encloses it to drop
+            raise unknown.as_error() from None
 
     def dump(self, obj: Any) -> Any:
         """The JSON value of a typed object (dicts, lists and scalars)."""

@@ -158,7 +158,7 @@ def literal_loader(values: tuple[Any, ...]) -> Loader:
                 return v
             detail = f"{describe(v)} is not one of {list(values)!r}"
             if c.diagnostics is not None and keyword == "enum" and v.__class__ is str:
-                raise Unrecognised(p, f"unknown enumeration value {detail}")
+                raise Unrecognised(p, f"unknown enumeration value {detail}", keyword)
             raise wire_error(keyword, p, detail)
         return v
 

@@ -7,9 +7,9 @@ from types import MappingProxyType
 from typing import Any
 
 import attrs
-import orjson
 
 from agentproto._core.errors import SchemaError, UsageError
+from agentproto._core.json.codec import dumps_sorted
 from agentproto._core.unset import UNSET
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
@@ -151,7 +151,7 @@ class V2ToV1Adapter(Adapter):
             convert_lists(update, wire, self._items(session, str(entity_of(update) or kind)))
         if self.stateful and cls in META_PATCHED and update.meta is not UNSET:  # type: ignore[union-attr]
             entity = session.state.entity(_state_key(update))
-            wire["_meta"] = entity.meta or {}
+            wire["_meta"] = dict(entity.meta or {})  # the state's is patched in place
         if self.stateful and kind in MESSAGE_CHUNK_KINDS:
             key = (MESSAGE_CHUNK_KINDS[kind], update.message_id)  # type: ignore[union-attr]
             session.messages.setdefault(key, []).append(update.content)  # type: ignore[union-attr]
@@ -186,7 +186,7 @@ class V2ToV1Adapter(Adapter):
                 return wires
             out = []
             for item, wire in zip(items, wires, strict=True):
-                key = (entity, orjson.dumps(wire, option=orjson.OPT_SORT_KEYS))
+                key = (entity, dumps_sorted(wire))
                 out += items_to_v1([item], [wire], terminals, self._once(session.reported, key))
             return out
 
@@ -233,7 +233,7 @@ class V2ToV1Adapter(Adapter):
         items = self._items(session, f"tool_call:{call.tool_call_id}")
         out.update(_v1_tool_call_fields(call, changed, full, items))
         if "meta" in changed and (call.meta or not full):
-            out["_meta"] = call.meta or {}
+            out["_meta"] = dict(call.meta or {})  # the state's is patched in place
         converted = self._load(_v1_converter, out, v1.SessionUpdate)
         return [] if converted is None else [converted]
 

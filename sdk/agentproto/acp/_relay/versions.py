@@ -106,7 +106,7 @@ from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import SchemaError, UsageError
 from agentproto._core.unset import UNSET
 from agentproto._core.wire.checks import holds_list
-from agentproto._core.wire.converter import Unrecognised, WireConverter
+from agentproto._core.wire.converter import WireConverter
 from agentproto.acp import _generated_v1 as v1
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._protocol.wire import CONVERTER as _v2_converter
@@ -231,7 +231,7 @@ class Adapter:
         repairs: list[Diagnostic] = []
         try:
             value = converter.load(wire, tp, diagnostics=repairs)
-        except (SchemaError, Unrecognised) as err:
+        except SchemaError as err:
             kind = wire.get("sessionUpdate")
             self._report("not-convertible", f"{kind!r} dropped: {err}", subject=kind)
             return None

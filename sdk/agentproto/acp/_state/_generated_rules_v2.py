@@ -21,7 +21,8 @@ from agentproto.acp._state.entities import (
     ToolCallState,
 )
 from agentproto.acp._state.meta import (
-    apply_meta_update,
+    check_meta_patch,
+    patch_meta_in_place,
 )
 from agentproto.acp._state.upserts import (
     Rule,
@@ -44,7 +45,7 @@ def _apply_ToolCallUpdateSessionUpdate(state: Any, u: Any) -> Any:
     entity = table.get(ident)
     meta = u.meta
     if meta is not UNSET:
-        meta = apply_meta_update(None if entity is None else entity.meta, meta)
+        check_meta_patch(meta)
     v4 = u.content
     if v4 is not UNSET and v4 is not None:
         v4 = v4[:] if v4.__class__ is list else as_list(v4, '/content')
@@ -80,7 +81,7 @@ def _apply_ToolCallUpdateSessionUpdate(state: Any, u: Any) -> Any:
     if v is not UNSET:
         entity.capabilities = v
     if meta is not UNSET:
-        entity.meta = meta
+        entity.meta = patch_meta_in_place(entity.meta, meta)
     return entity
 
 
@@ -92,7 +93,7 @@ def _apply_TerminalUpdateSessionUpdate(state: Any, u: Any) -> Any:
     entity = table.get(ident)
     meta = u.meta
     if meta is not UNSET:
-        meta = apply_meta_update(None if entity is None else entity.meta, meta)
+        check_meta_patch(meta)
     v2 = u.output
     if v2 is not UNSET and v2 is not None:
         v2 = decode_output(v2, '/output')
@@ -117,7 +118,7 @@ def _apply_TerminalUpdateSessionUpdate(state: Any, u: Any) -> Any:
     if v is not UNSET:
         entity.capabilities = v
     if meta is not UNSET:
-        entity.meta = meta
+        entity.meta = patch_meta_in_place(entity.meta, meta)
     return entity
 
 
@@ -129,7 +130,7 @@ def _apply_UserMessageSessionUpdate(state: Any, u: Any) -> Any:
     entity = table.get(ident)
     meta = u.meta
     if meta is not UNSET:
-        meta = apply_meta_update(None if entity is None else entity.meta, meta)
+        check_meta_patch(meta)
     v0 = u.content
     if v0 is not UNSET and v0 is not None:
         v0 = v0[:] if v0.__class__ is list else as_list(v0, '/content')
@@ -139,7 +140,7 @@ def _apply_UserMessageSessionUpdate(state: Any, u: Any) -> Any:
     if v0 is not UNSET:
         entity.content = [] if v0 is None else v0
     if meta is not UNSET:
-        entity.meta = meta
+        entity.meta = patch_meta_in_place(entity.meta, meta)
     return entity
 
 
@@ -151,7 +152,7 @@ def _apply_AgentMessageSessionUpdate(state: Any, u: Any) -> Any:
     entity = table.get(ident)
     meta = u.meta
     if meta is not UNSET:
-        meta = apply_meta_update(None if entity is None else entity.meta, meta)
+        check_meta_patch(meta)
     v0 = u.content
     if v0 is not UNSET and v0 is not None:
         v0 = v0[:] if v0.__class__ is list else as_list(v0, '/content')
@@ -161,7 +162,7 @@ def _apply_AgentMessageSessionUpdate(state: Any, u: Any) -> Any:
     if v0 is not UNSET:
         entity.content = [] if v0 is None else v0
     if meta is not UNSET:
-        entity.meta = meta
+        entity.meta = patch_meta_in_place(entity.meta, meta)
     return entity
 
 
@@ -173,7 +174,7 @@ def _apply_AgentThoughtSessionUpdate(state: Any, u: Any) -> Any:
     entity = table.get(ident)
     meta = u.meta
     if meta is not UNSET:
-        meta = apply_meta_update(None if entity is None else entity.meta, meta)
+        check_meta_patch(meta)
     v0 = u.content
     if v0 is not UNSET and v0 is not None:
         v0 = v0[:] if v0.__class__ is list else as_list(v0, '/content')
@@ -183,7 +184,7 @@ def _apply_AgentThoughtSessionUpdate(state: Any, u: Any) -> Any:
     if v0 is not UNSET:
         entity.content = [] if v0 is None else v0
     if meta is not UNSET:
-        entity.meta = meta
+        entity.meta = patch_meta_in_place(entity.meta, meta)
     return entity
 
 
@@ -193,7 +194,7 @@ def _apply_SessionInfoUpdateSessionUpdate(state: Any, u: Any) -> Any:
     entity = table.get(ident)
     meta = u.meta
     if meta is not UNSET:
-        meta = apply_meta_update(None if entity is None else entity.meta, meta)
+        check_meta_patch(meta)
     if entity is None:
         admit(state, 'session_info')
         entity = table[ident] = SessionInfoState()
@@ -204,7 +205,7 @@ def _apply_SessionInfoUpdateSessionUpdate(state: Any, u: Any) -> Any:
     if v is not UNSET:
         entity.updated_at = v
     if meta is not UNSET:
-        entity.meta = meta
+        entity.meta = patch_meta_in_place(entity.meta, meta)
     return entity
 
 
@@ -216,7 +217,7 @@ def _apply_CompactionUpdateSessionUpdate(state: Any, u: Any) -> Any:
     entity = table.get(ident)
     meta = u.meta
     if meta is not UNSET:
-        meta = apply_meta_update(None if entity is None else entity.meta, meta)
+        check_meta_patch(meta)
     f_status = u.status
     if f_status.__class__ is not str:
         raise bad('/status', 'a string', f_status)
@@ -233,7 +234,7 @@ def _apply_CompactionUpdateSessionUpdate(state: Any, u: Any) -> Any:
     if v is not UNSET:
         entity.error = v
     if meta is not UNSET:
-        entity.meta = meta
+        entity.meta = patch_meta_in_place(entity.meta, meta)
     return entity
 
 
@@ -245,7 +246,7 @@ def _apply_SubagentUpdateSessionUpdate(state: Any, u: Any) -> Any:
     entity = table.get(ident)
     meta = u.meta
     if meta is not UNSET:
-        meta = apply_meta_update(None if entity is None else entity.meta, meta)
+        check_meta_patch(meta)
     v5 = u.additional_directories
     if v5 is not UNSET and v5 is not None:
         v5 = v5[:] if v5.__class__ is list else as_list(v5, '/additionalDirectories')
@@ -270,7 +271,7 @@ def _apply_SubagentUpdateSessionUpdate(state: Any, u: Any) -> Any:
     if v5 is not UNSET:
         entity.additional_directories = v5
     if meta is not UNSET:
-        entity.meta = meta
+        entity.meta = patch_meta_in_place(entity.meta, meta)
     return entity
 
 
@@ -282,7 +283,7 @@ def _apply_SessionMessageSessionUpdate(state: Any, u: Any) -> Any:
     entity = table.get(ident)
     meta = u.meta
     if meta is not UNSET:
-        meta = apply_meta_update(None if entity is None else entity.meta, meta)
+        check_meta_patch(meta)
     v4 = u.content
     if v4 is not UNSET and v4 is not None:
         v4 = v4[:] if v4.__class__ is list else as_list(v4, '/content')
@@ -304,7 +305,7 @@ def _apply_SessionMessageSessionUpdate(state: Any, u: Any) -> Any:
     if v4 is not UNSET:
         entity.content = [] if v4 is None else v4
     if meta is not UNSET:
-        entity.meta = meta
+        entity.meta = patch_meta_in_place(entity.meta, meta)
     return entity
 
 
@@ -316,7 +317,7 @@ def _apply_ToolCallUpdate(state: Any, u: Any) -> Any:
     entity = table.get(ident)
     meta = u.meta
     if meta is not UNSET:
-        meta = apply_meta_update(None if entity is None else entity.meta, meta)
+        check_meta_patch(meta)
     v4 = u.content
     if v4 is not UNSET and v4 is not None:
         v4 = v4[:] if v4.__class__ is list else as_list(v4, '/content')
@@ -352,7 +353,7 @@ def _apply_ToolCallUpdate(state: Any, u: Any) -> Any:
     if v is not UNSET:
         entity.capabilities = v
     if meta is not UNSET:
-        entity.meta = meta
+        entity.meta = patch_meta_in_place(entity.meta, meta)
     return entity
 
 
@@ -371,14 +372,14 @@ RULES: Final[dict[type, Rule]] = {
 
 
 SOURCE_SHA256: Final[dict[type, str]] = {
-    _m.ToolCallUpdateSessionUpdate: "5c611171c473417b5a48cb4eca338a5ac9f07d85545b26c23d2aeb5f4c413ba4",
-    _m.TerminalUpdateSessionUpdate: "da3a6e1d9ccacc5634f3a501d714a63830c1b504102748e3c125e2b9e83e470f",
-    _m.UserMessageSessionUpdate: "038e819c75a585ca482ec685f2b3f1f28214fc119685600c7678fefb3f4c8ae6",
-    _m.AgentMessageSessionUpdate: "50c69a0dc2033a5ea7aa021cd6a916ff678fffe6349a645125f28ce6864c13b7",
-    _m.AgentThoughtSessionUpdate: "4fa0eaf9e68551f813410e17eebd42d0097d107f9c5ad6d4eed13f9b2f078ca2",
-    _m.SessionInfoUpdateSessionUpdate: "b848013395e4b24d47309775efd897d0cf9188d1616bdfed79f26b664a7ec62b",
-    _m.CompactionUpdateSessionUpdate: "a9017c423bec5addbaa2424bc50b26adba0ff0ae3a64e9b5c25ad2d1ec063c08",
-    _m.SubagentUpdateSessionUpdate: "8003001e3652ea851222236f38fedf089768ad83c28b6b7219f50eca850a78d6",
-    _m.SessionMessageSessionUpdate: "fde7d2d04a545ced6a3f2e76824dca91826718fe2626590f4ecfafd2c09058f5",
-    _m.ToolCallUpdate: "c22aa8af5299549aea3616d5357c3f3bfecf107a25680c2832e3c69302e805f7",
+    _m.ToolCallUpdateSessionUpdate: "523a6f0402e77f9221d1b09779e092b89574c2ca84631311789797da5123c9d1",
+    _m.TerminalUpdateSessionUpdate: "9fa9de4504cb47e6433a79b3c2f94dc6c2026764565bd70815e4b4d810276a0c",
+    _m.UserMessageSessionUpdate: "acd0ec9855dd0b65b84adf72076447bce43a58d281ef9f1e21dab9cdcfe7d8e1",
+    _m.AgentMessageSessionUpdate: "4fe541d6133bba2e5117c5366ed4cfa3fdb6e45ba2ad3d8d9082093b730e6184",
+    _m.AgentThoughtSessionUpdate: "71354d8cf8cc929a91db27f3d2dc90b12d0ac247c699b9e94baa9e799af94ea8",
+    _m.SessionInfoUpdateSessionUpdate: "c77fd7d385fccbab5df3af5aa5f0c87a348c5e59e414b150274a8080dea28707",
+    _m.CompactionUpdateSessionUpdate: "848d73ed2eef793f4daaaca23d62282b38462425596ba7e1c6a1cebe70ca7efd",
+    _m.SubagentUpdateSessionUpdate: "faf084868afce8c30814da067f58481a5360e32ee154e4edfa478ecc7615bf42",
+    _m.SessionMessageSessionUpdate: "2d42fb2bd321d19caa03a3006620688791fca754ad043acc9054c67552bb6e0e",
+    _m.ToolCallUpdate: "6548d3fe01223b117b9fdde47f993260ae20b18beee7e22e54ab41f6dc4864f6",
 }

@@ -97,7 +97,8 @@ class _Record:
     added fields, wire-named JSON.
 
     Attributes:
-        meta: the stored metadata, ``None`` for none.
+        meta: the stored metadata, ``None`` for none; later updates patch it in place,
+            as they change the entity (copy it to keep it as it is).
         other_fields: fields the schema has that the record's class does not
             declare (the schema added them since), by Python name; a cleared
             one is absent.
@@ -576,7 +577,9 @@ class EntityKind:
             yield wire, fields[name]
         for field in self.patch:
             yield field.wire, fields[field.name]
-        yield "_meta", entity.meta or None
+        # a copy: the state patches its metadata in place (one level: values are replaced
+        # whole, never changed)
+        yield "_meta", dict(entity.meta) if entity.meta else None
 
 
 def _names(cls: type) -> dict[str, Any]:

@@ -20,14 +20,17 @@ Stored metadata never holds a ``None`` value, and stored metadata without keys
 Three pure functions implement the rule and the two derived obligations of the
 RFD (``seeds/acp-v2-meta-patches.md``):
 
-* :func:`apply_meta_update`: what a client stores after an update;
+* :func:`apply_meta_update`: what a client stores after an update (and
+  :func:`patch_meta_in_place`, the same changing the stored object itself, for an
+  owner nobody else shares it with: O(patch) rather than O(stored metadata));
 * :func:`resync_meta`: what a sender sends to bring a client from the metadata
   it holds to the current metadata, removing stale keys explicitly;
 * :func:`combine_meta`: what an intermediary may send instead of two
   consecutive updates without losing removals and clears.
 
-No function mutates its arguments. A result may share the caller's dict (or the
-values inside it) when nothing had to change; treat metadata as immutable.
+No function but :func:`patch_meta_in_place` mutates its arguments. A result may
+share the caller's dict (or the values inside it) when nothing had to change; treat
+metadata as immutable.
 The typed layer (``_meta`` fields of the generated classes) wraps these
 functions; every other ``_meta`` of the protocol keeps whole-object meaning and
 must not be fed to them as a patch.
@@ -41,7 +44,14 @@ from typing import Any
 from agentproto._core.errors import SchemaError
 from agentproto._core.unset import UNSET, Unset
 
-__all__ = ["Meta", "apply_meta_update", "combine_meta", "resync_meta"]
+__all__ = [
+    "Meta",
+    "apply_meta_update",
+    "check_meta_patch",
+    "combine_meta",
+    "patch_meta_in_place",
+    "resync_meta",
+]
 
 Meta = dict[str, Any]
 """Metadata as plain JSON: top-level keys to any JSON value."""
@@ -98,22 +108,56 @@ def _same_json(a: object, b: object) -> bool:
 
     Stricter than ``==``: ``1``, ``1.0`` and ``True`` differ, and so do ``0.0``
     and ``-0.0`` and objects whose keys come in another order, because each of
-    them serialises differently. A false "different" only costs a copy.
+    them serialises differently. A false "different" only costs a copy. Pairs of
+    containers are compared with a stack of their own, so any depth is fine.
     """
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        assert isinstance(b, dict)
-        return list(a) == list(b) and all(_same_json(a[key], b[key]) for key in a)
-    if isinstance(a, list):
-        assert isinstance(b, list)
-        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float):
-        assert isinstance(b, float)
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-    return bool(a == b)
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if x is y:
+            continue
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            assert isinstance(y, dict)
+            if list(x) != list(y):
+                return False
+            pending.extend((x[key], y[key]) for key in x)
+        elif isinstance(x, list):
+            assert isinstance(y, list)
+            if len(x) != len(y):
+                return False
+            pending.extend(zip(x, y, strict=True))
+        elif isinstance(x, float):
+            assert isinstance(y, float)
+            if x != y or math.copysign(1.0, x) != math.copysign(1.0, y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+_BY_KEY: Any = object()
+
+
+def _settled(stored: Meta | None, update: Meta | Unset | None) -> Any:
+    """The result of a patch that needs no work key by key (a clear, an omitted or empty
+    patch, nothing stored yet: then a new dict), after checking both; else :data:`_BY_KEY`."""
+    if stored is not None and stored.__class__ is not dict:
+        _check_stored(stored, "stored")
+    if update.__class__ is not dict:
+        _check_patch(update)
+        if update is None:
+            return None
+        if not isinstance(update, dict):  # UNSET
+            return stored or None
+    assert isinstance(update, dict)
+    if not update:
+        return stored or None
+    if not stored:
+        kept = {key: value for key, value in update.items() if value is not None}
+        return kept or None
+    return _BY_KEY
 
 
 def apply_meta_update(stored: Meta | None, update: Meta | Unset | None) -> Meta | None:
@@ -135,20 +179,10 @@ def apply_meta_update(stored: Meta | None, update: Meta | Unset | None) -> Meta 
         >>> apply_meta_update({"a": 1, "b": 2}, {"a": None, "c": 3})
         {'b': 2, 'c': 3}
     """
-    if stored is not None and stored.__class__ is not dict:
-        _check_stored(stored, "stored")
-    if update.__class__ is not dict:
-        _check_patch(update)
-        if update is None:
-            return None
-        if not isinstance(update, dict):  # UNSET
-            return stored or None
-    assert isinstance(update, dict)
-    if not update:
-        return stored or None
-    if not stored:
-        kept = {key: value for key, value in update.items() if value is not None}
-        return kept or None
+    settled = _settled(stored, update)
+    if settled is not _BY_KEY:
+        return settled  # type: ignore[no-any-return]
+    assert stored is not None and isinstance(update, dict)
     # Scan until the first key that changes something; nothing changed: ``stored`` itself.
     items = iter(update.items())
     for key, value in items:
@@ -176,6 +210,46 @@ def apply_meta_update(stored: Meta | None, update: Meta | Unset | None) -> Meta 
                 result[key] = value
         return result or None
     return stored
+
+
+def check_meta_patch(update: object) -> None:
+    """Raise unless ``update`` is a ``_meta`` patch (:data:`UNSET`, ``None`` or a dict).
+
+    Raises:
+        SchemaError: keyword ``"type"``, location ``"/_meta"``.
+    """
+    if update is UNSET or update is None or isinstance(update, dict):
+        return
+    _check_patch(update)
+
+
+def patch_meta_in_place(stored: Meta | None, update: Meta | Unset | None) -> Meta | None:
+    """:func:`apply_meta_update`, changing ``stored`` itself: O(size of the patch), where
+    building a new object costs the size of the stored metadata.
+
+    For an owner whose stored metadata nobody else holds (a
+    :class:`~agentproto.acp.SessionState`, whose entities later updates change in place);
+    whatever it hands out of it is a copy. ``update`` is checked first
+    (:func:`check_meta_patch`): an invalid patch changes nothing.
+
+    Returns:
+        The new metadata, ``None`` for no keys: ``stored`` itself, changed, when it held
+        keys, else a new dict.
+
+    Raises:
+        SchemaError: as :func:`apply_meta_update`.
+    """
+    settled = _settled(stored, update)
+    if settled is not _BY_KEY:
+        return settled  # type: ignore[no-any-return]
+    assert stored is not None and isinstance(update, dict)
+    pop = stored.pop
+    for key, value in update.items():
+        if value is None:
+            pop(key, None)
+        else:
+            stored[key] = value
+    return stored or None
 
 
 def resync_meta(

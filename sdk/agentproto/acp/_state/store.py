@@ -270,10 +270,8 @@ class SessionStore:
             value = loader(params, "", self._context)
         except (SchemaError, Unrecognised) as failure:
             self._parse_diagnostics.clear()
-            if isinstance(failure, Unrecognised):  # tolerant: an unknown member, required
-                err = SchemaError("oneOf", failure.path, failure.detail)
-            else:
-                err = failure
+            # tolerant: an unknown member, required
+            err = failure.as_error() if isinstance(failure, Unrecognised) else failure
             moved = err.at("/params")
             if self.strict:
                 moved.add_note(f"line {line}")

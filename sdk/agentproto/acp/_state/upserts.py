@@ -20,7 +20,9 @@ its lines (:func:`~agentproto._core.wire.source.compile_source`).
 
 The rule code refers to the functions below (:func:`admit`, :func:`bad`,
 :func:`as_list`, :func:`decode_output`), to ``UNSET``,
-:func:`~agentproto.acp.apply_meta_update`, ``Any`` and the kind's state record
+:func:`~agentproto.acp._state.meta.check_meta_patch` and
+:func:`~agentproto.acp._state.meta.patch_meta_in_place` (the ``_meta`` rule, checked
+before anything changes, applied in place last), ``Any`` and the kind's state record
 class, by those names (:func:`rule_names`).
 """
 
@@ -39,7 +41,7 @@ from agentproto._core.errors import LimitError, SchemaError, UsageError
 from agentproto._core.unset import UNSET
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._state.entities import LIST_DEFAULT, EntityKind, PatchField, field_types
-from agentproto.acp._state.meta import apply_meta_update
+from agentproto.acp._state.meta import check_meta_patch, patch_meta_in_place
 
 if TYPE_CHECKING:
     from agentproto.acp._state.session import SessionState
@@ -120,7 +122,8 @@ def decode_output(output: object, location: str) -> bytearray:
 _SHARED: dict[str, Any] = {
     "Any": Any,
     "UNSET": UNSET,
-    "apply_meta_update": apply_meta_update,
+    "check_meta_patch": check_meta_patch,
+    "patch_meta_in_place": patch_meta_in_place,
     "admit": admit,
     "as_list": as_list,
     "bad": bad,
@@ -198,7 +201,7 @@ def _prepare(kind: EntityKind, cls: type, patch: tuple[PatchField, ...]) -> list
         "    entity = table.get(ident)",
         "    meta = u.meta",
         "    if meta is not UNSET:",
-        "        meta = apply_meta_update(None if entity is None else entity.meta, meta)",
+        "        check_meta_patch(meta)",
     ]
     for name, wire in kind.fixed:
         lines.append(f"    f_{name} = u.{name}")
@@ -261,7 +264,13 @@ def _assign(kind: EntityKind, patch: tuple[PatchField, ...], names: dict[str, An
         else:
             reset = _reset(field.reset, index, names)
             lines.append(f"        entity.{field.name} = {reset} if {value} is None else {value}")
-    lines += ["    if meta is not UNSET:", "        entity.meta = meta", "    return entity"]
+    # the stored metadata is the state's own (what it hands out is copied): patched in place,
+    # O(patch), once nothing can reject the update any more
+    lines += [
+        "    if meta is not UNSET:",
+        "        entity.meta = patch_meta_in_place(entity.meta, meta)",
+        "    return entity",
+    ]
     return lines
 
 

@@ -84,7 +84,7 @@ def parse_event(obj: Any, *, diagnostics: list[Diagnostic] | None = None) -> Eve
         # tolerant parsing of one event cannot drop it: an unknown event type (or an
         # unknown member in a required position) is an error here; the Consumer
         # pipeline drops such events with a diagnostic instead
-        raise SchemaError("oneOf", unknown.path, unknown.detail) from None
+        raise unknown.as_error() from None
     except SchemaError as exc:
         raise with_all_problems(CONVERTER, exc, Event, obj, ctx) from None
 

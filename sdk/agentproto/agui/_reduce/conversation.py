@@ -843,14 +843,14 @@ class Conversation:
         return _STATE_CHANGED
 
     def _state_delta(self, event: Any, commit: bool) -> Change:
-        ops = own_ops(event.delta)
-        if ops is None:
-            return problem(
-                "state.patch-failed",
-                "Failed to apply state patch: delta is not a list",
-                path="/delta",
-            )
         try:
+            ops = own_ops(event.delta)  # over max_operations: refused before any copying
+            if ops is None:
+                return problem(
+                    "state.patch-failed",
+                    "Failed to apply state patch: delta is not a list",
+                    path="/delta",
+                )
             count = self._state_nodes()
             if commit:
                 # the state is the reducer's own (snapshots are copied in), so it is
@@ -992,15 +992,15 @@ class Conversation:
                 f"ACTIVITY_DELTA for {message_id!r} skipped: {why}, not an activity message",
                 subject=message_id,
             )
-        ops = own_ops(event.patch)
-        if ops is None:
-            return problem(
-                "activity.patch-failed",
-                f"Failed to apply activity patch for {message_id!r}: patch is not a list",
-                subject=message_id,
-                path="/patch",
-            )
         try:
+            ops = own_ops(event.patch)  # over max_operations: refused before any copying
+            if ops is None:
+                return problem(
+                    "activity.patch-failed",
+                    f"Failed to apply activity patch for {message_id!r}: patch is not a list",
+                    subject=message_id,
+                    path="/patch",
+                )
             count = self._activity_nodes(entry)
             # checking tries the patch on a copy of the count; applying keeps it
             trial = NodeCount(count.limit, count.name, count.nodes)

@@ -14,7 +14,7 @@ from typing import Any, Final, cast, get_args
 import attrs
 
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.patch.ops import NodeCount
+from agentproto._core.patch.ops import NodeCount, check_operation_count
 from agentproto._core.readonly import thaw
 from agentproto._core.unset import UNSET
 from agentproto.agui import _generated as g
@@ -234,9 +234,14 @@ def own_ops(patch: Any) -> list[dict[str, Any]] | None:
     """A patch as wire dicts whose values are copies (``None`` when it is not a list).
 
     Only the members applying needs are kept (extras are open material).
+
+    Raises:
+        PatchError: the patch has more operations than the default
+            ``PatchLimits.max_operations`` (refused before anything is copied).
     """
     if type(patch) is not list and not isinstance(patch, (list, tuple)):
         return None
+    check_operation_count(len(patch))
     ops: list[dict[str, Any]] = []
     for op in patch:
         cls = type(op)
