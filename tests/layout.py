@@ -31,6 +31,7 @@ LAYERS: dict[str, tuple[str | tuple[str, ...], ...]] = {
         "json",
         "patch",
         "wire",
+        "store",
     ),
     "agentproto.agui": (
         "_generated",
@@ -59,7 +60,7 @@ LAYERS: dict[str, tuple[str | tuple[str, ...], ...]] = {
 """Each package's parts from the bottom up (the dependency order of its concepts)."""
 
 PUBLIC: dict[str, frozenset[str]] = {
-    "agentproto": frozenset({"__main__"}),
+    "agentproto": frozenset({"__main__", "stores"}),
     "agentproto.agui": frozenset({"asgi", "quirks", "schema"}),
     "agentproto.acp": frozenset({"agent", "client", "connection", "schema", "schema_v1"}),
 }

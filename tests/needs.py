@@ -6,6 +6,8 @@
   else from the download cache ``.cache/spec/``, else downloaded there once, every file
   checked against its sha256 (:func:`codegen.sources.fetch_spec`).
 * Node.js and npm, and the peer packages npm installs, for the interop tests.
+* A real ``redis-server`` (Debian's package ``redis-server``; ``.ci/run`` installs it) and
+  the ``redis`` package, for the Redis stores: :func:`redis_server` starts one per session.
 
 A test that needs something missing is skipped with a reason saying what is missing and
 how to provide it, and the session ends with one line naming all of it (``conftest.py``).
@@ -17,10 +19,13 @@ through ``codegen`` that cannot be had skips the test that read it. With
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
+import socket
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +64,12 @@ PEERS = Need(
     "allow npm to install the pinned peer packages into .interop/, and install the "
     "'test' dependency group",
 )
-NEEDS = (SPEC, NODE, PEERS)
+REDIS = Need(
+    "Redis",
+    "install redis-server (Debian: apt-get install redis-server; .ci/run does) and the "
+    "'test' dependency group (the redis package)",
+)
+NEEDS = (SPEC, NODE, PEERS, REDIS)
 
 
 def require_all() -> bool:
@@ -170,3 +180,44 @@ def npm_install(folder: Path, packages: list[str]) -> None:
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
         lines = (exc.stderr or "").strip().splitlines() if isinstance(exc.stderr, str) else []
         missing(PEERS, f"npm install {' '.join(packages)} failed: {lines[-1] if lines else exc}")
+
+
+# ---- a real Redis server --------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@functools.cache
+def redis_server() -> str:
+    """The URL of a ``redis-server`` started for this test session on a free loopback port
+    (no persistence; stopped at exit); skip when the server or the package is missing."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        missing(REDIS, "redis-server not on PATH", "redis-server")
+    try:
+        import redis  # noqa: F401
+    except ModuleNotFoundError:
+        missing(REDIS, "the redis package is not installed", "redis package")
+    port = _free_port()
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    atexit.register(process.kill)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
+                conn.sendall(b"PING\r\n")
+                if conn.recv(16).startswith(b"+PONG"):
+                    return f"redis://127.0.0.1:{port}/0"
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    missing(REDIS, f"redis-server did not answer on port {port}", "redis-server did not start")

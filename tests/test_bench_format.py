@@ -46,6 +46,8 @@ def _check_figure(fig: dict[str, Any]) -> None:
         assert math.isclose(fig["ratio"], fig["peer"] / fig["ours"], rel_tol=1e-4)
     elif fig["unit"] == "us/event":  # a scaling figure of ours alone
         assert isinstance(fig["ratio"], float) and fig["better"] == "lower"
+    elif fig["unit"] in ("ms", "KiB"):  # a measurement of ours alone
+        assert fig["peer"] is None and fig["ratio"] is None and fig["better"] == "lower"
     else:  # a throughput figure
         assert fig["unit"] == "events/s"
         assert fig["peer"] is None and fig["ratio"] is None

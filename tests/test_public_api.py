@@ -26,6 +26,8 @@ from agentproto.agui._consume.chunks import ChunkExpander
 EXPECTED_ALL = {
     "agentproto": [
         "AgentProtoError",
+        "CursorError",
+        "CursorExpiredError",
         "DecodeError",
         "Diagnostic",
         "InternalError",
@@ -34,9 +36,24 @@ EXPECTED_ALL = {
         "PatchError",
         "ProtocolError",
         "SchemaError",
+        "StoreError",
+        "UnknownStreamError",
         "UsageError",
         "WireConverter",
         "log_diagnostics",
+    ],
+    "agentproto.stores": [
+        "Entry",
+        "EventLog",
+        "MemoryEventLog",
+        "MemoryThreadStore",
+        "Page",
+        "RedisEventLog",
+        "RedisThreadStore",
+        "Retention",
+        "SQLiteEventLog",
+        "SQLiteThreadStore",
+        "ThreadStore",
     ],
     "agentproto.agui": [
         "Attribution",  # the keyword-argument types of the producer's helpers
@@ -71,7 +88,9 @@ EXPECTED_ALL = {
         "OpenInterrupts",
         "PROTOCOL_VERSION",
         "PatchLike",
-        "Phase",  # deprecated alias of RunPhase, for one release
+        "Phase",
+        "Reconnect",
+        "WebSocketAgent",  # deprecated alias of RunPhase, for one release
         "RunPhase",
         "ReasoningMessageWriter",
         "ReasoningSpan",
@@ -338,6 +357,7 @@ def test_the_two_parse_messages_are_told_apart() -> None:
 
 PUBLIC_NAMESPACES = (
     "agentproto",
+    "agentproto.stores",
     "agentproto.agui",
     "agentproto.agui.asgi",
     "agentproto.agui.quirks",

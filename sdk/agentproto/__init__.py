@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from agentproto._core.diagnostics import Diagnostic, log_diagnostics
 from agentproto._core.errors import (
     AgentProtoError,
+    CursorError,
+    CursorExpiredError,
     DecodeError,
     InternalError,
     LimitError,
@@ -27,6 +29,8 @@ from agentproto._core.errors import (
     PatchError,
     ProtocolError,
     SchemaError,
+    StoreError,
+    UnknownStreamError,
     UsageError,
 )
 from agentproto._core.exports import export
@@ -36,6 +40,8 @@ from agentproto._core.wire.converter import WireConverter
 # tree is drawn in agentproto._core.errors)
 __all__ = [
     "AgentProtoError",
+    "CursorError",
+    "CursorExpiredError",
     "DecodeError",
     "Diagnostic",
     "InternalError",
@@ -44,6 +50,8 @@ __all__ = [
     "PatchError",
     "ProtocolError",
     "SchemaError",
+    "StoreError",
+    "UnknownStreamError",
     "UsageError",
     "WireConverter",
     "log_diagnostics",

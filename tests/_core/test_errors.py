@@ -17,6 +17,7 @@ from agentproto._core import errors
 
 PUBLIC_MODULES = (
     "agentproto",
+    "agentproto.stores",
     "agentproto.agui",
     "agentproto.agui.asgi",
     "agentproto.agui.quirks",

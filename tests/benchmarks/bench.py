@@ -104,7 +104,9 @@ class Figure:
     * throughput: ``unit == "events/s"``, ``ours`` is events per second, ``peer`` and
       ``ratio`` are ``None``, ``better == "higher"``;
     * import time: ``unit == "ms"``, ``ours`` and ``peer`` in milliseconds,
-      ``ratio = peer / ours``, ``better == "higher"``.
+      ``ratio = peer / ours``, ``better == "higher"``;
+    * measurement (ours alone): ``unit`` ``"ms"`` or ``"KiB"``, ``peer`` and ``ratio``
+      are ``None``, ``better == "lower"``.
 
     ``build`` is the build of agentproto measured: ``"pure"`` or ``"compiled"``.
     """
@@ -135,6 +137,11 @@ class Figure:
     def throughput(cls, name: str, events_per_s: float) -> Figure:
         """Our throughput in events per second."""
         return cls(name, "events/s", _sig(events_per_s, 6), None, None, "higher")
+
+    @classmethod
+    def measure(cls, name: str, unit: str, value: float) -> Figure:
+        """A measurement of ours alone in ``unit`` (``ms``, ``KiB``), lower being better."""
+        return cls(name, unit, _sig(value, 6), None, None, "lower")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -589,7 +596,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # figures defined in other modules register themselves on import
-from tests.benchmarks import bench_acp, bench_agui_stream, bench_imports  # noqa: E402, F401
+from tests.benchmarks import (  # noqa: E402, F401
+    bench_acp,
+    bench_agui_stream,
+    bench_imports,
+    bench_streams,
+)
 
 benchmark(bench_acp.FIGURE)(bench_acp.bench_acp_parse_apply)
 

@@ -10,15 +10,19 @@ The client is installed with npm into ``.interop/`` (ignored by git) on first us
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
-from agui_scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, app
+import pytest
+from agui_scripted_agent import DEFAULT_RUN_ID, DEFAULT_THREAD_ID, app, scripted_events
 
-from agentproto.agui import Consumer
+from agentproto.agui import Consumer, RunProducer, agent_app
+from agentproto.stores import MemoryEventLog
 from tests.agui.live_server import recording, serve
 from tests.needs import need_node, npm_install
 
@@ -40,11 +44,24 @@ def _ensure_client() -> Path:
     return PREFIX
 
 
-def test_typescript_client_and_agentproto_agree() -> None:
-    """The TS client and agentproto's reducer end with the same messages and state."""
+def _with_cursors() -> Any:
+    """The scripted agent served with an event log: every frame carries an ``id:`` cursor."""
+
+    async def handler(run_input: Any, producer: RunProducer) -> None:
+        for event in scripted_events(run_input):
+            producer.emit(event)
+            await asyncio.sleep(0)
+
+    return agent_app(handler, log=MemoryEventLog())
+
+
+@pytest.mark.parametrize("cursors", [False, True], ids=["plain", "with-cursors"])
+def test_typescript_client_and_agentproto_agree(cursors: bool) -> None:
+    """The TS client and agentproto's reducer end with the same messages and state, also
+    when the server gives every frame a cursor (the client ignores ``id:``)."""
     folder = _ensure_client()
     bodies: list[bytes] = []
-    with serve(recording(app, bodies)) as url:
+    with serve(recording(_with_cursors() if cursors else app, bodies)) as url:
         result = subprocess.run(
             ["node", str(folder / SCRIPT.name), url, DEFAULT_THREAD_ID, DEFAULT_RUN_ID],
             cwd=folder,
@@ -69,3 +86,4 @@ def test_typescript_client_and_agentproto_agree() -> None:
     assert ours["state"] == theirs["state"]
     assert ours["messages"] == theirs["messages"]
     assert consumer.verifier.runs[-1].status == "succeeded"
+    assert (b"\nid: " in b"\n" + b"".join(bodies)) is cursors

@@ -11,5 +11,6 @@
 * ``json/``: the one JSON parser and line reader (limits, exact integers, offsets);
 * ``patch/``: atomic RFC 6902 JSON Patch (copy-on-write, and in place with an undo log);
 * ``wire/``: the wire converter (exact JSON to and from the generated attrs classes), the
-  checks and loader factories the sealed generated modules call.
+  checks and loader factories the sealed generated modules call;
+* ``store/``: event logs and thread stores (memory, SQLite, Redis) behind one protocol.
 """

@@ -24,6 +24,10 @@ by :mod:`agentproto`), and one line on when it is raised::
     ├── RpcError [acp]: a JSON-RPC error response, received or to send
     │   └── AuthRequiredError [acp]: -32000, the agent wants a login first
     ├── MethodTableError (RuntimeError) [unexported]: a regeneration broke a METHODS table
+    ├── StoreError: an event log or thread store failed (its backend's error is the cause)
+    ├── CursorError (ValueError): a stream position that is malformed, foreign or ahead
+    │   ├── CursorExpiredError: the log no longer holds that position (rebuild from snapshots)
+    │   └── UnknownStreamError (LookupError): the log holds no stream of that name
     └── HttpError [agui]: the HTTP exchange with an agent failed
         ├── HttpStatusError [agui]: the agent answered with a status other than 2xx
         └── HttpTimeoutError (TimeoutError) [agui]: no connection, answer or bytes in time
@@ -78,6 +82,8 @@ __all__ = [
     "AgentProtoError",
     "AuthRequiredError",
     "ConnectionClosedError",
+    "CursorError",
+    "CursorExpiredError",
     "DecodeError",
     "HttpError",
     "HttpStatusError",
@@ -93,6 +99,8 @@ __all__ = [
     "RpcError",
     "SchemaError",
     "StateShapeError",
+    "StoreError",
+    "UnknownStreamError",
     "UnsupportedVersionError",
     "UsageError",
 ]
@@ -431,6 +439,53 @@ class MethodTableError(AgentProtoError, RuntimeError):
 
 
 # ---- the transports: AG-UI over HTTP ------------------------------------------------------
+
+
+# ---- the stores: event logs and thread stores ----------------------------------------------
+
+
+class StoreError(AgentProtoError):
+    """An event log or thread store failed (a lost Redis connection, a full disk).
+
+    Nothing was half-written: an append either stored every frame it was given or
+    none. The backend's own exception is the ``__cause__``.
+
+    Attributes:
+        operation: what was asked of the store (``"append"``, ``"read"``, ...).
+    """
+
+    def __init__(self, operation: str, message: str) -> None:
+        self.operation = operation
+        super().__init__(f"{operation}: {message}")
+
+
+class CursorError(AgentProtoError, ValueError):
+    """A stream position sent by a client names nothing this log can serve.
+
+    The cursor is malformed, was issued for another stream, or points past the
+    stream's last frame: a client's mistake (or a forgery), answered with a 4xx and
+    never with another stream's frames.
+
+    Attributes:
+        code: a stable machine-readable code (``"store.cursor-malformed"``,
+            ``"store.cursor-foreign"``, ``"store.cursor-ahead"``, ...).
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+class CursorExpiredError(CursorError):
+    """The log no longer holds the cursor's position (retention dropped it).
+
+    The frames after it cannot be replayed one by one: a server answers with
+    snapshots that rebuild the client's state, then the live tail.
+    """
+
+
+class UnknownStreamError(CursorError, LookupError):
+    """The log holds no stream of that name (never written, or dropped whole)."""
 
 
 class HttpError(AgentProtoError):

@@ -50,6 +50,8 @@ from agentproto.agui._consume.state_view import StateView
 from agentproto.agui._consume.stream import aconsume, aiter_events, consume, iter_events
 from agentproto.agui._generated import Event, Message
 from agentproto.agui._history.history import Compaction, History, RecordedRun, compact_events
+from agentproto.agui._http.reconnect import Reconnect
+from agentproto.agui._http.websocket import WebSocketAgent
 from agentproto.agui._produce.handles import (
     ReasoningMessageWriter,
     ReasoningSpan,
@@ -140,6 +142,7 @@ __all__ = [
     "Phase",
     "ReasoningMessageWriter",
     "ReasoningSpan",
+    "Reconnect",
     "RecordedRun",
     "RunFinish",
     "RunOutcome",
@@ -163,6 +166,7 @@ __all__ = [
     "ToolFunction",
     "Transport",
     "Verifier",
+    "WebSocketAgent",
     "aanswer_tool_calls",
     "aconsume",
     "agent_api_route",

@@ -10,8 +10,10 @@ module on first use of a name it defines.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import aclosing, contextmanager, suppress
+from contextlib import aclosing, suppress
 from typing import Any, Final, Generic, TypeVar, cast
 
 import httpx
@@ -27,19 +29,23 @@ from agentproto.agui._consume.consumer import Consumer
 from agentproto.agui._consume.decoder import Middleware
 from agentproto.agui._consume.stream import aiter_events, iter_events
 from agentproto.agui._generated import Event, Message
-from agentproto.agui._protocol.encoding import Transport
+from agentproto.agui._http.reconnect import DEFAULT_RECONNECT, Reconnect, Resumption
+from agentproto.agui._protocol.encoding import SSE_CONTENT_TYPE, Transport
 from agentproto.agui._reduce.conversation import Conversation
 from agentproto.agui._thread.exchange import (
     ERROR_BODY_BYTES,
     AgentThread,
     Exchange,
     RunResult,
+    running,
 )
 
 __all__ = ["DEFAULT_TIMEOUT", "AsyncHttpAgent", "HttpAgent"]
 
 DEFAULT_TIMEOUT: Final = httpx.Timeout(60.0, connect=10.0)
 """10 s to connect, 60 s for each read (and write, and a pooled connection)."""
+
+SSE_MEDIA: Final = SSE_CONTENT_TYPE.split(";", 1)[0]
 
 _Client = TypeVar("_Client", httpx.Client, httpx.AsyncClient)
 
@@ -69,6 +75,7 @@ class _HttpBase(AgentThread, Generic[_Client]):
         run_timeout: float | None = None,
         middleware: Callable[[], Sequence[Middleware]] | None = None,
         consumer_options: Mapping[str, Any] | None = None,
+        reconnect: Reconnect | None = DEFAULT_RECONNECT,
     ) -> None:
         try:
             httpx.URL(url)
@@ -87,10 +94,17 @@ class _HttpBase(AgentThread, Generic[_Client]):
         self._timeout = httpx.Timeout(timeout)
         self._owns_client = client is None
         self._client: _Client = client if client is not None else type(self)._new_client()
+        if reconnect is not None and not isinstance(reconnect, Reconnect):
+            raise UsageError(
+                "http.reconnect", f"reconnect must be a Reconnect or None: {reconnect!r}"
+            )
+        self._reconnect = reconnect
 
-    def _request(self, exchange: Exchange) -> httpx.Request:
+    def _request(self, exchange: Exchange, last_event_id: str | None = None) -> httpx.Request:
         headers = httpx.Headers(self._headers)
         headers.update(exchange.headers())
+        if last_event_id is not None:
+            headers["last-event-id"] = last_event_id
         return self._client.build_request(
             "POST", self.url, content=exchange.body, headers=headers, timeout=self._timeout
         )
@@ -128,6 +142,24 @@ class _HttpBase(AgentThread, Generic[_Client]):
             response.status_code, response.reason_phrase, response.headers, raw
         )
 
+    def _resumption(self, exchange: Exchange, response: httpx.Response) -> Resumption | None:
+        """What resumes an SSE answer after a break (``None``: it is not resumed)."""
+        media = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if self._reconnect is None or not self._reconnect.attempts or media != SSE_MEDIA:
+            return None
+        return Resumption(exchange, self._reconnect)
+
+    def _resumed(
+        self, exchange: Exchange, resumption: Resumption, response: httpx.Response
+    ) -> bool:
+        """Whether a reconnection's answer is the stream's rest (``False``: retry);
+        raises for a refusal."""
+        if response.is_success:
+            return True
+        if resumption.retryable(response.status_code):
+            return False
+        raise self._refused(exchange, response, b"")
+
     def _broke(self, exchange: Exchange, exc: httpx.HTTPError, cause: list[BaseException]) -> None:
         """The stream broke with ``exc``: returns (the stream then ends) when every run
         had ended, or when the consumer's close will say it was truncated; raises a
@@ -136,31 +168,6 @@ class _HttpBase(AgentThread, Generic[_Client]):
         error = self._error(exc)
         if not exchange.lost(error) and isinstance(error, HttpTimeoutError):
             raise error from exc
-
-
-@contextmanager
-def _running(exchange: Exchange) -> Iterator[list[BaseException]]:
-    """One run's stream, from :meth:`~Exchange.begin` to :meth:`~Exchange.settle`.
-
-    Gives the list where the stream's reader puts the transport failure behind a
-    truncation (the cause of the error it ends with). A stream that stops early
-    cancels the run: for its error, or for a ``break``, a cancelled task, a
-    ``KeyboardInterrupt``, ...
-    """
-    exchange.begin()
-    cause: list[BaseException] = []
-    try:
-        yield cause
-    except AgentProtoError as error:
-        if cause and error.__cause__ is None:
-            error.__cause__ = cause[0]
-        exchange.cancel(error)
-        raise
-    except BaseException:
-        exchange.cancel(None)
-        raise
-    finally:
-        exchange.settle()
 
 
 def _generator(events: AsyncIterator[Event]) -> AsyncGenerator[Event, None]:
@@ -201,6 +208,12 @@ class HttpAgent(_HttpBase[httpx.Client]):
             ``lambda: [quirks.LangGraphRunId()]``): a repair object serves one stream.
         consumer_options: other :class:`~agentproto.agui.Consumer` keywords for
             each run (limits, versions).
+        reconnect: how a broken SSE stream is resumed (:class:`~agentproto.agui.Reconnect`):
+            when the server gives its frames cursors (``agent_app(log=...)``) and the
+            connection breaks (or ends) before the run ended, the same request is sent
+            again with ``Last-Event-ID`` and the stream goes on after the last frame
+            seen, each event handed out once; a stream without cursors is never
+            resumed. ``None``: never reconnect.
 
     Attributes:
         url: the agent's URL.
@@ -310,7 +323,7 @@ class HttpAgent(_HttpBase[httpx.Client]):
         return exchange.result()
 
     def _stream(self, exchange: Exchange) -> Iterator[Event]:
-        with _running(exchange) as cause:
+        with running(exchange) as cause:
             try:
                 response = self._client.send(self._request(exchange), stream=True)
             except httpx.HTTPError as exc:
@@ -335,13 +348,37 @@ class HttpAgent(_HttpBase[httpx.Client]):
     def _chunks(
         self, exchange: Exchange, response: httpx.Response, cause: list[BaseException]
     ) -> Iterator[bytes]:
+        resumption = self._resumption(exchange, response)
+        current: httpx.Response | None = response
         try:
-            for chunk in response.iter_bytes():
-                yield chunk
-                if exchange.late():
-                    return
-        except httpx.HTTPError as exc:
-            self._broke(exchange, exc, cause)
+            while current is not None:
+                error: httpx.HTTPError | None = None
+                try:
+                    for chunk in current.iter_bytes():
+                        yield chunk if resumption is None else resumption.forward(chunk)
+                        if exchange.late():
+                            return
+                except httpx.HTTPError as exc:
+                    error = exc
+                current.close()
+                current = None
+                while resumption is not None and resumption.resume():
+                    time.sleep(resumption.backoff())
+                    request = self._request(exchange, resumption.last_event_id)
+                    try:
+                        current = self._client.send(request, stream=True)
+                    except httpx.HTTPError as exc:
+                        error = exc
+                        continue
+                    if self._resumed(exchange, resumption, current):
+                        break
+                    current.close()
+                    current = None
+                if current is None and error is not None:
+                    self._broke(exchange, error, cause)
+        finally:
+            if current is not None:
+                current.close()
 
     def close(self) -> None:
         """Close the client the agent made (a client given to it stays open)."""
@@ -387,7 +424,7 @@ class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
         return exchange.result()
 
     async def _stream(self, exchange: Exchange) -> AsyncIterator[Event]:
-        with _running(exchange) as cause:
+        with running(exchange) as cause:
             try:
                 request = self._request(exchange)
                 response = await self._client.send(request, stream=True)
@@ -418,13 +455,37 @@ class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
     async def _chunks(
         self, exchange: Exchange, response: httpx.Response, cause: list[BaseException]
     ) -> AsyncGenerator[bytes, None]:
+        resumption = self._resumption(exchange, response)
+        current: httpx.Response | None = response
         try:
-            async for chunk in response.aiter_bytes():
-                yield chunk
-                if exchange.late():
-                    return
-        except httpx.HTTPError as exc:
-            self._broke(exchange, exc, cause)
+            while current is not None:
+                error: httpx.HTTPError | None = None
+                try:
+                    async for chunk in current.aiter_bytes():
+                        yield chunk if resumption is None else resumption.forward(chunk)
+                        if exchange.late():
+                            return
+                except httpx.HTTPError as exc:
+                    error = exc
+                await current.aclose()
+                current = None
+                while resumption is not None and resumption.resume():
+                    await asyncio.sleep(resumption.backoff())
+                    request = self._request(exchange, resumption.last_event_id)
+                    try:
+                        current = await self._client.send(request, stream=True)
+                    except httpx.HTTPError as exc:
+                        error = exc
+                        continue
+                    if self._resumed(exchange, resumption, current):
+                        break
+                    await current.aclose()
+                    current = None
+                if current is None and error is not None:
+                    self._broke(exchange, error, cause)
+        finally:
+            if current is not None:
+                await current.aclose()
 
     async def aclose(self) -> None:
         """Close the client the agent made (a client given to it stays open)."""

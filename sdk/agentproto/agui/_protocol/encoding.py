@@ -34,6 +34,7 @@ from agentproto.agui._protocol.frames import encode_event_jsonl, encode_event_ss
 __all__ = [
     "JSONL_CONTENT_TYPE",
     "SSE_CONTENT_TYPE",
+    "WEBSOCKET_SUBPROTOCOL",
     "Events",
     "Transport",
     "encode_event_jsonl",
@@ -51,6 +52,9 @@ SSE_CONTENT_TYPE: Final = "text/event-stream; charset=utf-8"
 """``content-type`` of an AG-UI SSE response."""
 JSONL_CONTENT_TYPE: Final = "application/jsonl"
 """``content-type`` of an AG-UI JSON Lines response (and the ``Accept`` that asks for it)."""
+WEBSOCKET_SUBPROTOCOL: Final = "agentproto.agui.v1"
+"""The WebSocket subprotocol of cursored events and resume requests (ours: the upstream
+proposal has none; see :mod:`agentproto.agui._serve.websocket`)."""
 
 Events: TypeAlias = AsyncIterable[Event] | Iterable[Event]
 """Events to stream: an async iterable or a plain one."""

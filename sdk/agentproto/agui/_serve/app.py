@@ -54,11 +54,21 @@ from collections.abc import (
 )
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, TypeAlias
+from urllib.parse import parse_qs
+
+import attrs
 
 from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
-from agentproto._core.errors import AgentProtoError, DecodeError, SchemaError, UsageError
+from agentproto._core.errors import (
+    AgentProtoError,
+    DecodeError,
+    SchemaError,
+    UnknownStreamError,
+    UsageError,
+)
 from agentproto._core.json.codec import loads
+from agentproto._core.store.log import Entry, EventLog
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._produce.producer import RunProducer
 from agentproto.agui._protocol.compat import upgrade_input
@@ -76,6 +86,7 @@ from agentproto.agui._serve.outbox import Outbox, start_handler, stream_outbox
 from agentproto.agui._serve.request import (
     ASGIApp,
     ASGIMessage,
+    Begun,
     BodyLimits,
     Receive,
     Refusal,
@@ -86,6 +97,15 @@ from agentproto.agui._serve.request import (
     raw_headers,
     send_json,
 )
+from agentproto.agui._serve.resume import (
+    Runs,
+    check_cursor,
+    read_entries,
+    read_frames,
+    refusal_of,
+    stream_name,
+)
+from agentproto.agui._serve.websocket import websocket_session
 from agentproto.agui._thread.interrupts import InterruptLookup, OpenInterrupts, screen_resume
 
 __all__ = [
@@ -108,6 +128,8 @@ DEFAULT_BODY_TIMEOUT: Final = 30.0
 """Seconds :func:`agent_app` waits for a whole request body."""
 DEFAULT_MAX_BUFFERED_EVENTS: Final = 256
 """Events a handler may emit ahead of a slow client before it is held."""
+DEFAULT_DETACHED_TIMEOUT: Final = 60.0
+"""Seconds a logged run goes on with no client attached before it is cancelled."""
 _MAX_LOGGED_PER_REQUEST: Final = 20
 """Tolerated problems of one request logged one by one (the rest are counted)."""
 
@@ -244,8 +266,11 @@ class EventStreamResponse:
         if failure is not None:
             raise failure
 
+    def _chunks(self) -> AsyncGenerator[bytes, None]:
+        return _body(self.events, self.encode)
+
     async def _stream(self, send: Send) -> None:
-        body = _body(self.events, self.encode)
+        body = self._chunks()
         if self.keepalive is not None:
             body = with_keepalives(body, self.keepalive)
         try:
@@ -263,6 +288,29 @@ class EventStreamResponse:
             _logger.info("sending to the client failed (%s); the event stream is stopped", exc)
         finally:
             await body.aclose()
+
+
+class _FrameStream(EventStreamResponse):
+    """A response streaming frames already encoded (a run read from the event log)."""
+
+    def __init__(
+        self, frames: AsyncIterator[bytes], transport: Transport, keepalive: float | None
+    ) -> None:
+        super().__init__((), transport=transport, check=False, keepalive=keepalive)
+        self._frames = frames
+
+    def _chunks(self) -> AsyncGenerator[bytes, None]:
+        return _passed(self._frames)
+
+
+async def _passed(frames: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    try:
+        async for frame in frames:
+            yield frame
+    finally:
+        aclose = getattr(frames, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 # ---- the agent application --------------------------------------------------------------
@@ -344,10 +392,20 @@ def run_events(
             ``run_input`` (raised here, before anything streams).
     """
     _check_limit("max_buffered_events", max_buffered_events, integer=True)
+    return _prepared(handler, run_input, max_buffered_events, interrupts)[1]
+
+
+def _prepared(
+    handler: AgentHandler,
+    run_input: RunAgentInput,
+    max_buffered_events: int,
+    interrupts: OpenInterrupts | None,
+) -> tuple[RunProducer, AsyncGenerator[Event, None]]:
+    """The run's producer and its event source (see :func:`run_events`)."""
     outbox = Outbox(max_buffered_events)
     producer = RunProducer(run_input, sink=outbox.put, interrupts=interrupts)
     _log_warnings("run input", producer.diagnostics)
-    return _run_events(handler, run_input, producer, outbox)
+    return producer, _run_events(handler, run_input, producer, outbox)
 
 
 async def _run_events(
@@ -411,6 +469,8 @@ def agent_app(
     max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
     keepalive: float | None = None,
     interrupts: InterruptLookup | None = None,
+    log: EventLog | None = None,
+    detached_timeout: float | None = DEFAULT_DETACHED_TIMEOUT,
 ) -> ASGIApp:
     """An ASGI application serving one agent: POST a ``RunAgentInput``, get its events.
 
@@ -451,6 +511,17 @@ def agent_app(
         interrupts: ``lookup(run_input)``, maybe async: what the thread's last run left
             open; a ``resume`` breaking a rule gets 400 ``invalid-resume`` (the client
             authors' guide, "Interrupts and resume").
+        log: an event log (:mod:`agentproto.stores`): runs outlive their connection.
+            Each run's frames are kept in it and every SSE frame carries its cursor
+            as ``id:``; the same request with ``Last-Event-ID`` (or ``GET
+            ?threadId=T&runId=R``, optionally with ``Last-Event-ID``) gets the frames
+            after that cursor, then the live tail; a second ``POST`` of a run the log
+            holds attaches from its start. The handler runs on while no client is
+            attached (see :mod:`agentproto.agui._serve.resume`). ``None`` (default):
+            a run lives in its response, and a client that leaves cancels it.
+        detached_timeout: with a ``log``, seconds a run's handler goes on with no
+            client of this process attached before it is cancelled (the run then
+            ends with ``RUN_ERROR`` code ``agent.detached``); ``None``: to its end.
 
     Returns:
         The ASGI 3 application (``app = agent_app(handler)``; ``uvicorn module:app``).
@@ -462,52 +533,142 @@ def agent_app(
     _check_limit("body_timeout", body_timeout, integer=False, optional=True)
     _check_limit("max_buffered_events", max_buffered_events, integer=True)
     _check_limit("keepalive", keepalive, integer=False, optional=True)
+    _check_limit("detached_timeout", detached_timeout, integer=False, optional=True)
     reading = BodyLimits(max_body_bytes, body_timeout)
-    return _serving(handler, reading, max_buffered_events, keepalive, interrupts)
+    runs = None if log is None else Runs(log, detached_timeout)
+    return _Agent(handler, reading, max_buffered_events, keepalive, interrupts, runs)
 
 
-def _serving(
-    handler: AgentHandler,
-    reading: BodyLimits,
-    max_buffered_events: int,
-    keepalive: float | None,
-    lookup: InterruptLookup | None,
-) -> ASGIApp:
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await _not_http(scope, receive, send)
+@attrs.frozen
+class _Agent:
+    """One served agent: its handler, limits and log; answers HTTP (and WebSocket)."""
+
+    handler: AgentHandler
+    reading: BodyLimits
+    max_buffered_events: int
+    keepalive: float | None
+    lookup: InterruptLookup | None
+    runs: Runs | None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "websocket":
+            await websocket_session(scope, receive, send, self)
             return
-        run_input = await _request_input(scope, receive, send, reading)
+        if kind != "http":
+            await _not_http(scope, receive, send, self.runs)
+            return
+        if self.runs is not None and scope.get("method") == "GET":
+            await self._attach(scope, receive, send)
+            return
+        run_input = await _request_input(scope, receive, send, self.reading)
         if run_input is None:
             return  # answered with an error, or the client left before its request
-        issued, refusal = await screen_resume(lookup, run_input)  # the interrupt rules
+        begun = await self.begin(run_input, header(scope, b"last-event-id"))
+        await self._answer(scope, receive, send, begun)
+
+    async def begin(self, run_input: RunAgentInput, cursor: str | None) -> Begun:
+        """Start ``run_input``'s run, or find the logged run it names (after ``cursor``)."""
+        runs = self.runs
+        stream = None if runs is None else stream_name(run_input.thread_id, run_input.run_id)
+        if runs is not None and stream is not None:
+            if cursor is not None or runs.writer(stream) is not None:
+                return await _logged(runs, stream, cursor)
+            try:  # a run the log holds already (another worker's, or over) is not run again
+                await check_cursor(runs.log, stream, None)
+            except UnknownStreamError:
+                pass
+            except AgentProtoError as exc:
+                return Begun(refusal=refusal_of(exc))
+            else:
+                return Begun(stream=stream)
+        issued, refusal = await screen_resume(self.lookup, run_input)  # the interrupt rules
         if refusal is not None:
-            await send_json(send, 400, refusal)
-            return
+            return Begun(refusal=(400, refusal))
         try:
-            events = run_events(
-                handler, run_input, max_buffered_events=max_buffered_events, interrupts=issued
-            )
+            producer, events = _prepared(self.handler, run_input, self.max_buffered_events, issued)
         except AgentProtoError as exc:  # the producer refused the input: nothing started
-            await _refuse_input(send, exc)
+            return Begun(refusal=(400, _refusal_body(exc)))
+        if runs is None or stream is None:
+            return Begun(events=events)
+        try:
+            await runs.start(stream, events, producer)
+        except AgentProtoError as exc:
+            await events.aclose()
+            return Begun(refusal=refusal_of(exc))
+        return Begun(stream=stream)
+
+    async def attach(self, thread_id: str, run_id: str, cursor: str | None) -> Begun:
+        """The logged run ``run_id`` of ``thread_id``, after ``cursor``."""
+        if self.runs is None:
+            detail = "this agent keeps no event log: runs cannot be attached to"
+            return Begun(refusal=(400, {"error": "invalid-attach", "detail": detail}))
+        return await _logged(self.runs, stream_name(thread_id, run_id), cursor)
+
+    @property
+    def logged(self) -> bool:
+        """Whether runs are kept in an event log."""
+        return self.runs is not None
+
+    def entries(self, begun: Begun) -> AsyncGenerator[Entry, None]:
+        """The logged run :meth:`begin` or :meth:`attach` came to, entry by entry."""
+        assert self.runs is not None and begun.stream is not None
+        runs = self.runs
+        return read_entries(runs.log, begun.stream, begun.cursor, runs.writer(begun.stream))
+
+    def load(self, body: bytes) -> RunAgentInput | Begun:
+        """A body read as a run input, or the refusal of one that is not."""
+        try:
+            return _load_run_input(body)
+        except AgentProtoError as exc:
+            return Begun(refusal=(400, _refusal_body(exc)))
+
+    async def _attach(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET ?threadId=T&runId=R``: the run's frames after ``Last-Event-ID`` (or all)."""
+        query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
+        thread_id, run_id = query.get("threadId", [None])[0], query.get("runId", [None])[0]
+        if thread_id is None or run_id is None:
+            detail = "GET attaches to a run: ?threadId=...&runId=... (POST a RunAgentInput to run)"
+            await send_json(send, 400, {"error": "invalid-attach", "detail": detail})
+            return
+        begun = await self.attach(thread_id, run_id, header(scope, b"last-event-id"))
+        await self._answer(scope, receive, send, begun)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send, begun: Begun) -> None:
+        """Answer an HTTP request with what :meth:`begin` came to."""
+        if begun.refusal is not None:
+            await send_json(send, *begun.refusal)
             return
         transport = negotiate_transport(header(scope, b"accept"))
-        # every event comes from the run's producer, which checked it against the schema
-        response = EventStreamResponse(
-            events, transport=transport, check=False, keepalive=keepalive
-        )
+        if begun.events is not None:
+            # every event comes from the run's producer, which checked it against the schema
+            response: EventStreamResponse = EventStreamResponse(
+                begun.events, transport=transport, check=False, keepalive=self.keepalive
+            )
+        else:
+            assert self.runs is not None and begun.stream is not None
+            runs, stream = self.runs, begun.stream
+            frames = read_frames(runs.log, stream, begun.cursor, transport, runs.writer(stream))
+            response = _FrameStream(frames, transport, self.keepalive)
         await response(scope, receive, send)
 
-    return app
+
+async def _logged(runs: Runs, stream: str, cursor: str | None) -> Begun:
+    """The logged stream after ``cursor``, or the refusal of a cursor the log cannot read."""
+    try:
+        await check_cursor(runs.log, stream, cursor)
+    except AgentProtoError as exc:
+        return Begun(refusal=refusal_of(exc))
+    return Begun(stream=stream, cursor=cursor)
 
 
-async def _not_http(scope: Scope, receive: Receive, send: Send) -> None:
+async def _not_http(scope: Scope, receive: Receive, send: Send, runs: Runs | None) -> None:
     """Answer a connection that is not an HTTP request: lifespan, websocket, other."""
     kind = scope["type"]
     if kind == "lifespan":
         await _lifespan(receive, send)
-    elif kind == "websocket":
-        await send({"type": "websocket.close", "code": 1003})  # HTTP only
+        if runs is not None:
+            await runs.aclose()
     else:
         raise UsageError("serve.scope", f"agent_app answers HTTP, not {kind!r}")
 

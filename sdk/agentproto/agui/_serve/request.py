@@ -14,15 +14,19 @@ closes after it, since the rest of the body stays unread.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, MutableMapping
 from typing import Any, TypeAlias
+
+import attrs
 
 from agentproto._core.describe import describe
 from agentproto._core.json.codec import dumps
+from agentproto.agui._generated import Event
 
 __all__ = [
     "ASGIApp",
     "ASGIMessage",
+    "Begun",
     "BodyLimits",
     "Receive",
     "Refusal",
@@ -44,6 +48,18 @@ Send: TypeAlias = Callable[[ASGIMessage], Awaitable[None]]
 """The ASGI ``send`` callable."""
 ASGIApp: TypeAlias = Callable[[Scope, Receive, Send], Awaitable[None]]
 """An ASGI 3 application."""
+
+
+@attrs.frozen
+class Begun:
+    """What a request for a run comes to, whatever carries it (HTTP, a WebSocket): the
+    events of a run served without a log, the log stream to read after a cursor, or a
+    refusal (its HTTP status and JSON body)."""
+
+    events: AsyncGenerator[Event, None] | None = None
+    stream: str | None = None
+    cursor: str | None = None
+    refusal: tuple[int, dict[str, Any]] | None = None
 
 
 def raw_headers(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:

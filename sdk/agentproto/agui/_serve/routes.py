@@ -37,9 +37,11 @@ import functools
 from typing import TYPE_CHECKING, Any, Final
 
 from agentproto._core.optional import missing
+from agentproto._core.store.log import EventLog
 from agentproto.agui._protocol.input_schema import run_input_schema
 from agentproto.agui._serve.app import (
     DEFAULT_BODY_TIMEOUT,
+    DEFAULT_DETACHED_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_BUFFERED_EVENTS,
     AgentHandler,
@@ -109,6 +111,8 @@ def _serving_app(
     body_timeout: float | None,
     max_buffered_events: int,
     interrupts: InterruptLookup | None,
+    log: EventLog | None,
+    detached_timeout: float | None,
 ) -> ASGIApp:
     return agent_app(
         handler,
@@ -117,6 +121,8 @@ def _serving_app(
         body_timeout=body_timeout,
         max_buffered_events=max_buffered_events,
         interrupts=interrupts,
+        log=log,
+        detached_timeout=detached_timeout,
     )
 
 
@@ -129,6 +135,8 @@ def agent_route(
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
     interrupts: InterruptLookup | None = None,
+    log: EventLog | None = None,
+    detached_timeout: float | None = DEFAULT_DETACHED_TIMEOUT,
     **route_options: Any,
 ) -> Route:
     """A Starlette route serving the agent at exactly ``path`` (POST).
@@ -148,11 +156,14 @@ def agent_route(
         body_timeout: as for :func:`~agentproto.agui.agent_app`.
         max_buffered_events: as for :func:`~agentproto.agui.agent_app`.
         interrupts: as for :func:`~agentproto.agui.agent_app`.
+        log: as for :func:`~agentproto.agui.agent_app`; with a log the route also
+            answers ``GET ?threadId=...&runId=...`` (attach to a run).
+        detached_timeout: as for :func:`~agentproto.agui.agent_app`.
         **route_options: more keyword arguments of ``starlette.routing.Route``
             (``name``, ``middleware``, ...).
 
     Returns:
-        The ``starlette.routing.Route`` (methods: POST).
+        The ``starlette.routing.Route`` (methods: POST, and GET with a ``log``).
 
     Raises:
         UsageError: a limit (or ``keepalive``) is not a positive number.
@@ -166,7 +177,14 @@ def agent_route(
         ) from exc
 
     app = _serving_app(
-        handler, keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts
+        handler,
+        keepalive,
+        max_body_bytes,
+        body_timeout,
+        max_buffered_events,
+        interrupts,
+        log,
+        detached_timeout,
     )
     response = _response_class()
 
@@ -174,7 +192,8 @@ def agent_route(
         return response(app)
 
     route_options.setdefault("name", "agent")
-    return Route(path, run_agent, methods=["POST"], **route_options)
+    methods = ["POST"] if log is None else ["POST", "GET"]
+    return Route(path, run_agent, methods=methods, **route_options)
 
 
 def agent_api_route(
@@ -186,6 +205,8 @@ def agent_api_route(
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
     interrupts: InterruptLookup | None = None,
+    log: EventLog | None = None,
+    detached_timeout: float | None = DEFAULT_DETACHED_TIMEOUT,
     **route_options: Any,
 ) -> APIRoute:
     """A FastAPI route serving the agent at exactly ``path`` (POST), documented.
@@ -199,8 +220,10 @@ def agent_api_route(
     Args:
         path: the route's path, e.g. ``"/agent"``.
         handler: the agent handler (see :func:`~agentproto.agui.agent_app`).
-        keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts: as
-            for :func:`~agentproto.agui.agent_app`.
+        keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts, log,
+            detached_timeout: as for :func:`~agentproto.agui.agent_app` (with a
+            ``log``, a client reattaches by POSTing the run again, with
+            ``Last-Event-ID`` to resume after a cursor).
         **route_options: more keyword arguments of ``fastapi.routing.APIRoute``
             (``name``, ``tags``, ``summary``, ``dependencies``, ...); ``responses``
             and ``openapi_extra`` given here are merged over the route's own.
@@ -220,7 +243,14 @@ def agent_api_route(
         ) from exc
 
     app = _serving_app(
-        handler, keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts
+        handler,
+        keepalive,
+        max_body_bytes,
+        body_timeout,
+        max_buffered_events,
+        interrupts,
+        log,
+        detached_timeout,
     )
     response = _response_class()
 
@@ -254,6 +284,8 @@ def agent_router(
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
     interrupts: InterruptLookup | None = None,
+    log: EventLog | None = None,
+    detached_timeout: float | None = DEFAULT_DETACHED_TIMEOUT,
     **route_options: Any,
 ) -> APIRouter:
     """A FastAPI router holding the agent's documented route, for ``app.include_router``.
@@ -269,8 +301,10 @@ def agent_router(
         handler: the agent handler (see :func:`~agentproto.agui.agent_app`).
         path: the route's path inside the router (default ``"/agent"``; ``""``
             serves the include's ``prefix`` itself).
-        keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts: as
-            for :func:`~agentproto.agui.agent_app`.
+        keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts, log,
+            detached_timeout: as for :func:`~agentproto.agui.agent_app` (with a
+            ``log``, a client reattaches by POSTing the run again, with
+            ``Last-Event-ID`` to resume after a cursor).
         **route_options: more keyword arguments of the ``APIRoute``, as for
             :func:`agent_api_route` (``name``, ``tags``, ``summary``,
             ``dependencies``, ...).
@@ -302,6 +336,8 @@ def agent_router(
         body_timeout=body_timeout,
         max_buffered_events=max_buffered_events,
         interrupts=interrupts,
+        log=log,
+        detached_timeout=detached_timeout,
         **route_options,
     )
     return APIRouter(routes=[route])

@@ -46,7 +46,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Final, cast, get_args
 
 import attrs
@@ -72,7 +73,7 @@ from agentproto.agui._thread.run_input import dump_run_input, next_run_input
 from agentproto.agui._verify.runs import RunStatus, quoted
 from agentproto.agui._verify.verifier import RunRecord
 
-__all__ = ["AgentThread", "RunResult"]
+__all__ = ["AgentThread", "RunResult", "running"]
 
 _ACCEPT: Final[dict[str, str]] = {
     "sse": "text/event-stream",
@@ -475,3 +476,28 @@ def _local_input(base: Conversation, run_input: RunAgentInput) -> RunAgentInput:
     known = {message.id for message in messages}
     messages += [message for message in run_input.messages if message.id not in known]
     return attrs.evolve(run_input, messages=messages)
+
+
+@contextmanager
+def running(exchange: Exchange) -> Iterator[list[BaseException]]:
+    """One run's stream, from :meth:`~Exchange.begin` to :meth:`~Exchange.settle`.
+
+    Gives the list where the stream's reader puts the transport failure behind a
+    truncation (the cause of the error it ends with). A stream that stops early
+    cancels the run: for its error, or for a ``break``, a cancelled task, a
+    ``KeyboardInterrupt``, ...
+    """
+    exchange.begin()
+    cause: list[BaseException] = []
+    try:
+        yield cause
+    except AgentProtoError as error:
+        if cause and error.__cause__ is None:
+            error.__cause__ = cause[0]
+        exchange.cancel(error)
+        raise
+    except BaseException:
+        exchange.cancel(None)
+        raise
+    finally:
+        exchange.settle()
