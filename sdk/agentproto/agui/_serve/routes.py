@@ -220,8 +220,9 @@ def agent_api_route(
     Args:
         path: the route's path, e.g. ``"/agent"``.
         handler: the agent handler (see :func:`~agentproto.agui.agent_app`).
-        keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts, log,
-            detached_timeout: as for :func:`~agentproto.agui.agent_app` (with a
+        keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts: as
+            for :func:`~agentproto.agui.agent_app`.
+        log, detached_timeout: as for :func:`~agentproto.agui.agent_app` (with a
             ``log``, a client reattaches by POSTing the run again, with
             ``Last-Event-ID`` to resume after a cursor).
         **route_options: more keyword arguments of ``fastapi.routing.APIRoute``
@@ -301,8 +302,9 @@ def agent_router(
         handler: the agent handler (see :func:`~agentproto.agui.agent_app`).
         path: the route's path inside the router (default ``"/agent"``; ``""``
             serves the include's ``prefix`` itself).
-        keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts, log,
-            detached_timeout: as for :func:`~agentproto.agui.agent_app` (with a
+        keepalive, max_body_bytes, body_timeout, max_buffered_events, interrupts: as
+            for :func:`~agentproto.agui.agent_app`.
+        log, detached_timeout: as for :func:`~agentproto.agui.agent_app` (with a
             ``log``, a client reattaches by POSTing the run again, with
             ``Last-Event-ID`` to resume after a cursor).
         **route_options: more keyword arguments of the ``APIRoute``, as for
