@@ -11,36 +11,77 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
 from tests.conformance.acp_tck import wire
-from tests.conformance.acp_tck.harness import QUIET, AgentProcess, Message, NoAnswer, is_request, is_response
+from tests.conformance.acp_tck.harness import (
+    QUIET,
+    AgentProcess,
+    Message,
+    NoAnswer,
+    is_request,
+    is_response,
+)
 from tests.conformance.acp_tck.outcome import Outcome, Status, Verdict, fail, skipped, vacuous
-from tests.conformance.acp_tck.probe import Probe, Turn, initialize_params, is_idle, update_of
+from tests.conformance.acp_tck.probe import Probe, Turn, is_idle, update_of
 from tests.conformance.acp_tck.registry import REGISTRY, Tier
 
 Check = Callable[[Probe], str]
 CHECKS: dict[str, Check] = {}
-LATE = ("ACP-TRANSPORT-201", "ACP-TRANSPORT-002", "ACP-TRANSPORT-203", "ACP-JSONRPC-001",
-        "ACP-JSONRPC-002", "ACP-SCHEMA-002", "ACP-META-201", "ACP-ERROR-001", "ACP-BATCH-207",
-        "ACP-BATCH-208", "ACP-CLIENTCAP-201", "ACP-CLIENTCAP-202", "ACP-CONFIG-206",
-        "ACP-PATCH-201", "ACP-PATCH-204", "ACP-PATCH-205", "ACP-PATCH-206", "ACP-PATCH-207",
-        "ACP-PATCH-208", "ACP-ENUM-201", "ACP-ENUM-202", "ACP-STDERR-001", "ACP-SHUTDOWN-001")
+LATE = (
+    "ACP-TRANSPORT-201",
+    "ACP-TRANSPORT-002",
+    "ACP-TRANSPORT-203",
+    "ACP-JSONRPC-001",
+    "ACP-JSONRPC-002",
+    "ACP-SCHEMA-002",
+    "ACP-META-201",
+    "ACP-ERROR-001",
+    "ACP-BATCH-207",
+    "ACP-BATCH-208",
+    "ACP-CLIENTCAP-201",
+    "ACP-CLIENTCAP-202",
+    "ACP-CONFIG-206",
+    "ACP-PATCH-201",
+    "ACP-PATCH-204",
+    "ACP-PATCH-205",
+    "ACP-PATCH-206",
+    "ACP-PATCH-207",
+    "ACP-PATCH-208",
+    "ACP-ENUM-201",
+    "ACP-ENUM-202",
+    "ACP-STDERR-001",
+    "ACP-SHUTDOWN-001",
+)
 """Judged over the whole run, after every other probe (``ACP-SHUTDOWN-001`` ends it)."""
 
-MESSAGE_KINDS = ("user_message_chunk", "user_message", "agent_message_chunk", "agent_message",
-                 "agent_thought_chunk", "agent_thought")
-WHOLE = {"user_message_chunk": "user_message", "agent_message_chunk": "agent_message",
-         "agent_thought_chunk": "agent_thought"}
-TINY_PNG = base64.b64encode(bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
-)).decode()
-TINY_WAV = base64.b64encode(b"RIFF$\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00"
-                            b"@\x1f\x00\x00\x80>\x00\x00\x02\x00\x10\x00data\x00\x00\x00\x00").decode()
+MESSAGE_KINDS = (
+    "user_message_chunk",
+    "user_message",
+    "agent_message_chunk",
+    "agent_message",
+    "agent_thought_chunk",
+    "agent_thought",
+)
+WHOLE = {
+    "user_message_chunk": "user_message",
+    "agent_message_chunk": "agent_message",
+    "agent_thought_chunk": "agent_thought",
+}
+TINY_PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+    )
+).decode()
+TINY_WAV = base64.b64encode(
+    b"RIFF$\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00"
+    b"@\x1f\x00\x00\x80>\x00\x00\x02\x00\x10\x00data\x00\x00\x00\x00"
+).decode()
 
 
 def check(requirement_id: str) -> Callable[[Check], Check]:
@@ -59,6 +100,8 @@ def judge(requirement_id: str, probe: Probe) -> Outcome:
     requirement = REGISTRY[requirement_id]
     gate = requirement.capability
     informational = requirement.tier is Tier.INFORMATIONAL
+    if requirement.not_applicable is not None:
+        return Outcome(Status.NOT_APPLICABLE, requirement.not_applicable)
     try:
         if gate is not None and gate.startswith("capabilities.") and not probe.advertises(gate):
             raise skipped(f"{gate} is not advertised")
@@ -112,7 +155,9 @@ def ended(turn: Turn, what: str) -> str:
 
 
 def is_absolute(path: Any) -> bool:
-    return isinstance(path, str) and (PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute())
+    return isinstance(path, str) and (
+        PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
+    )
 
 
 def all_updates(probe: Probe) -> list[tuple[str, Message]]:
@@ -146,8 +191,13 @@ def consts(name: str) -> set[str]:
 def open_enum_problems(values: Iterable[tuple[str, Any]], name: str) -> list[str]:
     """Values neither defined by ``name`` nor ``_``-prefixed."""
     defined = consts(name)
-    return [f"{where}={value!r}" for where, value in values
-            if value is not None and value not in defined and not (isinstance(value, str) and value.startswith("_"))]
+    return [
+        f"{where}={value!r}"
+        for where, value in values
+        if value is not None
+        and value not in defined
+        and not (isinstance(value, str) and value.startswith("_"))
+    ]
 
 
 def walk(value: Any) -> Iterable[tuple[str, Any]]:
@@ -163,9 +213,11 @@ def walk(value: Any) -> Iterable[tuple[str, Any]]:
             stack.extend(node)
 
 
-DEFINED_STOPS = (*wire.v1_stop_reasons(), "error") if wire.find_spec(wire.V1_SCHEMA_FILE) else ()
-"""The stop reasons the prose defines (the pinned v1 schema's enumeration of them) and the
-pinned v2 schema's ``error`` (``$defs/ErrorStopReason``)."""
+@functools.cache
+def defined_stops() -> tuple[str, ...]:
+    """The stop reasons the prose defines (the pinned v1 schema's enumeration of them) and
+    the pinned v2 schema's ``error`` (``$defs/ErrorStopReason``)."""
+    return (*wire.v1_stop_reasons(), "error")
 
 
 # ---- initialize -------------------------------------------------------------------
@@ -265,7 +317,7 @@ def schema_001(probe: Probe) -> str:
 
 @check("ACP-SCHEMA-002")
 def schema_002(probe: Probe) -> str:
-    found = []
+    found: list[str] = []
     for process, message in probe.everything():
         if not isinstance(message, dict) or process.version != 2:
             continue  # a v1 connection is judged by v1 rules
@@ -278,7 +330,9 @@ def schema_002(probe: Probe) -> str:
             keys = wire.unknown_root_keys(message["result"], names)
         else:
             continue
-        found.extend(f"{message.get('method') or process.answered_method(message)}: {key}" for key in keys)
+        found.extend(
+            f"{message.get('method') or process.answered_method(message)}: {key}" for key in keys
+        )
     if found:
         raise fail("unknown root keys: " + ", ".join(sorted(set(found))))
     return "no unknown root key"
@@ -348,7 +402,9 @@ def prompt_205(probe: Probe) -> str:
 def prompt_003(probe: Probe) -> str:
     needs_session(probe)
     link = {"type": "resource_link", "name": "notes.txt", "uri": "file:///tmp/notes.txt"}
-    return ended(probe.prompt([{"type": "text", "text": "See the link"}, link]), "text + resource_link")
+    return ended(
+        probe.prompt([{"type": "text", "text": "See the link"}, link]), "text + resource_link"
+    )
 
 
 def states(turn: Turn) -> list[Message]:
@@ -371,7 +427,7 @@ def running_then_idle(turn: Turn) -> Message:
     running = [i for i, u in enumerate(seen) if u.get("state") == "running"]
     if not running:
         raise vacuous("no foreground work (running) observed")
-    idle = [u for u in seen[running[0]:] if u.get("state") == "idle"]
+    idle = [u for u in seen[running[0] :] if u.get("state") == "idle"]
     if not idle:
         raise fail("running, but no idle within the turn's budget")
     return idle[0]
@@ -384,14 +440,17 @@ def state_202(probe: Probe) -> str:
 
 
 def stop_ok(reason: Any) -> bool:
-    return isinstance(reason, str) and (reason in DEFINED_STOPS or reason.startswith("_"))
+    return isinstance(reason, str) and (reason in defined_stops() or reason.startswith("_"))
 
 
 @check("ACP-STATE-203")
 def state_203(probe: Probe) -> str:
     reason = running_then_idle(probe.turn).get("stopReason")
     if not stop_ok(reason):
-        raise fail(f"stopReason {reason!r} is neither defined ({', '.join(DEFINED_STOPS)}) nor _-prefixed")
+        raise fail(
+            f"stopReason {reason!r} is neither defined "
+            f"({', '.join(defined_stops())}) nor _-prefixed"
+        )
     return f"stopReason {reason}"
 
 
@@ -409,7 +468,10 @@ def promptcap_002(probe: Probe) -> str:
 
 @check("ACP-PROMPTCAP-003")
 def promptcap_003(probe: Probe) -> str:
-    resource = {"type": "resource", "resource": {"uri": "file:///tmp/notes.txt", "mimeType": "text/plain", "text": "notes"}}
+    resource = {
+        "type": "resource",
+        "resource": {"uri": "file:///tmp/notes.txt", "mimeType": "text/plain", "text": "notes"},
+    }
     return ended(probe.prompt([{"type": "text", "text": "A file"}, resource]), "embedded resource")
 
 
@@ -424,7 +486,11 @@ def perm_201(probe: Probe) -> str:
         params = message.get("params") or {}
         if problem:
             raise fail(problem)
-        if params.get("sessionId") != turn.session_id or not params.get("title") or not params.get("options"):
+        if (
+            params.get("sessionId") != turn.session_id
+            or not params.get("title")
+            or not params.get("options")
+        ):
             raise fail(f"malformed permission request: {json.dumps(params)[:200]}")
     if turn.idle is None:
         raise fail("the turn did not reach idle after the permission was granted")
@@ -434,7 +500,11 @@ def perm_201(probe: Probe) -> str:
 @check("ACP-CLIENTCAP-201")
 def clientcap_201(probe: Probe) -> str:
     probe.turn  # noqa: B018
-    asked = [m for _, m in probe.everything() if is_request(m) and m.get("method") == "elicitation/create"]
+    asked = [
+        m
+        for _, m in probe.everything()
+        if is_request(m) and m.get("method") == "elicitation/create"
+    ]
     if asked:
         raise fail(f"{len(asked)} elicitation/create to a client without elicitation")
     return "no elicitation/create"
@@ -442,11 +512,21 @@ def clientcap_201(probe: Probe) -> str:
 
 @check("ACP-CLIENTCAP-202")
 def clientcap_202(probe: Probe) -> str:
-    client_methods = {d["x-method"] for d in wire.defs().values()
-                      if isinstance(d, dict) and d.get("x-side") == "client" and "x-method" in d}
-    bad = sorted({m["method"] for _, m in probe.everything()
-                  if isinstance(m, dict) and isinstance(m.get("method"), str)
-                  and m["method"] not in client_methods and not m["method"].startswith(("_", "$/"))})
+    client_methods = {
+        d["x-method"]
+        for d in wire.defs().values()
+        if isinstance(d, dict) and d.get("x-side") == "client" and "x-method" in d
+    }
+    bad = sorted(
+        {
+            m["method"]
+            for _, m in probe.everything()
+            if isinstance(m, dict)
+            and isinstance(m.get("method"), str)
+            and m["method"] not in client_methods
+            and not m["method"].startswith(("_", "$/"))
+        }
+    )
     if bad:
         raise fail("methods the client does not define: " + ", ".join(bad))
     return "every agent-initiated method is a client method"
@@ -458,22 +538,36 @@ def info_concurrent_201(probe: Probe) -> str:
     session_id = probe.new_session_id()
     probe.main.client.hold_permissions = True
     try:
-        first = probe.main.request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "one"}]})
-        second = probe.main.request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "two"}]})
+        first = probe.main.request(
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "one"}]}
+        )
+        second = probe.main.request(
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "two"}]}
+        )
     finally:
         probe.main.client.hold_permissions = False
         probe.main.notify("session/cancel", {"sessionId": session_id})
         probe.main.pump(lambda m: is_idle(m, session_id), 2.0)
         for held in probe.main.client.held:
-            probe.main.send({"jsonrpc": "2.0", "id": held.get("id"), "result": {"outcome": {"outcome": "cancelled"}}})
+            probe.main.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": held.get("id"),
+                    "result": {"outcome": {"outcome": "cancelled"}},
+                }
+            )
         probe.main.client.held.clear()
         probe.main.pump(None, QUIET)
-    return f"first: {'accepted' if 'result' in first else first.get('error')}; second: {json.dumps(second.get('error') or 'accepted')}"
+    answers = [json.dumps(r.get("error") or "accepted") for r in (first, second)]
+    return f"first: {answers[0]}; second: {answers[1]}"
 
 
 @check("ACP-INFO-UNKNOWNSESSION-001")
 def info_unknownsession_001(probe: Probe) -> str:
-    response = probe.main.request("session/prompt", {"sessionId": "sess-never-created", "prompt": [{"type": "text", "text": "?"}]})
+    response = probe.main.request(
+        "session/prompt",
+        {"sessionId": "sess-never-created", "prompt": [{"type": "text", "text": "?"}]},
+    )
     return f"answered {json.dumps(response.get('error') or response.get('result'))[:160]}"
 
 
@@ -505,7 +599,11 @@ def cancel_202(probe: Probe) -> str:
         raise fail("no idle after the cancel")
     turn = interrupted.turn
     at = next(i for i, m in enumerate(turn.messages) if is_idle(m, turn.session_id))
-    later = [m for m in turn.messages[at + 1:] if (u := update_of(m, turn.session_id)) and u.get("sessionUpdate") == "state_update"]
+    later = [
+        m
+        for m in turn.messages[at + 1 :]
+        if (u := update_of(m, turn.session_id)) and u.get("sessionUpdate") == "state_update"
+    ]
     if later:
         raise fail(f"{len(later)} state_update(s) after the cancelled idle")
     return "nothing after the cancelled idle"
@@ -517,14 +615,14 @@ def cancel_203(probe: Probe) -> str:
     if "error" in (interrupted.turn.response or {}):
         raise fail(f"session/prompt answered an error: {interrupted.turn.response}")
     reason = (idle or {}).get("stopReason")
-    if reason in DEFINED_STOPS and reason != "cancelled":
+    if reason in defined_stops() and reason != "cancelled":
         raise fail(f"the cancelled turn ended with stopReason {reason!r}")
     return "no error, no other stop reason"
 
 
 @check("ACP-CANCEL-204")
 def cancel_204(probe: Probe) -> str:
-    interrupted, idle = cancelled_idle(probe)
+    _, idle = cancelled_idle(probe)
     return f"idle after cancel: {json.dumps(idle)[:120]}"
 
 
@@ -575,13 +673,20 @@ def info_cancel_201(probe: Probe) -> str:
     probe.main.notify("session/cancel", {"sessionId": "sess-never-created"})
     probe.main.notify("session/cancel", {"sessionId": probe.session_id})
     got = probe.main.pump(None, QUIET)
-    return f"{len(got)} message(s) after cancels of an unknown and an idle session: {json.dumps(got)[:160]}; alive: {probe.ping()}"
+    return (
+        f"{len(got)} message(s) after cancels of an unknown and an idle session: "
+        f"{json.dumps(got)[:160]}; alive: {probe.ping()}"
+    )
 
 
 @check("ACP-INFO-CANCEL-202")
 def info_cancel_202(probe: Probe) -> str:
     interrupted, _ = cancelled_idle(probe)
-    sent = [m for m in interrupted.after if isinstance(m, dict) and m.get("method") == "$/cancel_request"]
+    sent = [
+        m
+        for m in interrupted.after
+        if isinstance(m, dict) and m.get("method") == "$/cancel_request"
+    ]
     return f"$/cancel_request sent: {len(sent)}"
 
 
@@ -632,12 +737,16 @@ def jsonrpc_001(probe: Probe) -> str:
     response = probe.main.request("_tck/echo", {})
     ident = "tck-string-id"
     probe.main.send({"jsonrpc": "2.0", "id": ident, "method": "_tck/echo", "params": {}})
-    got = probe.main.pump(lambda m: is_response(m) and m.get("id") == ident, 3.0)
+    got = probe.main.pump(is_response, 3.0)  # the next response answers it
     if not any(is_response(m) and m.get("id") == ident for m in got):
         raise fail(f"no response with the string id {ident!r}: {json.dumps(got)[:200]}")
     del response
     for process, message in probe.everything():
-        if is_response(message) and message.get("id") is not None and json.dumps(message["id"]) not in process.sent_ids:
+        if (
+            is_response(message)
+            and message.get("id") is not None
+            and json.dumps(message["id"]) not in process.sent_ids
+        ):
             raise fail(f"a response with an id never sent: {json.dumps(message)[:160]}")
     return "ids echoed (integer, string, in batches)"
 
@@ -682,7 +791,13 @@ def jsonrpc_004(probe: Probe) -> str:
 @check("ACP-JSONRPC-005")
 def jsonrpc_005(probe: Probe) -> str:
     process = probe.abuse
-    for line in ("{not json", "[]", "[1]", '{"jsonrpc":"2.0","id":"x"}', '{"jsonrpc":"2.0","method":42,"id":3}'):
+    for line in (
+        "{not json",
+        "[]",
+        "[1]",
+        '{"jsonrpc":"2.0","id":"x"}',
+        '{"jsonrpc":"2.0","method":42,"id":3}',
+    ):
         process.send_raw(line)
         process.pump(None, 0.1)
     if not probe.ping(process):
@@ -690,7 +805,9 @@ def jsonrpc_005(probe: Probe) -> str:
     return "still answering after invalid input"
 
 
-def batch_reply(process: AgentProcess, batch: list[Any] | str, expect: int = 1, settle: float = 0.15) -> list[Any]:
+def batch_reply(
+    process: AgentProcess, batch: list[Any] | str, expect: int = 1, settle: float = 0.15
+) -> list[Any]:
     """The agent lines after sending ``batch`` (one line): read until ``expect`` lines
     came (``QUIET`` at most when none is expected), then ``settle`` seconds for extras."""
     mark = len(process.transcript)
@@ -722,20 +839,34 @@ def batch_202(probe: Probe) -> str:
     if got:
         raise fail(f"a notification-only batch was answered: {json.dumps(got)[:200]}")
     ident = probe.main.new_id()
-    lines = batch_reply(probe.main, [notes[0], {"jsonrpc": "2.0", "id": ident, "method": "_tck/echo", "params": {}}])
-    members = [m for line in lines for m in (line if isinstance(line, list) else [line]) if is_response(m)]
+    lines = batch_reply(
+        probe.main, [notes[0], {"jsonrpc": "2.0", "id": ident, "method": "_tck/echo", "params": {}}]
+    )
+    members = [
+        m for line in lines for m in (line if isinstance(line, list) else [line]) if is_response(m)
+    ]
     if [m.get("id") for m in members] != [ident]:
-        raise fail(f"a batch of a notification and a request was answered {json.dumps(lines)[:200]}")
+        raise fail(
+            f"a batch of a notification and a request was answered {json.dumps(lines)[:200]}"
+        )
     return "no reply to notifications, in batches too"
 
 
 @check("ACP-BATCH-203")
 def batch_203(probe: Probe) -> str:
     ident = probe.abuse.new_id()
-    lines = batch_reply(probe.abuse, [1, {"jsonrpc": "2.0", "id": ident, "method": "_tck/echo", "params": {}}])
+    lines = batch_reply(
+        probe.abuse, [1, {"jsonrpc": "2.0", "id": ident, "method": "_tck/echo", "params": {}}]
+    )
     if len(lines) != 1 or not isinstance(lines[0], list):
         raise fail(f"answered {json.dumps(lines)[:200]}")
-    invalid = [m for m in lines[0] if isinstance(m, dict) and m.get("id") is None and (m.get("error") or {}).get("code") == -32600]
+    invalid = [
+        m
+        for m in lines[0]
+        if isinstance(m, dict)
+        and m.get("id") is None
+        and (m.get("error") or {}).get("code") == -32600
+    ]
     served = [m for m in lines[0] if isinstance(m, dict) and m.get("id") == ident]
     if not invalid or not served:
         raise fail(f"answered {json.dumps(lines[0])[:200]}")
@@ -747,7 +878,10 @@ def two_request_batch(probe: Probe) -> tuple[list[Any], list[Any]]:
     memo = probe.memo.get("batch")
     if memo is None:
         ids = [probe.main.new_id(), "tck-batch-b"]
-        batch = [{"jsonrpc": "2.0", "id": ident, "method": "_tck/echo", "params": {"n": n}} for n, ident in enumerate(ids)]
+        batch = [
+            {"jsonrpc": "2.0", "id": ident, "method": "_tck/echo", "params": {"n": n}}
+            for n, ident in enumerate(ids)
+        ]
         memo = probe.memo["batch"] = (ids, batch_reply(probe.main, batch))
     result: tuple[list[Any], list[Any]] = memo
     return result
@@ -755,16 +889,24 @@ def two_request_batch(probe: Probe) -> tuple[list[Any], list[Any]]:
 
 @check("ACP-BATCH-204")
 def batch_204(probe: Probe) -> str:
-    ids, lines = two_request_batch(probe)
+    _, lines = two_request_batch(probe)
     if len(lines) != 1 or not isinstance(lines[0], list) or len(lines[0]) != 2:
-        raise fail(f"a batch of two requests was answered with {len(lines)} line(s): {json.dumps(lines)[:200]}")
+        raise fail(
+            f"a batch of two requests was answered with {len(lines)} line(s): "
+            f"{json.dumps(lines)[:200]}"
+        )
     return "one array of two responses"
 
 
 @check("ACP-BATCH-205")
 def batch_205(probe: Probe) -> str:
     ids, lines = two_request_batch(probe)
-    got = sorted(json.dumps(m.get("id")) for line in lines for m in (line if isinstance(line, list) else [line]) if is_response(m))
+    got = sorted(
+        json.dumps(m.get("id"))
+        for line in lines
+        for m in (line if isinstance(line, list) else [line])
+        if is_response(m)
+    )
     if got != sorted(json.dumps(i) for i in ids):
         raise fail(f"response ids {got} for request ids {ids}")
     return "every response matched by id"
@@ -773,14 +915,23 @@ def batch_205(probe: Probe) -> str:
 @check("ACP-BATCH-206")
 def batch_206(probe: Probe) -> str:
     ids, lines = two_request_batch(probe)
-    order = [m.get("id") for line in lines for m in (line if isinstance(line, list) else [line]) if is_response(m)]
+    order = [
+        m.get("id")
+        for line in lines
+        for m in (line if isinstance(line, list) else [line])
+        if is_response(m)
+    ]
     return f"sent {ids}, answered in the order {order}"
 
 
 def agent_batches(probe: Probe) -> list[list[Any]]:
     """Arrays the agent sent that hold messages of its own (not only responses)."""
-    return [line.value for line in agent_lines(probe)
-            if isinstance(line.value, list) and any(isinstance(m, dict) and "method" in m for m in line.value)]
+    return [
+        line.value
+        for line in agent_lines(probe)
+        if isinstance(line.value, list)
+        and any(isinstance(m, dict) and "method" in m for m in line.value)
+    ]
 
 
 @check("ACP-BATCH-207")
@@ -791,7 +942,14 @@ def batch_207(probe: Probe) -> str:
 @check("ACP-BATCH-208")
 def batch_208(probe: Probe) -> str:
     lifecycle = {"initialize", "auth/login", "session/new", "session/resume", "session/prompt"}
-    batched = sorted({m["method"] for batch in agent_batches(probe) for m in batch if isinstance(m, dict) and m.get("method") in lifecycle})
+    batched = sorted(
+        {
+            m["method"]
+            for batch in agent_batches(probe)
+            for m in batch
+            if isinstance(m, dict) and m.get("method") in lifecycle
+        }
+    )
     return f"lifecycle methods the agent batched: {batched or 'none'}"
 
 
@@ -804,7 +962,10 @@ def info_batch_201(probe: Probe) -> str:
 @check("ACP-INFO-BATCH-202")
 def info_batch_202(probe: Probe) -> str:
     ident = probe.abuse.new_id()
-    batch = [{"jsonrpc": "2.0", "id": ident, "method": "_tck/echo", "params": {}}, {"jsonrpc": "2.0", "id": 424242, "result": {}}]
+    batch = [
+        {"jsonrpc": "2.0", "id": ident, "method": "_tck/echo", "params": {}},
+        {"jsonrpc": "2.0", "id": 424242, "result": {}},
+    ]
     return f"answered {json.dumps(batch_reply(probe.abuse, batch))[:200]}"
 
 
@@ -827,7 +988,10 @@ def resume_202(probe: Probe) -> str:
     result_of(response, "session/resume (replayFrom start)")
     late = [u for m in after if (u := update_of(m, probe.session_id)) is not None]
     if late:
-        raise fail(f"{len(late)} update(s) for the session after the resume response: {[u.get('sessionUpdate') for u in late]}")
+        raise fail(
+            f"{len(late)} update(s) for the session after the resume response: "
+            f"{[u.get('sessionUpdate') for u in late]}"
+        )
     replayed = [u for m in before if (u := update_of(m, probe.session_id)) is not None]
     if not replayed:
         raise vacuous("nothing replayed (no retained history)")
@@ -838,7 +1002,11 @@ def resume_202(probe: Probe) -> str:
 def resume_203(probe: Probe) -> str:
     response, before, _ = probe.plain_resume
     result_of(response, "session/resume")
-    history = [u.get("sessionUpdate") for m in before if (u := update_of(m, probe.session_id)) and u.get("sessionUpdate") in MESSAGE_KINDS]
+    history = [
+        u.get("sessionUpdate")
+        for m in before
+        if (u := update_of(m, probe.session_id)) and u.get("sessionUpdate") in MESSAGE_KINDS
+    ]
     if history:
         raise fail(f"conversation history replayed without replayFrom: {history}")
     return "no history replayed"
@@ -847,19 +1015,27 @@ def resume_203(probe: Probe) -> str:
 @check("ACP-RESUME-204")
 def resume_204(probe: Probe) -> str:
     _, before, _ = probe.replay
-    users = [u for m in before if (u := update_of(m, probe.session_id)) and u.get("sessionUpdate") in ("user_message", "user_message_chunk")]
+    users = [
+        u
+        for m in before
+        if (u := update_of(m, probe.session_id))
+        and u.get("sessionUpdate") in ("user_message", "user_message_chunk")
+    ]
     if not users:
         raise vacuous("no user message replayed")
     receipts = {t.message_id for t in probe.turns if t.session_id == probe.session_id}
     if not any(u.get("messageId") in receipts for u in users):
-        raise fail(f"replayed user messages {[u.get('messageId') for u in users]}, receipts {sorted(map(str, receipts))}")
+        raise fail(
+            f"replayed user messages {[u.get('messageId') for u in users]}, "
+            f"receipts {sorted(map(str, receipts))}"
+        )
     return "the receipt's messageId replays"
 
 
 @check("ACP-RESUME-205")
 def resume_205(probe: Probe) -> str:
     _, before, _ = probe.replay
-    seen: set[tuple[str, Any]] = set()
+    seen: set[tuple[Any, Any]] = set()
     chunks = 0
     for message in before:
         update = update_of(message, probe.session_id) or {}
@@ -869,7 +1045,9 @@ def resume_205(probe: Probe) -> str:
         elif kind in WHOLE:
             chunks += 1
             if (WHOLE[kind], update.get("messageId")) not in seen:
-                raise fail(f"a replayed {kind} for {update.get('messageId')!r} before its {WHOLE[kind]}")
+                raise fail(
+                    f"a replayed {kind} for {update.get('messageId')!r} before its {WHOLE[kind]}"
+                )
     if not chunks:
         raise vacuous("the replay has no chunks")
     return f"{chunks} chunk(s), each after its whole message"
@@ -918,7 +1096,9 @@ def list_204(probe: Probe) -> str:
 @check("ACP-CLOSE-201")
 def close_201(probe: Probe) -> str:
     session_id = probe.new_session_id()
-    result = valid(probe.main, probe.main.request("session/close", {"sessionId": session_id}), "session/close")
+    result = valid(
+        probe.main, probe.main.request("session/close", {"sessionId": session_id}), "session/close"
+    )
     if {k for k in result if k != "_meta"}:
         raise fail(f"not an empty object: {result}")
     return "{}"
@@ -927,7 +1107,11 @@ def close_201(probe: Probe) -> str:
 @check("ACP-DELETE-201")
 def delete_201(probe: Probe) -> str:
     session_id = probe.new_session_id()
-    result = valid(probe.main, probe.main.request("session/delete", {"sessionId": session_id}), "session/delete")
+    result = valid(
+        probe.main,
+        probe.main.request("session/delete", {"sessionId": session_id}),
+        "session/delete",
+    )
     if {k for k in result if k != "_meta"}:
         raise fail(f"not an empty object: {result}")
     return "{}"
@@ -948,13 +1132,20 @@ def delete_202(probe: Probe) -> str:
 def delete_203(probe: Probe) -> str:
     needs_session(probe)
     for _ in range(2):
-        result_of(probe.main.request("session/delete", {"sessionId": "sess-never-created"}), "session/delete of an unknown id")
+        result_of(
+            probe.main.request("session/delete", {"sessionId": "sess-never-created"}),
+            "session/delete of an unknown id",
+        )
     return "succeeds, twice"
 
 
 @check("ACP-ADDDIRS-201")
 def adddirs_201(probe: Probe) -> str:
-    valid(probe.main, probe.new_session(additionalDirectories=[probe.cwd + "/extra"]), "session/new with additionalDirectories")
+    valid(
+        probe.main,
+        probe.new_session(additionalDirectories=[probe.cwd + "/extra"]),
+        "session/new with additionalDirectories",
+    )
     return "accepted"
 
 
@@ -976,12 +1167,20 @@ def mcp_probe(probe: Probe, kind: str, server: Message) -> str:
 
 @check("ACP-MCP-201")
 def mcp_201(probe: Probe) -> str:
-    return mcp_probe(probe, "stdio", {"type": "stdio", "name": "tck", "command": "/bin/true", "args": [], "env": []})
+    return mcp_probe(
+        probe,
+        "stdio",
+        {"type": "stdio", "name": "tck", "command": "/bin/true", "args": [], "env": []},
+    )
 
 
 @check("ACP-MCP-202")
 def mcp_202(probe: Probe) -> str:
-    return mcp_probe(probe, "http", {"type": "http", "name": "tck", "url": "http://127.0.0.1:9/mcp", "headers": []})
+    return mcp_probe(
+        probe,
+        "http",
+        {"type": "http", "name": "tck", "url": "http://127.0.0.1:9/mcp", "headers": []},
+    )
 
 
 # ---- config options ----------------------------------------------------------------
@@ -1006,9 +1205,12 @@ def option_problem(option: Any) -> str | None:
         grouped = [o for o in options if isinstance(o, dict) and "groupId" in o]
         if flat and grouped:
             return f"{option.get('configId')}: flat and grouped options mixed"
-        values = [o.get("value") for o in flat] + [x.get("value") for g in grouped for x in g.get("options") or []]
+        values = [o.get("value") for o in flat] + [
+            x.get("value") for g in grouped for x in g.get("options") or []
+        ]
         if option.get("currentValue") not in values:
-            return f"{option.get('configId')}: currentValue {option.get('currentValue')!r} not among {values}"
+            current = option.get("currentValue")
+            return f"{option.get('configId')}: currentValue {current!r} not among {values}"
     return None
 
 
@@ -1030,9 +1232,18 @@ def config_202(probe: Probe) -> str:
         raise vacuous("no select option to set")
     values = [o.get("value") for o in select.get("options") or [] if "value" in o]
     value = next((v for v in values if v != select.get("currentValue")), select.get("currentValue"))
-    params = {"sessionId": probe.session_id, "configId": select["configId"], "type": "id", "value": value}
+    params = {
+        "sessionId": probe.session_id,
+        "configId": select["configId"],
+        "type": "id",
+        "value": value,
+    }
     assert wire.invalid(params, "SetSessionConfigOptionRequest") is None
-    result = valid(probe.main, probe.main.request("session/set_config_option", params), "session/set_config_option")
+    result = valid(
+        probe.main,
+        probe.main.request("session/set_config_option", params),
+        "session/set_config_option",
+    )
     answered = {o.get("configId") for o in result.get("configOptions") or []}
     if not known <= answered:
         raise fail(f"configIds missing from the answer: {sorted(map(str, known - answered))}")
@@ -1096,7 +1307,9 @@ def auth_202(probe: Probe) -> str:
     methods = (response.get("result") or {}).get("authMethods") or []
     terminal = [m for m in methods if isinstance(m, dict) and m.get("type") == "terminal"]
     if terminal:
-        raise fail(f"terminal auth offered to a client without capabilities.auth.terminal: {terminal}")
+        raise fail(
+            f"terminal auth offered to a client without capabilities.auth.terminal: {terminal}"
+        )
     return f"{len(methods)} method(s) offered without the opt-in, none terminal"
 
 
@@ -1140,7 +1353,10 @@ def auth_205(probe: Probe) -> str:
 
 @check("ACP-AUTH-206")
 def auth_206(probe: Probe) -> str:
-    problems = open_enum_problems([("authMethods.type", m.get("type")) for m in probe.auth_methods if isinstance(m, dict)], "AuthMethod")
+    problems = open_enum_problems(
+        [("authMethods.type", m.get("type")) for m in probe.auth_methods if isinstance(m, dict)],
+        "AuthMethod",
+    )
     if problems:
         raise fail(", ".join(problems))
     return f"types {[m.get('type') for m in probe.auth_methods]}"
@@ -1148,15 +1364,24 @@ def auth_206(probe: Probe) -> str:
 
 @check("ACP-AUTH-207")
 def auth_207(probe: Probe) -> str:
-    terminal = [m for m in probe.auth_methods if isinstance(m, dict) and m.get("type") == "terminal"]
+    terminal = [
+        m for m in probe.auth_methods if isinstance(m, dict) and m.get("type") == "terminal"
+    ]
     if not terminal:
         raise vacuous("no terminal method advertised")
     for method in terminal:
         args, env = method.get("args"), method.get("env")
-        if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+        if args is not None and not (
+            isinstance(args, list) and all(isinstance(a, str) for a in args)
+        ):
             raise fail(f"args {args!r}")
         if env is not None:
-            if not isinstance(env, list) or not all(isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("value"), str) for e in env):
+            if not isinstance(env, list) or not all(
+                isinstance(e, dict)
+                and isinstance(e.get("name"), str)
+                and isinstance(e.get("value"), str)
+                for e in env
+            ):
                 raise fail(f"env {env!r}")
             names = [e["name"] for e in env]
             if len(names) != len(set(names)):
@@ -1179,7 +1404,11 @@ def observed(probe: Probe, *kinds: str) -> list[tuple[str, Message]]:
 @check("ACP-PATCH-201")
 def patch_201(probe: Probe) -> str:
     found = observed(probe, *MESSAGE_KINDS)
-    bad = [u.get("sessionUpdate") for _, u in found if not isinstance(u.get("messageId"), str) or not u["messageId"]]
+    bad = [
+        u.get("sessionUpdate")
+        for _, u in found
+        if not isinstance(u.get("messageId"), str) or not u["messageId"]
+    ]
     if bad:
         raise fail(f"without messageId: {bad}")
     return f"{len(found)} message update(s) with ids"
@@ -1207,7 +1436,9 @@ def patch_204(probe: Probe) -> str:
 @check("ACP-PATCH-205")
 def patch_205(probe: Probe) -> str:
     found = observed(probe, "plan_update")
-    bad = [u for _, u in found if not isinstance(u.get("plan"), dict) or not u["plan"].get("planId")]
+    bad = [
+        u for _, u in found if not isinstance(u.get("plan"), dict) or not u["plan"].get("planId")
+    ]
     if bad:
         raise fail(f"plan without planId: {json.dumps(bad[0])[:160]}")
     return f"{len(found)} plan update(s)"
@@ -1243,7 +1474,11 @@ def standalone_base64(data: Any) -> bool:
 def patch_207(probe: Probe) -> str:
     found = observed(probe, "terminal_output_chunk", "terminal_update")
     datas = [u.get("data") for _, u in found if u["sessionUpdate"] == "terminal_output_chunk"]
-    datas += [u["output"].get("data") for _, u in found if isinstance(u.get("output"), dict) and "data" in u["output"]]
+    datas += [
+        u["output"].get("data")
+        for _, u in found
+        if isinstance(u.get("output"), dict) and "data" in u["output"]
+    ]
     if not datas:
         raise vacuous("no terminal output observed")
     bad = [d for d in datas if not standalone_base64(d)]
@@ -1262,7 +1497,10 @@ def patch_208(probe: Probe) -> str:
             first[key] = update
             if not update.get("title"):
                 raise fail(f"the first update of {key[1]!r} has no title")
-        elif update.get("name") is not None and first[key].get("name") not in (None, update["name"]):
+        elif update.get("name") is not None and first[key].get("name") not in (
+            None,
+            update["name"],
+        ):
             raise fail(f"tool call {key[1]!r} renamed {first[key]['name']!r} -> {update['name']!r}")
     return f"{len(first)} tool call(s)"
 
@@ -1271,13 +1509,17 @@ def patch_208(probe: Probe) -> str:
 def patch_209(probe: Probe) -> str:
     needs_session(probe)
     turn = probe.turn
-    asked = [i for i, m in enumerate(turn.messages) if is_request(m) and m.get("method") == "session/request_permission"]
+    asked = [
+        i
+        for i, m in enumerate(turn.messages)
+        if is_request(m) and m.get("method") == "session/request_permission"
+    ]
     if not asked:
         raise vacuous("no permission request during the turn")
     sequence = [u.get("state") for u in states(turn)]
     if "requires_action" not in sequence:
         raise fail(f"no requires_action while the permission request waited (states: {sequence})")
-    if "running" not in sequence[sequence.index("requires_action"):]:
+    if "running" not in sequence[sequence.index("requires_action") :]:
         raise fail(f"not running again after the permission answer (states: {sequence})")
     return f"states {sequence}"
 
@@ -1287,11 +1529,20 @@ def enum_201(probe: Probe) -> str:
     needs_session(probe)
     probe.turn  # noqa: B018
     tools = [u for _, u in of_kind(probe, "tool_call_update")]
-    entries = [e for _, u in of_kind(probe, "plan_update") for e in (u.get("plan") or {}).get("entries") or [] if isinstance(e, dict)]
-    problems = (open_enum_problems([("kind", u.get("kind")) for u in tools], "ToolKind")
-                + open_enum_problems([("status", u.get("status")) for u in tools], "ToolCallStatus")
-                + open_enum_problems([("priority", e.get("priority")) for e in entries], "PlanEntryPriority")
-                + open_enum_problems([("status", e.get("status")) for e in entries], "PlanEntryStatus"))
+    entries = [
+        e
+        for _, u in of_kind(probe, "plan_update")
+        for e in (u.get("plan") or {}).get("entries") or []
+        if isinstance(e, dict)
+    ]
+    problems = (
+        open_enum_problems([("kind", u.get("kind")) for u in tools], "ToolKind")
+        + open_enum_problems([("status", u.get("status")) for u in tools], "ToolCallStatus")
+        + open_enum_problems(
+            [("priority", e.get("priority")) for e in entries], "PlanEntryPriority"
+        )
+        + open_enum_problems([("status", e.get("status")) for e in entries], "PlanEntryStatus")
+    )
     if problems:
         raise fail(", ".join(problems))
     if not tools and not entries:
@@ -1304,11 +1555,23 @@ def enum_202(probe: Probe) -> str:
     needs_session(probe)
     probe.turn  # noqa: B018
     found = all_updates(probe)
-    problems = open_enum_problems([("sessionUpdate", u.get("sessionUpdate")) for _, u in found], "SessionUpdate")
-    problems += open_enum_problems([("state", u.get("state")) for _, u in found if u.get("sessionUpdate") == "state_update"], "StateUpdate")
-    contents = [c for _, u in found if u.get("sessionUpdate") in ("tool_call_update", "tool_call_content_chunk")
-                for c in (u.get("content") if isinstance(u.get("content"), list) else [u.get("content")]) if isinstance(c, dict)]
-    problems += open_enum_problems([("content.type", c.get("type")) for c in contents], "ToolCallContent")
+    problems = open_enum_problems(
+        [("sessionUpdate", u.get("sessionUpdate")) for _, u in found], "SessionUpdate"
+    )
+    problems += open_enum_problems(
+        [("state", u.get("state")) for _, u in found if u.get("sessionUpdate") == "state_update"],
+        "StateUpdate",
+    )
+    contents = [
+        c
+        for _, u in found
+        if u.get("sessionUpdate") in ("tool_call_update", "tool_call_content_chunk")
+        for c in (u["content"] if isinstance(u.get("content"), list) else [u.get("content")])
+        if isinstance(c, dict)
+    ]
+    problems += open_enum_problems(
+        [("content.type", c.get("type")) for c in contents], "ToolCallContent"
+    )
     if problems:
         raise fail(", ".join(problems))
     return f"{len(found)} update(s), {len(contents)} tool call content(s)"
@@ -1332,7 +1595,8 @@ def enum_203(probe: Probe) -> str:
         probe.main.pump(lambda m: is_idle(m, session_id), 2.0)
     if not probe.ping():
         raise fail("the agent stopped answering after a _-prefixed outcome")
-    return f"survived; the turn {'ended ' + str(turn.idle.get('stopReason')) if turn.idle else 'stayed open'}"
+    ending = f"ended {turn.idle.get('stopReason')}" if turn.idle else "stayed open"
+    return f"survived; the turn {ending}"
 
 
 # ---- extensibility, errors, shutdown, diagnostics ------------------------------------
@@ -1341,7 +1605,9 @@ def enum_203(probe: Probe) -> str:
 @check("ACP-EXT-001")
 def ext_001(probe: Probe) -> str:
     response = probe.main.request("_tck/custom", {"x": 1})
-    return f"answered {'a result' if 'result' in response else response.get('error', {}).get('code')}"
+    return (
+        f"answered {'a result' if 'result' in response else response.get('error', {}).get('code')}"
+    )
 
 
 @check("ACP-EXT-201")
@@ -1371,12 +1637,20 @@ def ext_203(probe: Probe) -> str:
 @check("ACP-META-001")
 def meta_001(probe: Probe) -> str:
     needs_session(probe)
-    return ended(probe.prompt([{"type": "text", "text": "With _meta"}], meta={"tck": {"run": 1}}), "prompt with _meta")
+    return ended(
+        probe.prompt([{"type": "text", "text": "With _meta"}], meta={"tck": {"run": 1}}),
+        "prompt with _meta",
+    )
 
 
 @check("ACP-META-201")
 def meta_201(probe: Probe) -> str:
-    bad = [json.dumps(v)[:60] for _, m in probe.everything() for k, v in walk(m) if k == "_meta" and not (v is None or isinstance(v, dict))]
+    bad = [
+        json.dumps(v)[:60]
+        for _, m in probe.everything()
+        for k, v in walk(m)
+        if k == "_meta" and not (v is None or isinstance(v, dict))
+    ]
     if bad:
         raise fail(f"_meta values that are no object: {bad[:3]}")
     return "every _meta an object or null"
@@ -1384,7 +1658,11 @@ def meta_201(probe: Probe) -> str:
 
 @check("ACP-ERROR-001")
 def error_001(probe: Probe) -> str:
-    errors = [m["error"] for _, m in probe.everything() if is_response(m) and isinstance(m.get("error"), dict)]
+    errors = [
+        m["error"]
+        for _, m in probe.everything()
+        if is_response(m) and isinstance(m.get("error"), dict)
+    ]
     for error in errors:
         message = error.get("message")
         if not isinstance(message, str) or not message or "\n" in message:
@@ -1416,10 +1694,14 @@ def info_invalidreq_001(probe: Probe) -> str:
     return f"answered {json.dumps(lines)[:200]}"
 
 
-def run_all(probe: Probe) -> dict[str, Outcome]:
-    """Every id against the probe's target, in the registry's order (the whole-run ones
-    last, ``ACP-SHUTDOWN-001`` at the very end); the processes are closed after."""
-    order = [i for i in REGISTRY if i not in LATE] + list(LATE)
+def run_all(probe: Probe, ids: Iterable[str] | None = None) -> dict[str, Outcome]:
+    """Every id (or those of ``ids``) against the probe's target, in the registry's order
+    (the whole-run ones last, ``ACP-SHUTDOWN-001`` at the very end); the processes are
+    closed after."""
+    chosen = set(REGISTRY if ids is None else ids)
+    order = [i for i in REGISTRY if i not in LATE and i in chosen] + [
+        i for i in LATE if i in chosen
+    ]
     try:
         return {requirement_id: judge(requirement_id, probe) for requirement_id in order}
     finally:

@@ -115,9 +115,7 @@ class FullAgent(Agent):
         await terminal.output(b"hi\n")
         await terminal.exit(0)
         await tool.finish()
-        await session.plan(
-            [acp.PlanEntry(content="Answer", priority="medium", status="completed")]
-        )
+        await session.plan([acp.PlanEntry(content="Answer", priority="medium", status="completed")])
         return "end_turn"
 
 

@@ -13,7 +13,9 @@ While it waits, the harness answers the agent's requests as a client would
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import queue
 import subprocess
 import threading
@@ -148,8 +150,9 @@ class AgentProcess:
         self._lines.put(None)
 
     def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):  # type: ignore[union-attr]
+        stream = self.proc.stderr
+        assert stream is not None
+        for chunk in iter(lambda: os.read(stream.fileno(), 4096), b""):
             self.stderr.extend(chunk)
 
     def pump(self, until: Callable[[Any], bool] | None = None, timeout: float = QUIET) -> list[Any]:
@@ -168,7 +171,7 @@ class AgentProcess:
             for message in messages_of(line.value) if line.error is None else [None]:
                 self.received.append(message)
                 got.append(message)
-                if is_request(message) and self.proc.poll() is None:
+                if isinstance(message, dict) and is_request(message) and self.proc.poll() is None:
                     reply = self.client.answer(message)
                     if reply is not None:
                         self.send(reply)
@@ -220,7 +223,9 @@ class AgentProcess:
         self._next_id += 1
         return self._next_id
 
-    def call(self, method: str, params: Any = None, *, timeout: float = TIMEOUT) -> tuple[Message, list[Any]]:
+    def call(
+        self, method: str, params: Any = None, *, timeout: float = TIMEOUT
+    ) -> tuple[Message, list[Any]]:
         """Send a request; return its response and everything else read meanwhile."""
         ident = self.new_id()
         message: Message = {"jsonrpc": "2.0", "id": ident, "method": method}
@@ -249,10 +254,8 @@ class AgentProcess:
     def close_stdin(self, timeout: float = 3.0) -> int | None:
         """Close stdin and wait for the exit; its code, or ``None`` if it had to be killed."""
         if self.proc.stdin is not None and not self.proc.stdin.closed:
-            try:
+            with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-            except OSError:
-                pass
         try:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -111,7 +111,9 @@ class Probe:
         self.processes.append(process)
         return process
 
-    def fresh(self, version: int = 2, capabilities: Message | None = None) -> tuple[AgentProcess, Message]:
+    def fresh(
+        self, version: int = 2, capabilities: Message | None = None
+    ) -> tuple[AgentProcess, Message]:
         """A new process and its ``initialize`` response."""
         process = self.start()
         response = process.request("initialize", initialize_params(version, capabilities))
@@ -228,12 +230,15 @@ class Probe:
         process.client.hold_permissions = True
         try:
             response, got = process.call(
-                "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "Work, please"}]}
+                "session/prompt",
+                {"sessionId": session_id, "prompt": [{"type": "text", "text": "Work, please"}]},
             )
             turn = Turn(session_id, response, list(got))
-            waiting = lambda m: is_idle(m, session_id) or (  # noqa: E731
-                is_request(m) and m.get("method") == "session/request_permission"
-            )
+
+            def waiting(message: Any) -> bool:
+                asks = is_request(message) and message.get("method") == "session/request_permission"
+                return asks or is_idle(message, session_id)
+
             if not any(waiting(m) for m in turn.messages):
                 turn.messages.extend(process.pump(waiting, TURN_TIMEOUT))
         finally:
@@ -253,7 +258,13 @@ class Probe:
         turn.messages.extend(process.pump(None, QUIET))
         result.after = turn.messages[mark:]
         for held in process.client.held:
-            process.send({"jsonrpc": "2.0", "id": held.get("id"), "result": {"outcome": {"outcome": "cancelled"}}})
+            process.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": held.get("id"),
+                    "result": {"outcome": {"outcome": "cancelled"}},
+                }
+            )
         process.client.held.clear()
         return result
 

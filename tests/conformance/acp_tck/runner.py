@@ -40,21 +40,30 @@ def all_results(targets: list[str]) -> dict[str, dict[str, Outcome]]:
 
 def table(target: str, outcomes: dict[str, Outcome], verbose: bool = False) -> list[str]:
     """The report lines of one target."""
-    lines = [f"== {target}", f"   {'tier':<14}" + "".join(f"{s.value:>21}" for s in Status) + f"{'total':>7}"]
+    lines = [
+        f"== {target}",
+        f"   {'tier':<14}" + "".join(f"{s.value:>21}" for s in Status) + f"{'total':>7}",
+    ]
     for tier in Tier:
         ids = [i for i in REGISTRY if REGISTRY[i].tier is tier]
         counts = [sum(outcomes[i].status is status for i in ids) for status in Status]
-        lines.append(f"   {tier.value:<14}" + "".join(f"{c:>21}" for c in counts) + f"{len(ids):>7}")
+        lines.append(
+            f"   {tier.value:<14}" + "".join(f"{c:>21}" for c in counts) + f"{len(ids):>7}"
+        )
     for requirement_id, outcome in outcomes.items():
         if outcome.status is Status.FAILED or verbose:
-            tier = REGISTRY[requirement_id].tier.value
-            lines.append(f"   {outcome.status.value.upper() if outcome.status is Status.FAILED else outcome.status.value:<20} {requirement_id:<28} {tier:<14} {outcome.detail}")
+            tier_name = REGISTRY[requirement_id].tier.value
+            status = outcome.status.value
+            status = status.upper() if outcome.status is Status.FAILED else status
+            lines.append(f"   {status:<20} {requirement_id:<28} {tier_name:<14} {outcome.detail}")
     return lines
 
 
 def failed(outcomes: dict[str, Outcome]) -> list[str]:
     """The judged ids that failed."""
-    return [i for i, o in outcomes.items() if o.status is Status.FAILED and REGISTRY[i].tier in JUDGED]
+    return [
+        i for i, o in outcomes.items() if o.status is Status.FAILED and REGISTRY[i].tier in JUDGED
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

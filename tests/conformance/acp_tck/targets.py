@@ -54,7 +54,9 @@ TARGETS: dict[str, Target] = {
     for target in (
         Target("runner", lambda: [sys.executable, "-m", "tests.conformance.acp_tck.full_agent"]),
         Target("example", lambda: [sys.executable, str(ROOT / "examples" / "acp_hello_agent.py")]),
-        Target("serve-example", lambda: [sys.executable, "-m", "agentproto", "acp", "serve-example"]),
+        Target(
+            "serve-example", lambda: [sys.executable, "-m", "agentproto", "acp", "serve-example"]
+        ),
         Target("guide", _guide_agent),
     )
 }

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 
 from tests.needs import find_spec
 
@@ -50,7 +50,8 @@ def _validator(name: str | None) -> jsonschema.protocols.Validator:
     whole = schema()
     target = whole if name is None else {"$defs": whole["$defs"], "$ref": f"#/$defs/{name}"}
     cls = jsonschema.validators.validator_for(whole, default=jsonschema.Draft202012Validator)
-    return cls(target)  # type: ignore[no-any-return]
+    validator: jsonschema.protocols.Validator = cls(target)
+    return validator
 
 
 def invalid(value: Any, name: str | None = None) -> str | None:
