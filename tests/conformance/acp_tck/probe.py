@@ -31,6 +31,8 @@ from tests.conformance.acp_tck.targets import Target
 CLIENT_INFO = {"name": "agentproto-acp-tck", "version": "1"}
 FULL_CLIENT_CAPS: Message = {"auth": {"terminal": {}}}
 TURN_TIMEOUT = 5.0
+STARTUP_TIMEOUT = 15.0
+"""How long a new process may take to answer ``initialize`` (imports on a busy machine)."""
 
 
 def initialize_params(version: int = 2, capabilities: Message | None = None) -> Message:
@@ -99,7 +101,13 @@ class Probe:
         self.processes: list[AgentProcess] = []
         self.cwd = tempfile.mkdtemp(prefix="acp-tck-cwd-")
         self.main = self.start()
-        self.init = self.main.request("initialize", initialize_params())
+        try:
+            self.init = self.main.request(
+                "initialize", initialize_params(), timeout=STARTUP_TIMEOUT
+            )
+        except NoAnswer:
+            self.close()
+            raise
         self.main.version = (self.init.get("result") or {}).get("protocolVersion")
         self.turns: list[Turn] = []
         self.memo: dict[str, Any] = {}
@@ -116,7 +124,9 @@ class Probe:
     ) -> tuple[AgentProcess, Message]:
         """A new process and its ``initialize`` response."""
         process = self.start()
-        response = process.request("initialize", initialize_params(version, capabilities))
+        response = process.request(
+            "initialize", initialize_params(version, capabilities), timeout=STARTUP_TIMEOUT
+        )
         process.version = (response.get("result") or {}).get("protocolVersion")
         return process, response
 

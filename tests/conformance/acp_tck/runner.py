@@ -18,6 +18,7 @@ import functools
 import sys
 
 from tests.conformance.acp_tck.checks import run_all
+from tests.conformance.acp_tck.harness import NoAnswer
 from tests.conformance.acp_tck.outcome import Outcome, Status
 from tests.conformance.acp_tck.probe import Probe
 from tests.conformance.acp_tck.registry import REGISTRY, Tier
@@ -29,7 +30,11 @@ JUDGED = (Tier.MANDATORY, Tier.CAPABILITY, Tier.ADVISORY)
 @functools.cache
 def results(target: str) -> dict[str, Outcome]:
     """Every id's outcome against ``target`` (run once per process)."""
-    return run_all(Probe(TARGETS[target]))
+    try:
+        probe = Probe(TARGETS[target])
+    except (NoAnswer, OSError, LookupError) as error:  # no agent to judge: every id fails
+        return {i: Outcome(Status.FAILED, f"the agent did not start: {error}") for i in REGISTRY}
+    return run_all(probe)
 
 
 def all_results(targets: list[str]) -> dict[str, dict[str, Outcome]]:
