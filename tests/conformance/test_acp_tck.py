@@ -80,3 +80,11 @@ def test_the_runner_table_counts_every_id(outcomes: Results) -> None:
     totals = [int(line.split()[-1]) for line in lines[2:6]]
     assert sum(totals) == len(REGISTRY)
     assert runner.failed(outcomes["runner"]) == []
+
+
+@SPEC
+def test_an_unadvertised_capability_skips_never_passes(outcomes: Results) -> None:
+    example = outcomes["example"]  # advertises session and session.delete only
+    for requirement_id in ("ACP-PROMPTCAP-001", "ACP-ADDDIRS-201", "ACP-CONFIG-201"):
+        assert example[requirement_id].status is Status.SKIPPED, requirement_id
+    assert outcomes["runner"]["ACP-PROMPTCAP-001"].status is Status.PASSED

@@ -59,19 +59,26 @@ LATE = (
 )
 """Judged over the whole run, after every other probe (``ACP-SHUTDOWN-001`` ends it)."""
 
-MESSAGE_KINDS = (
-    "user_message_chunk",
-    "user_message",
-    "agent_message_chunk",
-    "agent_message",
-    "agent_thought_chunk",
-    "agent_thought",
-)
-WHOLE = {
-    "user_message_chunk": "user_message",
-    "agent_message_chunk": "agent_message",
-    "agent_thought_chunk": "agent_thought",
-}
+
+@functools.cache
+def message_kinds() -> tuple[str, ...]:
+    """The ``sessionUpdate`` kinds of messages and their chunks: the pinned schema's
+    ``SessionUpdate`` branches whose payload requires a ``messageId``."""
+    found = []
+    for branch in wire.defs()["SessionUpdate"]["anyOf"]:
+        kind = (branch.get("properties") or {}).get("sessionUpdate", {}).get("const")
+        payloads = [ref["$ref"].rsplit("/", 1)[-1] for ref in branch.get("allOf", [])]
+        if kind and any("messageId" in wire.defs()[p].get("required", []) for p in payloads):
+            found.append(kind)
+    return tuple(found)
+
+
+def whole_of(kind: str) -> str | None:
+    """The whole-message kind of a chunk kind (``None`` for anything else)."""
+    whole = kind.removesuffix("_chunk")
+    return whole if whole != kind and whole in message_kinds() else None
+
+
 TINY_PNG = base64.b64encode(
     bytes.fromhex(
         "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -979,9 +986,6 @@ def resume_201(probe: Probe) -> str:
     return "resumed"
 
 
-HISTORY = (*MESSAGE_KINDS, "tool_call_update", "tool_call_content_chunk", "plan_update")
-
-
 @check("ACP-RESUME-202")
 def resume_202(probe: Probe) -> str:
     response, before, after = probe.replay
@@ -1005,7 +1009,7 @@ def resume_203(probe: Probe) -> str:
     history = [
         u.get("sessionUpdate")
         for m in before
-        if (u := update_of(m, probe.session_id)) and u.get("sessionUpdate") in MESSAGE_KINDS
+        if (u := update_of(m, probe.session_id)) and u.get("sessionUpdate") in message_kinds()
     ]
     if history:
         raise fail(f"conversation history replayed without replayFrom: {history}")
@@ -1040,14 +1044,13 @@ def resume_205(probe: Probe) -> str:
     for message in before:
         update = update_of(message, probe.session_id) or {}
         kind = update.get("sessionUpdate")
-        if kind in WHOLE.values():
-            seen.add((kind, update.get("messageId")))
-        elif kind in WHOLE:
+        whole = whole_of(kind) if isinstance(kind, str) else None
+        if whole is not None:
             chunks += 1
-            if (WHOLE[kind], update.get("messageId")) not in seen:
-                raise fail(
-                    f"a replayed {kind} for {update.get('messageId')!r} before its {WHOLE[kind]}"
-                )
+            if (whole, update.get("messageId")) not in seen:
+                raise fail(f"a replayed {kind} for {update.get('messageId')!r} before its {whole}")
+        elif kind in message_kinds():
+            seen.add((kind, update.get("messageId")))
     if not chunks:
         raise vacuous("the replay has no chunks")
     return f"{chunks} chunk(s), each after its whole message"
@@ -1403,7 +1406,7 @@ def observed(probe: Probe, *kinds: str) -> list[tuple[str, Message]]:
 
 @check("ACP-PATCH-201")
 def patch_201(probe: Probe) -> str:
-    found = observed(probe, *MESSAGE_KINDS)
+    found = observed(probe, *message_kinds())
     bad = [
         u.get("sessionUpdate")
         for _, u in found
