@@ -96,6 +96,11 @@ class FullAgent(Agent):
         if request.config_id == "mode" and value in MODES:
             self.modes[request.session_id] = value
         current = self.modes.get(request.session_id, MODES[0])
+        session = self.runner.sessions.get(request.session_id)
+        if session is not None:  # the complete state, as a session update too
+            await session.emit(
+                acp.ConfigOptionUpdateSessionUpdate(config_options=[mode_option(current)])
+            )
         return acp.SetSessionConfigOptionResponse(config_options=[mode_option(current)])
 
     async def prompt(self, session: AgentSession, request: acp.PromptRequest) -> str:
