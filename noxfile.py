@@ -110,9 +110,11 @@ def tests_compiled(session: nox.Session) -> None:
 
 @nox.session
 def conformance(session: nox.Session) -> None:
-    """AG-UI conformance corpora (-- --corpus DIR --protocol-version V --json PATH)."""
+    """AG-UI conformance corpora (-- --corpus DIR --protocol-version V --json PATH), then
+    the ACP v2 conformance kit's requirement ids against the ACP agents (per-tier table)."""
     _install(session, "test", "codegen")
     session.run("python", "-m", "tests.conformance.agui_runner", *session.posargs)
+    session.run("python", "-m", "tests.conformance.acp_tck.runner")
 
 
 @nox.session
