@@ -1,6 +1,7 @@
 """``run_agent`` with its stdio redirected: stdout to a regular file (``agent > out.ndjson``),
-stdin from one (``agent < in.ndjson``), and the usual pipes; a real subprocess each time
-(the example agent of ``examples/acp_hello_agent.py``)."""
+stdin from one (``agent < in.ndjson``), a one-shot pipe (``printf ... | agent``), and the
+usual pipes; a real subprocess each time (the example agent of
+``examples/acp_hello_agent.py``)."""
 
 from __future__ import annotations
 
@@ -93,18 +94,30 @@ def test_stdout_redirected_to_a_file(tmp_path: Path) -> None:
 
 
 def test_stdin_and_stdout_both_files(tmp_path: Path) -> None:
-    """``agent < in.ndjson > out.ndjson`` starts, reads the file and exits cleanly at its
-    end (the end of stdin closes the connection, so what is still being answered then
-    is dropped, as for a client that goes away: no crash, nothing malformed)."""
+    """``agent < in.ndjson > out.ndjson`` reads the file, answers every request in it (the
+    end of stdin leaves the requests already read time to be answered) and exits cleanly."""
     requests, out = tmp_path / "in.ndjson", tmp_path / "out.ndjson"
-    requests.write_bytes(line(INITIALIZE))
+    requests.write_bytes(line(INITIALIZE) + line(NEW_SESSION))
     with requests.open("rb") as stdin, out.open("wb") as stdout:
         done = subprocess.run(
             AGENT, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=ENV, timeout=60
         )
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
-    for found in answers(out.read_bytes()).values():
-        assert found["result"]["protocolVersion"] == 2
+    check(answers(out.read_bytes()))
+
+
+def test_a_piped_client_that_closes_its_end_gets_its_answers() -> None:
+    """``printf '<requests>' | agent``: the requests written before stdin closed are all
+    answered (the last one even without its newline), then the agent exits."""
+    done = subprocess.run(
+        AGENT,
+        input=line(INITIALIZE) + line(NEW_SESSION)[:-1],
+        capture_output=True,
+        env=ENV,
+        timeout=60,
+    )
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    check(answers(done.stdout))
 
 
 def test_stdio_pipes() -> None:

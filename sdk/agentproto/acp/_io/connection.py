@@ -22,11 +22,14 @@ gathers the answers and the connection writes them as one array once the last
 is answered. :meth:`Connection.send_batch` sends a batch of this side's calls.
 
 Everything the endpoint queues is written at once, in order, and drained.
-When the peer closes its stream (or the connection is closed here), pending
-requests fail with :class:`~agentproto.acp.ConnectionClosedError`, whose ``by_peer``
-says which of the two happened,
-handler tasks are cancelled and every task the connection started has ended
-when :meth:`Connection.close` or :meth:`Connection.wait_closed` returns.
+When the peer's stream ends, the requests it sent before the end are still
+answered, for up to ``drain_timeout`` seconds (a client that pipes its requests
+and closes its end, ``printf ... | agent``, gets its answers), and the
+notifications it sent are handled. Then (or at once when the connection is closed
+here) pending requests fail with :class:`~agentproto.acp.ConnectionClosedError`,
+whose ``by_peer`` says which of the two happened, handler tasks still running are
+cancelled and every task the connection started has ended when
+:meth:`Connection.close` or :meth:`Connection.wait_closed` returns.
 """
 
 from __future__ import annotations
@@ -103,6 +106,8 @@ class Connection:
         strict: read incoming params and results strictly.
         on_diagnostic: called with each tolerated problem (default: logged to
             the ``agentproto`` logger).
+        drain_timeout: seconds the requests the peer sent before its stream ended
+            are still given to be answered (then their handlers are cancelled).
     """
 
     def __init__(
@@ -118,7 +123,9 @@ class Connection:
         max_line_bytes: int = 64 * 1024 * 1024,
         strict: bool = False,
         on_diagnostic: Callable[[Diagnostic], None] | None = None,
+        drain_timeout: float = 5.0,
     ) -> None:
+        self._drain_timeout = drain_timeout
         self._endpoint = Endpoint(
             side, protocol=protocol, strict=strict, max_line_bytes=max_line_bytes
         )
@@ -491,6 +498,8 @@ class Connection:
             while True:
                 data = await self._read()
                 if not data:
+                    await self._dispatch(self._endpoint.feed(b"\n"))  # a last unended line
+                    await self._answer_in_flight()
                     await self._dispatch(self._endpoint.feed_eof())
                     break
                 await self._dispatch(self._endpoint.feed(data))
@@ -508,6 +517,13 @@ class Connection:
             )
         finally:
             self._finish(self._error)
+
+    async def _answer_in_flight(self) -> None:
+        """The peer's stream ended: give its requests ``drain_timeout`` seconds to be
+        answered (the answers are written as they come)."""
+        serving = [task for task in self._serving.values() if not task.done()]
+        if serving and self._drain_timeout > 0:
+            await asyncio.wait(serving, timeout=self._drain_timeout)
 
     async def _read(self) -> bytes:
         read = getattr(self._reader, "read", None)
