@@ -47,13 +47,15 @@ def table(target: str, outcomes: dict[str, Outcome], verbose: bool = False) -> l
     """The report lines of one target."""
     lines = [
         f"== {target}",
-        f"   {'tier':<14}" + "".join(f"{s.value:>21}" for s in Status) + f"{'total':>7}",
+        f"   {'tier':<14}" + "".join(f"{s.value:>{len(s.value) + 2}}" for s in Status) + "  total",
     ]
     for tier in Tier:
         ids = [i for i in REGISTRY if REGISTRY[i].tier is tier]
         counts = [sum(outcomes[i].status is status for i in ids) for status in Status]
         lines.append(
-            f"   {tier.value:<14}" + "".join(f"{c:>21}" for c in counts) + f"{len(ids):>7}"
+            f"   {tier.value:<14}"
+            + "".join(f"{c:>{len(s.value) + 2}}" for s, c in zip(Status, counts, strict=True))
+            + f"{len(ids):>7}"
         )
     for requirement_id, outcome in outcomes.items():
         if outcome.status is Status.FAILED or verbose:
