@@ -13,18 +13,15 @@ module at its end). Ours alone: no peer SDK resumes a stream.
   frame after the cursor, loopback, against ``agent_app(log=MemoryEventLog())`` under
   uvicorn.
 * ``stream.idle_stream_kib``: the server's resident memory per open SSE stream of a run
-  that is quiet (its handler waiting), over 200 streams, in a uvicorn process of its own.
+  that is quiet (its handler waiting), over 200 streams opened after 50 others (what a
+  server allocates once is not counted), in a uvicorn process of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import os
-import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -38,9 +35,9 @@ from tests.benchmarks.bench import Figure, PeerMissing, Workload, benchmark
 
 __all__ = ["log_events_per_s"]
 
-ROOT = Path(__file__).resolve().parents[2]
 _RECONNECTS = 60
 _IDLE_STREAMS = 200
+_WARM_STREAMS = 50
 
 
 async def _through(log: EventLog, frames: list[bytes]) -> float:
@@ -174,65 +171,36 @@ def _rss_kib(pid: int) -> int:
 @benchmark("stream.idle_stream_kib")
 def bench_idle_stream(w: Workload) -> list[Figure]:
     """Server memory per open, quiet SSE stream (KiB), over 200 streams."""
-    from tests.agui.faults import PATHS, free_port
+    from tests.agui.faults import free_port, worker
 
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, PATHS)), "RESUME_DELAY": "3600"}
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--app-dir",
-            str(ROOT / "tests" / "agui"),
-            "resume_app:app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
-    try:
+    with worker(port, RESUME_DELAY="3600") as server:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(url, timeout=0.5)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        return [
-            Figure.measure("stream.idle_stream_kib", "KiB", asyncio.run(_idle(url, server.pid)))
-        ]
-    finally:
-        server.send_signal(signal.SIGKILL)
-        server.wait(10)
+        per_stream = asyncio.run(_idle(url, server.pid))
+    return [Figure.measure("stream.idle_stream_kib", "KiB", per_stream)]
 
 
 async def _idle(url: str, pid: int) -> float:
-    """Open ``_IDLE_STREAMS`` quiet streams; the server's RSS growth per stream."""
-    limits = httpx.Limits(max_connections=_IDLE_STREAMS + 10)
-    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
-        warm = {"threadId": "idle", "runId": "warm", "messages": []}
-        async with client.stream("POST", url, json=warm) as response:
-            async for _ in response.aiter_raw():
+    """The server's RSS growth per quiet stream: ``_WARM_STREAMS`` opened first (the
+    allocations a server makes once), then ``_IDLE_STREAMS`` more, all held open."""
+    limits = httpx.Limits(max_connections=_WARM_STREAMS + _IDLE_STREAMS + 10)
+    opened: list[Any] = []
+
+    async def open_streams(client: httpx.AsyncClient, prefix: str, count: int) -> None:
+        for i in range(count):
+            body = {"threadId": "idle", "runId": f"{prefix}-{i}", "messages": []}
+            stream = client.stream("POST", url, json=body)
+            response = await stream.__aenter__()
+            opened.append(stream)
+            async for _ in response.aiter_raw():  # the first frame: the stream is open
                 break
-        before = _rss_kib(pid)
-        opened: list[Any] = []
+
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
         try:
-            for i in range(_IDLE_STREAMS):
-                body = {"threadId": "idle", "runId": f"run-{i}", "messages": []}
-                stream = client.stream("POST", url, json=body)
-                response = await stream.__aenter__()
-                opened.append(stream)
-                async for _ in response.aiter_raw():  # the first frame: the stream is open
-                    break
+            await open_streams(client, "warm", _WARM_STREAMS)
+            await asyncio.sleep(0.5)
+            before = _rss_kib(pid)
+            await open_streams(client, "run", _IDLE_STREAMS)
             await asyncio.sleep(0.5)
             after = _rss_kib(pid)
         finally:

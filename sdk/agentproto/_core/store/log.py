@@ -40,7 +40,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -55,6 +56,7 @@ __all__ = [
     "ThreadStore",
     "cursor_of",
     "position_of",
+    "read_waiting",
 ]
 
 _TAG_BYTES = 6
@@ -195,6 +197,22 @@ class Bell:
             event = self._events[stream] = asyncio.Event()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(event.wait(), timeout)
+
+
+async def read_waiting(
+    page: Callable[[], Page], bell: Bell, stream: str, wait: float, poll: float
+) -> Page:
+    """``page()``, and while it finds nothing and the stream goes on, again each time
+    the bell rings for ``stream`` (or every ``poll`` seconds), for up to ``wait`` seconds."""
+    found = page()
+    deadline = time.monotonic() + wait
+    while not found.entries and not found.ended:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        await bell.wait(stream, min(remaining, poll))
+        found = page()
+    return found
 
 
 @runtime_checkable

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict, deque
 from collections.abc import Sequence
+from functools import partial
 
 from agentproto._core.errors import UsageError
 from agentproto._core.store.log import (
@@ -15,6 +16,7 @@ from agentproto._core.store.log import (
     check_position,
     cursor_of,
     position_of,
+    read_waiting,
     unknown,
 )
 
@@ -102,15 +104,8 @@ class MemoryEventLog:
     ) -> Page:
         """See :meth:`EventLog.read <agentproto.stores.EventLog.read>`."""
         position = position_of(stream, after)
-        page = self._page(stream, position, limit)
-        deadline = time.monotonic() + wait
-        while not page.entries and not page.ended:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            await self._bell.wait(stream, remaining)
-            page = self._page(stream, position, limit)
-        return page
+        page = partial(self._page, stream, position, limit)
+        return await read_waiting(page, self._bell, stream, wait, wait)
 
     async def drop(self, stream: str) -> None:
         """See :meth:`EventLog.drop <agentproto.stores.EventLog.drop>`."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,6 +26,7 @@ from agentproto._core.store.log import (
     check_position,
     cursor_of,
     position_of,
+    read_waiting,
     unknown,
 )
 
@@ -201,15 +203,8 @@ class SQLiteEventLog:
     ) -> Page:
         """See :meth:`EventLog.read <agentproto.stores.EventLog.read>`."""
         position = position_of(stream, after)
-        page = self._page(stream, position, limit)
-        deadline = time.monotonic() + wait
-        while not page.entries and not page.ended:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            await self._bell.wait(stream, min(remaining, self.poll))
-            page = self._page(stream, position, limit)
-        return page
+        page = partial(self._page, stream, position, limit)
+        return await read_waiting(page, self._bell, stream, wait, self.poll)
 
     async def drop(self, stream: str) -> None:
         """See :meth:`EventLog.drop <agentproto.stores.EventLog.drop>`."""
