@@ -19,13 +19,10 @@ through ``codegen`` that cannot be had skips the test that read it. With
 
 from __future__ import annotations
 
-import atexit
 import functools
 import os
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +31,8 @@ from typing import Any, NoReturn
 import pytest
 
 from codegen.sources import SpecUnavailable, fetch_spec
+from tests.redis_server import RedisUnavailable
+from tests.redis_server import start as start_redis
 
 REQUIRE_ALL = "AGENTPROTO_REQUIRE_ALL"
 """Set to 1, every skip for a missing need is a failure (CI proves everything)."""
@@ -185,39 +184,10 @@ def npm_install(folder: Path, packages: list[str]) -> None:
 # ---- a real Redis server --------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@functools.cache
 def redis_server() -> str:
-    """The URL of a ``redis-server`` started for this test session on a free loopback port
-    (no persistence; stopped at exit); skip when the server or the package is missing."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        missing(REDIS, "redis-server not on PATH", "redis-server")
+    """The URL of the ``redis-server`` started for this test session
+    (:func:`tests.redis_server.start`); skip when it cannot be had."""
     try:
-        import redis  # noqa: F401
-    except ModuleNotFoundError:
-        missing(REDIS, "the redis package is not installed", "redis package")
-    port = _free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    atexit.register(process.kill)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
-                conn.sendall(b"PING\r\n")
-                if conn.recv(16).startswith(b"+PONG"):
-                    return f"redis://127.0.0.1:{port}/0"
-        except OSError:
-            time.sleep(0.05)
-    process.kill()
-    missing(REDIS, f"redis-server did not answer on port {port}", "redis-server did not start")
+        return start_redis()
+    except RedisUnavailable as exc:
+        missing(REDIS, str(exc), exc.short)
