@@ -337,3 +337,20 @@ async def test_sqlite_survives_a_restart(tmp_path: Path) -> None:
     assert (await log.read("s", cursors[1])).ended
     await log.aclose()
     await threads.aclose()
+
+
+async def test_foreign_data_under_a_redis_key_is_a_store_error() -> None:
+    """Entries this log did not write under its keys are a StoreError, not a bare KeyError."""
+    import redis.asyncio
+
+    url, prefix = redis_server(), f"t{uuid.uuid4().hex}"
+    log = RedisEventLog(url, prefix=prefix)
+    await log.append("s", [b"mine"])
+    client = redis.asyncio.Redis.from_url(url)
+    await client.xadd(f"{prefix}:log:s", {"x": "theirs"}, id="2-0")
+    await client.hset(f"{prefix}:meta:s", mapping={"last": 2})
+    with pytest.raises(StoreError) as caught:
+        await log.read("s")
+    assert caught.value.operation == "read"
+    await client.aclose()
+    await log.aclose()

@@ -154,16 +154,19 @@ class RedisEventLog:
         (first, last, ended), rows = await _guard("read", work)
         if last is None:
             raise unknown(stream, after)
-        check_position(stream, after, int(first), int(last))
-        entries: list[Entry] = []
-        for entry_id, fields in rows:
-            position, marker = _position(entry_id)
-            if marker or position <= after or len(entries) == limit:
-                continue
-            entries.append(Entry(cursor_of(stream, position), bytes(fields[b"d"])))
+        try:
+            held = int(first), int(last)
+            found = [(*_position(entry_id), fields) for entry_id, fields in rows]
+            frames = [(p, bytes(fields[b"d"])) for p, marker, fields in found if not marker]
+        except (KeyError, TypeError, ValueError) as exc:  # keys this log did not write
+            raise chained(
+                StoreError("read", f"Redis: {stream!r} holds what this log did not write"), exc
+            ) from exc
+        check_position(stream, after, *held)
+        entries = [Entry(cursor_of(stream, p), data) for p, data in frames if p > after][:limit]
         position = after + len(entries)
         cursor = cursor_of(stream, position) if position else None
-        return Page(tuple(entries), ended == b"1" and position == int(last), cursor)
+        return Page(tuple(entries), ended == b"1" and position == held[1], cursor)
 
     async def read(
         self, stream: str, after: str | None = None, *, limit: int = 1000, wait: float = 0.0

@@ -570,18 +570,11 @@ class _Agent:
     async def begin(self, run_input: RunAgentInput, cursor: str | None) -> Begun:
         """Start ``run_input``'s run, or find the logged run it names (after ``cursor``)."""
         runs = self.runs
-        stream = None if runs is None else stream_name(run_input.thread_id, run_input.run_id)
-        if runs is not None and stream is not None:
-            if cursor is not None or runs.writer(stream) is not None:
-                return await _logged(runs, stream, cursor)
-            try:  # a run the log holds already (another worker's, or over) is not run again
-                await check_cursor(runs.log, stream, None)
-            except UnknownStreamError:
-                pass
-            except AgentProtoError as exc:
-                return Begun(refusal=refusal_of(exc))
-            else:
-                return Begun(stream=stream)
+        stream = stream_name(run_input.thread_id, run_input.run_id)
+        if runs is not None:
+            held = await _held_run(runs, stream, cursor)
+            if held is not None:
+                return held
         issued, refusal = await screen_resume(self.lookup, run_input)  # the interrupt rules
         if refusal is not None:
             return Begun(refusal=(400, refusal))
@@ -589,7 +582,7 @@ class _Agent:
             producer, events = _prepared(self.handler, run_input, self.max_buffered_events, issued)
         except AgentProtoError as exc:  # the producer refused the input: nothing started
             return Begun(refusal=(400, _refusal_body(exc)))
-        if runs is None or stream is None:
+        if runs is None:
             return Begun(events=events)
         try:
             await runs.start(stream, events, producer)
@@ -651,6 +644,20 @@ class _Agent:
             frames = read_frames(runs.log, stream, begun.cursor, transport, runs.writer(stream))
             response = _FrameStream(frames, transport, self.keepalive)
         await response(scope, receive, send)
+
+
+async def _held_run(runs: Runs, stream: str, cursor: str | None) -> Begun | None:
+    """What a request for ``stream`` comes to when the log holds the run (another worker's,
+    or over: it is not run again) or a cursor names it; ``None``: the run is new."""
+    if cursor is not None or runs.writer(stream) is not None:
+        return await _logged(runs, stream, cursor)
+    try:
+        await check_cursor(runs.log, stream, None)
+    except UnknownStreamError:
+        return None
+    except AgentProtoError as exc:
+        return Begun(refusal=refusal_of(exc))
+    return Begun(stream=stream)
 
 
 async def _logged(runs: Runs, stream: str, cursor: str | None) -> Begun:
