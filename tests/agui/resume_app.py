@@ -25,10 +25,27 @@ def _log() -> EventLog:
 
 
 DELAY = float(os.environ.get("RESUME_DELAY", "0"))
+INTERRUPTED = "int-"
+"""A run whose id starts with this ends interrupted, asking for an approval, instead of
+finishing: the fault matrix's interrupt."""
+
+
+def run_events(run_input: Any) -> list[Any]:
+    """The scripted run's events; ending interrupted for a run id starting ``int-``."""
+    events = scripted_events(run_input)
+    if not run_input.run_id.startswith(INTERRUPTED):
+        return events
+    producer = RunProducer(run_input)
+    for event in events[:-1]:
+        producer.emit(event)
+    producer.run_interrupted(
+        [{"id": "approve", "reason": "confirmation", "message": "Send the summary?"}]
+    )
+    return producer.drain()
 
 
 async def handler(run_input: Any, producer: RunProducer) -> None:
-    for event in scripted_events(run_input):
+    for event in run_events(run_input):
         producer.emit(event)
         await asyncio.sleep(DELAY)
 

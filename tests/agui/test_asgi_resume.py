@@ -19,20 +19,27 @@ from agentproto import StoreError
 from agentproto._core.sse import SSEDecoder
 from agentproto.agui import RunProducer, consume
 from agentproto.agui.asgi import agent_app
-from agentproto.stores import EventLog, MemoryEventLog, RedisEventLog, SQLiteEventLog
+from agentproto.stores import (
+    EventLog,
+    MemoryEventLog,
+    RedisEventLog,
+    Retention,
+    SQLiteEventLog,
+)
 from tests.agui.live_server import serve
 from tests.needs import redis_server
 
 BODY: dict[str, Any] = {"threadId": "thread-r", "runId": "run-r", "messages": []}
 TIMEOUT = httpx.Timeout(10.0)
+EARLIER_ACTIVITY = {"id": "a0", "role": "activity", "activityType": "plan", "content": {"n": 0}}
 
 
-def _log(kind: str, tmp_path: Path) -> EventLog:
+def _log(kind: str, tmp_path: Path, retention: Retention | None = None) -> EventLog:
     if kind == "memory":
-        return MemoryEventLog()
+        return MemoryEventLog(retention)
     if kind == "sqlite":
-        return SQLiteEventLog(tmp_path / "log.db")
-    return RedisEventLog(redis_server(), prefix=f"t{uuid.uuid4().hex}")
+        return SQLiteEventLog(tmp_path / "log.db", retention=retention)
+    return RedisEventLog(redis_server(), prefix=f"t{uuid.uuid4().hex}", retention=retention)
 
 
 def _handler_of_scripted(calls: list[str] | None = None) -> Any:
@@ -52,9 +59,11 @@ def _scripted_app(log: EventLog, calls: list[str] | None = None, **options: Any)
     return agent_app(_handler_of_scripted(calls), log=log, **options)
 
 
-def _expected() -> dict[str, Any]:
-    run_input = RunProducer(BODY).run_input
-    consumer = consume([scripted_sse(run_input)], run_input=BODY)
+def _expected(body: dict[str, Any] = BODY, held: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The conversation of the uninterrupted run of ``body``, for a client that started
+    from ``held`` (default: ``body``)."""
+    run_input = RunProducer(body).run_input
+    consumer = consume([scripted_sse(run_input)], run_input=held or body)
     return consumer.conversation.to_json()
 
 
@@ -82,10 +91,12 @@ def test_every_frame_carries_a_distinct_cursor(served: str) -> None:
     assert consumer.conversation.to_json() == _expected()
 
 
-def _read_some(client: httpx.Client, url: str, count: int, **kwargs: Any) -> bytes:
+def _read_some(
+    client: httpx.Client, url: str, count: int, body: dict[str, Any] = BODY, **kwargs: Any
+) -> bytes:
     """The first ``count`` frames of a response, the connection then dropped."""
     taken = b""
-    with client.stream("POST", url, json=BODY, **kwargs) as response:
+    with client.stream("POST", url, json=body, **kwargs) as response:
         assert response.status_code == 200
         decoder = SSEDecoder()
         seen = 0
@@ -128,6 +139,36 @@ def test_a_second_post_of_the_same_run_attaches_instead_of_running_again(tmp_pat
         second = c.post(url, json=BODY).content
     assert calls == ["run-r"]
     assert _frames(first) == _frames(second)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+def test_an_expired_cursor_is_answered_from_a_checkpoint(kind: str, tmp_path: Path) -> None:
+    """With a log that keeps 8 frames, a client cut after any frame k comes back once the
+    run is over: whatever its cursor (still held, or dropped), what it gets folds with
+    what it had into the uninterrupted run's conversation, state and outcome; a dropped
+    cursor is answered by ``agentproto.resync`` and snapshots, never a gap or a 410. The
+    client holds an activity of an earlier run, which no run input carries: the resync
+    neither drops it nor moves the run's own activity."""
+    app = _scripted_app(_log(kind, tmp_path, Retention(max_frames=8)))
+    resynced = 0
+    count = len(scripted_events())
+    with serve(app) as url, httpx.Client(timeout=TIMEOUT) as client:
+        for k in range(count):
+            body = {**BODY, "runId": f"run-{k}"}
+            first = _read_some(client, url, k + 1, body)  # the start's cursor, then k events
+            cursor = _frames(first)[-1][0]
+            assert cursor is not None
+            ids = {"threadId": body["threadId"], "runId": body["runId"]}
+            client.get(url, params=ids)  # returns once the run is over: frames were dropped
+            rest = client.post(url, json=body, headers={"last-event-id": cursor})
+            assert rest.status_code == 200, (k, rest.text)
+            resynced += b"agentproto.resync" in rest.content
+            held = {**body, "messages": [EARLIER_ACTIVITY]}
+            consumer = consume([first, rest.content], run_input=held)
+            assert consumer.verifier.runs[-1].succeeded, k
+            assert consumer.conversation.to_json() == _expected(body, held), k
+            assert consumer.conversation.arguments_complete("call-1"), k
+    assert resynced >= count // 2  # most cursors had expired: the fallback was taken
 
 
 def test_a_new_client_attaches_with_get(served: str) -> None:

@@ -19,7 +19,7 @@ from agentproto.agui import (
     RunProducer,
     agent_app,
 )
-from agentproto.stores import MemoryEventLog
+from agentproto.stores import MemoryEventLog, Retention
 from tests.agui.live_server import serve
 
 FAST = Reconnect(delay=0.0, jitter=0.0)
@@ -156,6 +156,50 @@ def test_a_refused_reconnection_is_an_http_status_error() -> None:
         with pytest.raises(HttpStatusError) as caught:
             list(agent.run(run_id="r"))
         assert caught.value.status == 410
+
+
+def _two_runs(run_input: Any, producer: RunProducer) -> Any:
+    """Run ``first``: an activity; any other run: messages around an activity of its own and
+    a state, enough frames that a log keeping 8 has dropped the first ones by its end."""
+
+    async def handler() -> None:
+        producer.run_started()
+        if run_input.run_id == "first":
+            producer.activity_snapshot("a-first", "plan", {"step": 1})
+        else:
+            for n in range(3):
+                producer.text([f"part {n} ", "of the answer"], message_id=f"m{n}")
+                await asyncio.sleep(0)
+            producer.activity_snapshot("a-second", "plan", {"step": 2})
+            for n in range(3, 6):
+                producer.text([f"part {n}"], message_id=f"m{n}")
+                producer.state_update({"n": n})
+                await asyncio.sleep(0)
+        producer.run_finished()
+
+    return handler()
+
+
+def test_a_reconnection_after_retention_moved_on_is_resynced() -> None:
+    """A client cut off long enough that the log (8 frames) dropped the frames after its
+    cursor reconnects all the same: the server resyncs it (``CUSTOM agentproto.resync``,
+    snapshots, then the tail), and the thread ends as the uninterrupted one, the activity
+    of its first run kept where it was."""
+
+    def thread(app: Any) -> tuple[dict[str, Any], list[Any]]:
+        with serve(app) as url, HttpAgent(url, thread_id="t", reconnect=FAST) as agent:
+            agent.run_to_end(run_id="first")
+            events = list(agent.run(run_id="second"))
+            assert agent.runs[-1].succeeded
+            return agent.conversation.to_json(), events
+
+    expected, _ = thread(agent_app(_two_runs, log=MemoryEventLog()))
+    log = MemoryEventLog(Retention(max_frames=8))
+    cut = _cutting(agent_app(_two_runs, log=log), [(20, False), (3, True)])
+    got, events = thread(cut)
+    assert got == expected
+    assert [e.name for e in events if e.type == "CUSTOM"] == ["agentproto.resync"]
+    assert [m["id"] for m in got["messages"]][:2] == ["a-first", "m0"]
 
 
 def test_reconnect_options_are_checked() -> None:

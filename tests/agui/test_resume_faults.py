@@ -14,13 +14,20 @@ from typing import Any
 
 import httpx
 import pytest
-from agui_scripted_agent import scripted_events, scripted_sse
 
-from agentproto.agui import HttpAgent, HttpError, Reconnect, RunProducer, agent_app, consume
+from agentproto.agui import (
+    HttpAgent,
+    HttpError,
+    Reconnect,
+    RunProducer,
+    agent_app,
+    consume,
+    encode_event_sse,
+)
 from agentproto.stores import MemoryEventLog, SQLiteEventLog
 from tests.agui.faults import Fault, Proxy, free_port, worker
 from tests.agui.live_server import serve
-from tests.agui.resume_app import handler
+from tests.agui.resume_app import INTERRUPTED, handler, run_events
 from tests.needs import redis_server
 
 THREAD = "t"
@@ -30,15 +37,20 @@ PATIENT = Reconnect(attempts=40, delay=0.05, max_delay=0.2, jitter=0.0)
 def _expected(run_id: str) -> tuple[list[Any], dict[str, Any]]:
     """The uninterrupted run's events and conversation."""
     wire = {"threadId": THREAD, "runId": run_id, "messages": []}
-    run_input = RunProducer(wire).run_input
-    conversation = consume([scripted_sse(run_input)], run_input=wire).conversation.to_json()
-    return scripted_events(run_input), conversation
+    events = run_events(RunProducer(wire).run_input)
+    sse = b"".join(map(encode_event_sse, events))
+    conversation = consume([sse], run_input=wire).conversation.to_json()
+    return events, conversation
 
 
 def _run(url: str, run_id: str, **options: Any) -> tuple[list[Any], dict[str, Any]]:
     with HttpAgent(url, thread_id=THREAD, reconnect=PATIENT, **options) as agent:
         events = list(agent.run(run_id=run_id))
-        assert agent.runs[-1].succeeded
+        if run_id.startswith(INTERRUPTED):  # the outcome: what the run left open
+            assert agent.runs[-1].status == "interrupted"
+            assert agent.interrupts.ids == ("approve",)
+        else:
+            assert agent.runs[-1].succeeded
         return events, agent.conversation.to_json()
 
 
@@ -77,6 +89,29 @@ def test_a_cut_at_any_byte_is_resumed(
     try:
         assert _run(proxy.url, run_id) == _expected(run_id)
         assert proxy.connections >= 2  # the cut happened, and reconnecting mended it
+    finally:
+        proxy.close()
+
+
+TAIL_CUTS = 12
+
+
+@pytest.mark.parametrize("cut", range(TAIL_CUTS))
+def test_a_cut_near_an_interrupted_end_is_resumed(
+    memory_server: Any, response_span: tuple[int, int], cut: int
+) -> None:
+    """A run that ends interrupted (the last text, then RUN_FINISHED asking for an
+    approval), cut at one of 12 offsets over its last fifth: it resumes whole, and the
+    client holds the open interrupt, as after the uninterrupted run."""
+    host, port = memory_server
+    start, end = response_span
+    tail = start + (end - start) * 4 // 5
+    offset = tail + (end - tail) * (2 * cut + 1) // (2 * TAIL_CUTS)
+    run_id = f"{INTERRUPTED}{cut}"
+    proxy = Proxy([(host, int(port))], [Fault(offset)])
+    try:
+        assert _run(proxy.url, run_id) == _expected(run_id)
+        assert proxy.connections >= 2
     finally:
         proxy.close()
 

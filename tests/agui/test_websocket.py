@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 import pytest
-from agui_scripted_agent import scripted_events, scripted_sse
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
@@ -22,11 +21,13 @@ from agentproto.agui import (
     WebSocketAgent,
     agent_app,
     consume,
+    encode_event_sse,
 )
 from agentproto.agui._protocol.encoding import WEBSOCKET_SUBPROTOCOL
-from agentproto.stores import MemoryEventLog
+from agentproto.stores import MemoryEventLog, Retention
 from tests.agui.faults import Fault, Proxy
 from tests.agui.live_server import serve
+from tests.agui.resume_app import INTERRUPTED, run_events
 
 BODY: dict[str, Any] = {"threadId": "t", "runId": "r", "messages": []}
 FAST = Reconnect(attempts=20, delay=0.0, jitter=0.0)
@@ -34,7 +35,7 @@ FAST = Reconnect(attempts=20, delay=0.0, jitter=0.0)
 
 def _handler(run_input: Any, producer: RunProducer) -> Any:
     async def run() -> None:
-        for event in scripted_events(run_input):
+        for event in run_events(run_input):
             producer.emit(event)
             await asyncio.sleep(0)
 
@@ -43,9 +44,9 @@ def _handler(run_input: Any, producer: RunProducer) -> Any:
 
 def _expected(run_id: str = "r") -> tuple[list[Any], dict[str, Any]]:
     wire = {**BODY, "runId": run_id}
-    run_input = RunProducer(wire).run_input
-    conversation = consume([scripted_sse(run_input)], run_input=wire).conversation.to_json()
-    return scripted_events(run_input), conversation
+    events = run_events(RunProducer(wire).run_input)
+    sse = b"".join(map(encode_event_sse, events))
+    return events, consume([sse], run_input=wire).conversation.to_json()
 
 
 async def _rest(socket: Any) -> list[Any]:
@@ -187,6 +188,64 @@ def test_the_websocket_agent_resumes_after_a_cut(ws_span: tuple[int, int], cut: 
             assert proxy.connections >= 2  # the cut happened, and reconnecting mended it
         finally:
             proxy.close()
+
+
+TAIL_CUTS = 12
+
+
+@pytest.mark.parametrize("cut", range(TAIL_CUTS))
+def test_an_interrupted_run_cut_near_its_end_is_resumed(ws_span: tuple[int, int], cut: int) -> None:
+    """A run ending interrupted, its socket cut at one of 12 offsets over the last fifth:
+    every event arrives once and the agent holds the open interrupt."""
+    start, end = ws_span
+    tail = start + (end - start) * 4 // 5
+    offset = tail + (end - tail) * (2 * cut + 1) // (2 * TAIL_CUTS)
+    run_id = f"{INTERRUPTED}ws-{cut}"
+    events, conversation = _expected(run_id)
+
+    async def run(url: str) -> None:
+        async with WebSocketAgent(_ws(url), thread_id="t", reconnect=FAST) as agent:
+            assert [event async for event in agent.run(run_id=run_id)] == events
+            assert agent.conversation.to_json() == conversation
+            assert agent.runs[-1].status == "interrupted"
+            assert agent.interrupts.ids == ("approve",)
+
+    with serve(agent_app(_handler, log=MemoryEventLog(), detached_timeout=None)) as url:
+        host, port = url.removeprefix("http://").split(":")
+        proxy = Proxy([(host, int(port))], [Fault(offset)])
+        try:
+            asyncio.run(run(proxy.url))
+            assert proxy.connections >= 2
+        finally:
+            proxy.close()
+
+
+def test_the_websocket_agent_is_resynced_after_retention_moved_on(
+    ws_span: tuple[int, int],
+) -> None:
+    """Cut early in the run against a log keeping 8 frames: by the reconnection the frames
+    after the agent's cursor are gone, and the server's resync (``agentproto.resync``,
+    snapshots, the tail) leaves it with the uninterrupted run's conversation."""
+    start, end = ws_span
+    _, conversation = _expected("ws-resync")
+
+    async def run(url: str) -> list[Any]:
+        async with WebSocketAgent(_ws(url), thread_id="t", reconnect=FAST) as agent:
+            events = [event async for event in agent.run(run_id="ws-resync")]
+            assert agent.runs[-1].succeeded
+            assert agent.conversation.to_json() == conversation
+            return events
+
+    log = MemoryEventLog(Retention(max_frames=8))
+    with serve(agent_app(_handler, log=log, detached_timeout=None)) as url:
+        host, port = url.removeprefix("http://").split(":")
+        proxy = Proxy([(host, int(port))], [Fault(start + (end - start) // 8)])
+        try:
+            events = asyncio.run(run(proxy.url))
+            assert proxy.connections >= 2
+        finally:
+            proxy.close()
+    assert [e.name for e in events if e.type == "CUSTOM"] == ["agentproto.resync"]
 
 
 async def test_a_refusal_reaches_the_websocket_agent_as_an_http_status_error() -> None:

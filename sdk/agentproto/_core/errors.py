@@ -481,7 +481,15 @@ class CursorExpiredError(CursorError):
 
     The frames after it cannot be replayed one by one: a server answers with
     snapshots that rebuild the client's state, then the live tail.
+
+    Attributes:
+        held_after: the cursor reading after which gives every frame the stream
+            still holds (``None``: the stream is gone whole).
     """
+
+    def __init__(self, code: str, message: str, held_after: str | None = None) -> None:
+        self.held_after = held_after
+        super().__init__(code, message)
 
 
 class UnknownStreamError(CursorError, LookupError):

@@ -170,6 +170,7 @@ def check_position(stream: str, after: int, first: int, last: int) -> None:
         raise CursorExpiredError(
             "store.cursor-expired",
             f"{stream!r} no longer holds the frames after {after} (it keeps {first}..{last})",
+            cursor_of(stream, first - 1),
         )
 
 
@@ -217,7 +218,14 @@ async def read_waiting(
 
 @runtime_checkable
 class EventLog(Protocol):
-    """Append-only streams of frames, read after a cursor (see the module docstring)."""
+    """Append-only streams of frames, read after a cursor (see the module docstring).
+
+    Attributes:
+        retention: what the log keeps (a server takes checkpoints of its runs, to
+            answer an expired cursor, a quarter of ``max_frames`` apart).
+    """
+
+    retention: Retention
 
     async def append(self, stream: str, frames: Sequence[bytes], *, end: bool = False) -> list[str]:
         """Add ``frames`` at the end of ``stream`` (created on first use); return their cursors.

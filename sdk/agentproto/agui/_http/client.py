@@ -25,10 +25,12 @@ from agentproto._core.errors import (
     HttpTimeoutError,
     UsageError,
 )
+from agentproto._core.json.codec import loads
 from agentproto.agui._consume.consumer import Consumer
 from agentproto.agui._consume.decoder import Middleware
 from agentproto.agui._consume.stream import aiter_events, iter_events
 from agentproto.agui._generated import Event, Message
+from agentproto.agui._history.history import History
 from agentproto.agui._http.reconnect import DEFAULT_RECONNECT, Reconnect, Resumption
 from agentproto.agui._protocol.encoding import SSE_CONTENT_TYPE, Transport
 from agentproto.agui._reduce.conversation import Conversation
@@ -108,6 +110,46 @@ class _HttpBase(AgentThread, Generic[_Client]):
         return self._client.build_request(
             "POST", self.url, content=exchange.body, headers=headers, timeout=self._timeout
         )
+
+    def _thread_request(self) -> httpx.Request:
+        return self._client.build_request(
+            "GET",
+            self.url,
+            params={"threadId": self.thread_id},
+            headers=httpx.Headers(self._headers),
+            timeout=self._timeout,
+        )
+
+    def _loaded(self, response: httpx.Response) -> History:
+        """The thread a ``GET ?threadId=`` answered, restored (raises for a refusal)."""
+        raw = response.content
+        if not response.is_success:
+            text = raw[:ERROR_BODY_BYTES].decode("utf-8", "replace")
+            try:
+                body = loads(raw) if "json" in response.headers.get("content-type", "") else None
+            except AgentProtoError:
+                body = None
+            raise HttpStatusError(
+                response.status_code, response.reason_phrase, url=self.url, body=body, text=text
+            )
+        history = History.from_json(loads(raw))
+        self.restore(history)
+        return history
+
+    def restore(self, history: History) -> None:
+        """Make the thread what ``history`` records (what :meth:`load_thread` fetches;
+        any History of this thread will do): each run is folded from its
+        ``RUN_STARTED``'s ``input`` plus what the thread held before it (activities,
+        which no run input carries, stay where they were), as the client folded it
+        when it ran; the conversation, runs, diagnostics and open interrupts become
+        what the last run leaves. Nothing changes when it raises.
+
+        Raises:
+            UsageError: a run is in progress (``http.run-in-progress``), or a run is
+                of another thread (``http.thread-mismatch``).
+            AgentProtoError: a recorded run breaks a rule (the consumer's error).
+        """
+        self._restore([run.events for run in history.runs])
 
     def _error(self, exc: httpx.HTTPError) -> AgentProtoError:
         """The SDK error for an httpx failure."""
@@ -380,6 +422,25 @@ class HttpAgent(_HttpBase[httpx.Client]):
             if current is not None:
                 current.close()
 
+    def load_thread(self) -> History:
+        """Restore the thread from the agent's record of it (after a page reload: the
+        thread id is all the client kept): ``GET ?threadId=...``, answered by an
+        :func:`~agentproto.agui.agent_app` with a thread store, then
+        :meth:`restore`. Returns the :class:`~agentproto.agui.History` it read.
+
+        Raises:
+            HttpStatusError: the agent refused (404 ``unknown-thread``: it recorded no
+                run of the thread).
+            HttpError: the exchange failed.
+            AgentProtoError: the record is not a History (``DecodeError``,
+                ``SchemaError``) or breaks a rule.
+        """
+        try:
+            response = self._client.send(self._thread_request())
+        except httpx.HTTPError as exc:
+            raise self._error(exc) from exc
+        return self._loaded(response)
+
     def close(self) -> None:
         """Close the client the agent made (a client given to it stays open)."""
         if self._owns_client:
@@ -486,6 +547,14 @@ class AsyncHttpAgent(_HttpBase[httpx.AsyncClient]):
         finally:
             if current is not None:
                 await current.aclose()
+
+    async def load_thread(self) -> History:
+        """As :meth:`HttpAgent.load_thread`."""
+        try:
+            response = await self._client.send(self._thread_request())
+        except httpx.HTTPError as exc:
+            raise self._error(exc) from exc
+        return self._loaded(response)
 
     async def aclose(self) -> None:
         """Close the client the agent made (a client given to it stays open)."""

@@ -470,6 +470,13 @@ class RunProducer:
         return self._phase
 
     @property
+    def quiet(self) -> bool:
+        """Whether a run is in progress with nothing open in it (no message, tool call,
+        reasoning, step or subagent invocation; every tool call answered): a point where
+        :attr:`conversation` says all there is of the run so far."""
+        return self.failure is None and self._verifier.quiet
+
+    @property
     def state(self) -> Any:
         """The state the client holds after the emitted events (a read-only view)."""
         return self.conversation.state

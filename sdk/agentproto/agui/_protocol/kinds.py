@@ -41,6 +41,7 @@ __all__ = [
     "MESSAGE_ROLES",
     "REASONING",
     "REASONING_ROLES",
+    "RESYNC",
     "RUN_LIFECYCLE",
     "SUBAGENT_LIFECYCLE",
     "SUBAGENT_TERMINALS",
@@ -322,3 +323,11 @@ def check_members(cls: type, *wires: str) -> None:
     """
     for wire in wires:
         attribute(cls, wire)
+
+
+RESYNC: Final = "agentproto.resync"
+"""The ``name`` of the ``CUSTOM`` event with which a server that resumes a run from
+snapshots (the client's cursor had expired) starts them: what the client had open
+mid-run is over; the ``MESSAGES_SNAPSHOT`` and ``STATE_SNAPSHOT`` that follow hold
+the run as it stands, at a point where nothing is open (ours, not the protocol's:
+see :mod:`agentproto.agui._serve.resume`)."""

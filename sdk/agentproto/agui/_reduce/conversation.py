@@ -129,7 +129,9 @@ diagnostic here, not a ``TypeError``.
   declared (:attr:`Conversation.declared_tools`): the client's own tools, whose
   calls the next input answers. ``STEP_*``,
   ``REASONING_START/END``, ``SUBAGENT_*``, ``RAW`` and ``CUSTOM`` change
-  nothing here. ``*_CHUNK`` events must be expanded first;
+  nothing here, except the ``CUSTOM`` resync of a resumed stream
+  (``agentproto.resync``), after which nothing is streaming: the snapshot that
+  follows holds the messages whole. ``*_CHUNK`` events must be expanded first;
   one that arrives anyway changes nothing and yields a diagnostic, as does an
   event class no rule knows.
 """
@@ -163,6 +165,7 @@ from agentproto.agui._protocol.kinds import (
     FAMILIES,
     REASONING,
     REASONING_ROLES,
+    RESYNC,
     RUN_LIFECYCLE,
     SUBAGENT_LIFECYCLE,
     TEXT_ROLES,
@@ -193,7 +196,7 @@ _TAKER: Final = "Conversation.apply()"
 # The events that change nothing in the conversation (the last rule of the docstring;
 # RUN_* only close what is open).
 _NO_EFFECT = SUBAGENT_LIFECYCLE | kinds(
-    "STEP_STARTED", "STEP_FINISHED", "REASONING_START", "REASONING_END", "RAW", "CUSTOM"
+    "STEP_STARTED", "STEP_FINISHED", "REASONING_START", "REASONING_END", "RAW"
 )
 
 
@@ -1043,6 +1046,15 @@ class Conversation:
     def _nothing(self, event: Any, commit: bool) -> Change:
         return NOTHING
 
+    def _custom(self, event: Any, commit: bool) -> Change:
+        """A resync (:data:`~agentproto.agui._protocol.kinds.RESYNC`): what streamed
+        is over, its messages whole in the snapshot that follows; other CUSTOM events
+        change nothing."""
+        if commit and event.name == RESYNC:
+            self._open_text.clear()
+            self._open_calls.clear()
+        return NOTHING
+
     def _run_boundary(self, event: Any, commit: bool) -> Change:
         """RUN_STARTED, RUN_FINISHED, RUN_ERROR: nothing stays open across them."""
         if commit:
@@ -1109,7 +1121,8 @@ _RULES: Final[dict[type, _Rule]] = dispatch_table(
         "ACTIVITY_SNAPSHOT": Conversation._activity_snapshot,
         "ACTIVITY_DELTA": Conversation._activity_delta,
         **dict.fromkeys(RUN_LIFECYCLE, Conversation._run_boundary),
-        # steps, reasoning spans, subagents, RAW and CUSTOM change nothing
+        "CUSTOM": Conversation._custom,
+        # steps, reasoning spans, subagents and RAW change nothing
         **dict.fromkeys(_NO_EFFECT, Conversation._nothing),
         **dict.fromkeys(CHUNK_TYPES, _chunk),
     },

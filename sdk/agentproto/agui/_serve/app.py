@@ -62,13 +62,15 @@ from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import (
     AgentProtoError,
+    CursorExpiredError,
     DecodeError,
     SchemaError,
+    StoreError,
     UnknownStreamError,
     UsageError,
 )
 from agentproto._core.json.codec import loads
-from agentproto._core.store.log import Entry, EventLog
+from agentproto._core.store.log import Entry, EventLog, ThreadStore
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._produce.producer import RunProducer
 from agentproto.agui._protocol.compat import upgrade_input
@@ -98,12 +100,15 @@ from agentproto.agui._serve.request import (
     send_json,
 )
 from agentproto.agui._serve.resume import (
+    Checkpoints,
     Runs,
     check_cursor,
     read_entries,
     read_frames,
     refusal_of,
+    resync,
     stream_name,
+    thread_document,
 )
 from agentproto.agui._serve.websocket import websocket_session
 from agentproto.agui._thread.interrupts import InterruptLookup, OpenInterrupts, screen_resume
@@ -400,10 +405,20 @@ def _prepared(
     run_input: RunAgentInput,
     max_buffered_events: int,
     interrupts: OpenInterrupts | None,
+    checkpoints: Checkpoints | None = None,
 ) -> tuple[RunProducer, AsyncGenerator[Event, None]]:
-    """The run's producer and its event source (see :func:`run_events`)."""
+    """The run's producer and its event source (see :func:`run_events`); ``checkpoints``
+    observes each event as it is emitted."""
     outbox = Outbox(max_buffered_events)
-    producer = RunProducer(run_input, sink=outbox.put, interrupts=interrupts)
+    sink = outbox.put
+    if checkpoints is not None:
+        observe = checkpoints.observe
+
+        def sink(event: Event) -> None:
+            outbox.put(event)
+            observe(event)
+
+    producer = RunProducer(run_input, sink=sink, interrupts=interrupts)
     _log_warnings("run input", producer.diagnostics)
     return producer, _run_events(handler, run_input, producer, outbox)
 
@@ -471,6 +486,7 @@ def agent_app(
     interrupts: InterruptLookup | None = None,
     log: EventLog | None = None,
     detached_timeout: float | None = DEFAULT_DETACHED_TIMEOUT,
+    threads: ThreadStore | None = None,
 ) -> ASGIApp:
     """An ASGI application serving one agent: POST a ``RunAgentInput``, get its events.
 
@@ -522,20 +538,33 @@ def agent_app(
         detached_timeout: with a ``log``, seconds a run's handler goes on with no
             client of this process attached before it is cancelled (the run then
             ends with ``RUN_ERROR`` code ``agent.detached``); ``None``: to its end.
+        threads: a thread store (:mod:`agentproto.stores`; needs a ``log``): each
+            run, once over, is added to its thread as a
+            :class:`~agentproto.agui.History` document whose ``RUN_STARTED`` carries
+            the run input, and ``GET ?threadId=T`` answers the thread's runs as one
+            History JSON array (404 ``unknown-thread`` when none is recorded), from
+            which a client restores the thread after a reload
+            (:meth:`HttpAgent.load_thread <agentproto.agui.HttpAgent.load_thread>`).
 
     Returns:
         The ASGI 3 application (``app = agent_app(handler)``; ``uvicorn module:app``).
 
     Raises:
-        UsageError: a limit (or ``keepalive``) is not a positive number.
+        UsageError: a limit (or ``keepalive``) is not a positive number; ``threads``
+            without a ``log`` (``serve.threads-without-log``).
     """
     _check_limit("max_body_bytes", max_body_bytes, integer=True)
+    if threads is not None and log is None:
+        raise UsageError(
+            "serve.threads-without-log",
+            "a thread store records the runs an event log keeps: pass log= too",
+        )
     _check_limit("body_timeout", body_timeout, integer=False, optional=True)
     _check_limit("max_buffered_events", max_buffered_events, integer=True)
     _check_limit("keepalive", keepalive, integer=False, optional=True)
     _check_limit("detached_timeout", detached_timeout, integer=False, optional=True)
     reading = BodyLimits(max_body_bytes, body_timeout)
-    runs = None if log is None else Runs(log, detached_timeout)
+    runs = None if log is None else Runs(log, detached_timeout, threads)
     return _Agent(handler, reading, max_buffered_events, keepalive, interrupts, runs)
 
 
@@ -578,14 +607,17 @@ class _Agent:
         issued, refusal = await screen_resume(self.lookup, run_input)  # the interrupt rules
         if refusal is not None:
             return Begun(refusal=(400, refusal))
+        checkpoints = None if runs is None else runs.checkpoints()
         try:
-            producer, events = _prepared(self.handler, run_input, self.max_buffered_events, issued)
+            producer, events = _prepared(
+                self.handler, run_input, self.max_buffered_events, issued, checkpoints
+            )
         except AgentProtoError as exc:  # the producer refused the input: nothing started
             return Begun(refusal=(400, _refusal_body(exc)))
         if runs is None:
             return Begun(events=events)
         try:
-            await runs.start(stream, events, producer)
+            await runs.start(stream, events, producer, checkpoints)
         except AgentProtoError as exc:
             await events.aclose()
             return Begun(refusal=refusal_of(exc))
@@ -607,7 +639,8 @@ class _Agent:
         """The logged run :meth:`begin` or :meth:`attach` came to, entry by entry."""
         assert self.runs is not None and begun.stream is not None
         runs = self.runs
-        return read_entries(runs.log, begun.stream, begun.cursor, runs.writer(begun.stream))
+        writer = runs.writer(begun.stream)
+        return read_entries(runs.log, begun.stream, begun.cursor, writer, begun.preface)
 
     def load(self, body: bytes) -> RunAgentInput | Begun:
         """A body read as a run input, or the refusal of one that is not."""
@@ -620,6 +653,10 @@ class _Agent:
         """``GET ?threadId=T&runId=R``: the run's frames after ``Last-Event-ID`` (or all)."""
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
         thread_id, run_id = query.get("threadId", [None])[0], query.get("runId", [None])[0]
+        threads = None if self.runs is None else self.runs.threads
+        if thread_id is not None and run_id is None and threads is not None:
+            await _thread(send, threads, thread_id)
+            return
         if thread_id is None or run_id is None:
             detail = "GET attaches to a run: ?threadId=...&runId=... (POST a RunAgentInput to run)"
             await send_json(send, 400, {"error": "invalid-attach", "detail": detail})
@@ -641,7 +678,8 @@ class _Agent:
         else:
             assert self.runs is not None and begun.stream is not None
             runs, stream = self.runs, begun.stream
-            frames = read_frames(runs.log, stream, begun.cursor, transport, runs.writer(stream))
+            writer = runs.writer(stream)
+            frames = read_frames(runs.log, stream, begun.cursor, transport, writer, begun.preface)
             response = _FrameStream(frames, transport, self.keepalive)
         await response(scope, receive, send)
 
@@ -661,12 +699,33 @@ async def _held_run(runs: Runs, stream: str, cursor: str | None) -> Begun | None
 
 
 async def _logged(runs: Runs, stream: str, cursor: str | None) -> Begun:
-    """The logged stream after ``cursor``, or the refusal of a cursor the log cannot read."""
+    """The logged stream after ``cursor`` (an expired one: after a resync), or the refusal
+    of a cursor the log cannot read."""
     try:
-        await check_cursor(runs.log, stream, cursor)
+        try:
+            await check_cursor(runs.log, stream, cursor)
+        except CursorExpiredError as expired:
+            preface = await resync(runs.log, stream, expired, cursor)
+            return Begun(stream=stream, cursor=preface[-1].cursor, preface=preface)
     except AgentProtoError as exc:
         return Begun(refusal=refusal_of(exc))
     return Begun(stream=stream, cursor=cursor)
+
+
+async def _thread(send: Send, threads: ThreadStore, thread_id: str) -> None:
+    """``GET ?threadId=T``: the thread's recorded runs, one History JSON array."""
+    try:
+        document = await thread_document(threads, thread_id)
+    except StoreError:
+        _logger.exception("the thread store failed")
+        await send_json(send, 503, {"error": "store-unavailable", "detail": "the store failed"})
+        return
+    if document is None:
+        await send_json(send, 404, {"error": "unknown-thread", "detail": "no run is recorded"})
+        return
+    headers = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": document})
 
 
 async def _not_http(scope: Scope, receive: Receive, send: Send, runs: Runs | None) -> None:

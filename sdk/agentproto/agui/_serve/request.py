@@ -21,6 +21,7 @@ import attrs
 
 from agentproto._core.describe import describe
 from agentproto._core.json.codec import dumps
+from agentproto._core.store.log import Entry
 from agentproto.agui._generated import Event
 
 __all__ = [
@@ -60,6 +61,7 @@ class Begun:
     stream: str | None = None
     cursor: str | None = None
     refusal: tuple[int, dict[str, Any]] | None = None
+    preface: tuple[Entry, ...] = ()  # a resync's entries, sent before those after cursor
 
 
 def raw_headers(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:

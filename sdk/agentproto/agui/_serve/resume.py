@@ -24,10 +24,31 @@ run ended with ``RUN_ERROR`` code ``agent.detached``) only when no client was
 attached for ``detached_timeout`` seconds.
 
 Cursors are checked by the log (:mod:`agentproto._core.store.log`): a malformed or
-foreign cursor is 400, a run the log does not hold 404, a cursor whose frames
-retention dropped 410 ``cursor-expired``, a failing store 503, each with a JSON
-body naming the ``error`` code. A store that fails while a response streams ends
-that response (the failure is logged); the client's reconnection then gets 503.
+foreign cursor is 400, a run the log does not hold 404, a failing store 503, each
+with a JSON body naming the ``error`` code. A store that fails while a response
+streams ends that response (the failure is logged); the client's reconnection then
+gets 503.
+
+A cursor whose frames retention dropped (the log keeps ``max_frames`` per stream)
+cannot be answered frame by frame; it is answered from a *checkpoint*
+(:class:`Checkpoints`). While the run goes on, at the first point where nothing in
+it is open (no message, tool call, reasoning, step or subagent; every tool call
+answered: :attr:`RunProducer.quiet <agentproto.agui.RunProducer.quiet>`) after
+every quarter of ``max_frames`` events, the writer appends a checkpoint frame (a
+JSON array, which no reader sends on): the events that rebuild the client's view
+of the run as it stands there. An expired cursor gets those events from the first
+checkpoint the log still holds, then the frames after it: the run's
+``RUN_STARTED`` (only to a client that saw nothing), a ``CUSTOM`` event named
+``agentproto.resync`` (what the client had open is over), then the messages and
+activities in conversation order (``MESSAGES_SNAPSHOT`` of the messages before
+each activity, the activity's ``ACTIVITY_SNAPSHOT``, and a last
+``MESSAGES_SNAPSHOT`` of them all: activity messages never ride in a messages
+snapshot, since a client holds activities of earlier runs the server never saw)
+and a ``STATE_SNAPSHOT``. Each of those frames but the last carries the cursor the
+client sent, so that a client cut off among them comes back to the same answer.
+Only a log holding no checkpoint of the run (no quiet point in the frames kept,
+or the stream dropped whole after ``max_age``) answers 410 ``cursor-expired``:
+never a silent gap.
 """
 
 from __future__ import annotations
@@ -35,8 +56,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import AsyncGenerator
 from typing import Any, Final
+
+import attrs
 
 from agentproto._core.errors import (
     AgentProtoError,
@@ -45,27 +69,43 @@ from agentproto._core.errors import (
     StoreError,
     UnknownStreamError,
 )
-from agentproto._core.json.codec import dumps
-from agentproto._core.store.log import Entry, EventLog, cursor_of
-from agentproto.agui._generated import Event
+from agentproto._core.json.codec import dumps, loads
+from agentproto._core.store.log import Entry, EventLog, ThreadStore, cursor_of, position_of
+from agentproto.agui._generated import (
+    ActivityMessage,
+    ActivitySnapshotEvent,
+    CustomEvent,
+    Event,
+    MessagesSnapshotEvent,
+    RunAgentInput,
+    RunStartedEvent,
+    StateSnapshotEvent,
+)
 from agentproto.agui._produce.producer import RunProducer
 from agentproto.agui._protocol.encoding import Transport
+from agentproto.agui._protocol.kinds import RESYNC
 from agentproto.agui._protocol.wire import CONVERTER
 
 __all__ = [
     "READ_WAIT",
+    "Checkpoints",
     "RunWriter",
     "Runs",
+    "ThreadRecord",
     "check_cursor",
     "read_entries",
     "read_frames",
     "refusal_of",
+    "resync",
     "stream_name",
+    "thread_document",
 ]
 
 READ_WAIT: Final = 15.0
 """Seconds a reader waits in one :meth:`EventLog.read` for the live tail."""
 _BATCH: Final = 256
+_CHECKPOINT: Final = b"["
+"""How a checkpoint frame begins (an event frame is a JSON object)."""
 
 _logger = logging.getLogger("agentproto.agui")
 
@@ -86,6 +126,108 @@ def refusal_of(error: AgentProtoError) -> tuple[int, dict[str, Any]]:
     return 503, {"error": "store-unavailable", "detail": "the event log failed"}
 
 
+class Checkpoints:
+    """Where a run can be rebuilt from snapshots: taken as the producer emits (its sink
+    calls :meth:`observe`), appended by the writer once the event they follow is in the
+    log (:meth:`due`).
+
+    Args:
+        every: the fewest events between two checkpoints.
+    """
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.producer: RunProducer | None = None
+        self._emitted = 0
+        self._since = 0
+        self._first: Any = None  # the run's first event (RUN_STARTED), as wire JSON
+        self._taken: deque[tuple[int, bytes]] = deque()
+
+    def observe(self, event: Event) -> None:
+        """The producer emitted ``event`` (its conversation and verifier hold it)."""
+        self._emitted += 1
+        self._since += 1
+        if self._first is None:
+            self._first = CONVERTER.dump(event)
+        producer = self.producer
+        if self._since >= self.every and producer is not None and producer.quiet:
+            self._since = 0
+            self._taken.append((self._emitted, self._frame(producer)))
+
+    def _frame(self, producer: RunProducer) -> bytes:
+        conversation = producer.conversation
+        resync = CustomEvent(name=RESYNC, value={"reason": "cursor-expired"})
+        events: list[Event] = [resync]
+        before: list[Any] = []
+        for message in conversation.messages:
+            if isinstance(message, ActivityMessage):
+                if before:
+                    events.append(MessagesSnapshotEvent(messages=list(before)))
+                events.append(
+                    ActivitySnapshotEvent(
+                        message_id=message.id,
+                        activity_type=message.activity_type,
+                        content=message.content,
+                        replace=True,
+                        subagent_run_id=message.subagent_run_id,
+                    )
+                )
+            else:
+                before.append(message)
+        events.append(MessagesSnapshotEvent(messages=before))
+        events.append(StateSnapshotEvent(snapshot=conversation.state_json()))
+        return dumps([self._first, *map(CONVERTER.dump, events)])
+
+    def due(self, written: int) -> bytes | None:
+        """The checkpoint to append after the run's ``written``-th event, if one is."""
+        taken = self._taken
+        if taken and taken[0][0] <= written:
+            return taken.popleft()[1]
+        return None
+
+
+class ThreadRecord:
+    """A run as a thread store keeps it: its events as a :class:`~agentproto.agui.History`
+    document (a JSON array of wire events), its ``RUN_STARTED`` carrying the run input
+    (what the serialization page's ``input`` is for), added when the run is over.
+
+    Args:
+        threads: the thread store.
+        run_input: the run's input.
+    """
+
+    def __init__(self, threads: ThreadStore, run_input: RunAgentInput) -> None:
+        self._threads = threads
+        self._run_input = run_input
+        self._frames: list[bytes] = []
+
+    def keep(self, event: Event, frame: bytes) -> None:
+        """The run emitted ``event`` (sent as ``frame``)."""
+        if not self._frames and isinstance(event, RunStartedEvent) and event.input is None:
+            frame = _frame(attrs.evolve(event, input=self._run_input))
+        self._frames.append(frame)
+
+    async def save(self) -> None:
+        """Add the run to its thread.
+
+        Raises:
+            StoreError: the store failed.
+        """
+        document = b"[" + b",".join(self._frames) + b"]"
+        await self._threads.add(self._run_input.thread_id, document)
+
+
+async def thread_document(threads: ThreadStore, thread_id: str) -> bytes | None:
+    """Every recorded run of ``thread_id`` as one History document (``None``: none is).
+
+    Raises:
+        StoreError: the store failed.
+    """
+    records = [record.strip()[1:-1].strip() for record in await threads.records(thread_id)]
+    kept = [record for record in records if record]
+    return None if not kept else b"[" + b",".join(kept) + b"]"
+
+
 class RunWriter:
     """One run of this process: its handler's events appended to the log as they come.
 
@@ -97,6 +239,8 @@ class RunWriter:
         detached_timeout: seconds with no reader attached before the handler is
             cancelled; ``None``: it runs to its end.
         done: called when the writer is over.
+        checkpoints: what the producer's sink took, appended as the events are.
+        record: the run as its thread's store will keep it, saved at its end.
     """
 
     def __init__(
@@ -107,8 +251,12 @@ class RunWriter:
         producer: RunProducer,
         detached_timeout: float | None,
         done: Any,
+        checkpoints: Checkpoints | None = None,
+        record: ThreadRecord | None = None,
     ) -> None:
         self.log = log
+        self._checkpoints = checkpoints
+        self._record = record
         self.stream = stream
         self._events = events
         self._producer = producer
@@ -116,6 +264,7 @@ class RunWriter:
         self._readers = 0
         self._timer: asyncio.TimerHandle | None = None
         self._abandoned = False
+        self._ended: list[Event] = []  # the RUN_ERROR of an abandoned run
         self.task = asyncio.ensure_future(self._write())
         self.task.add_done_callback(lambda _: done(stream))
 
@@ -142,8 +291,16 @@ class RunWriter:
         ending: list[bytes] = []
         try:
             try:
+                checkpoints, record, written = self._checkpoints, self._record, 0
                 async for event in self._events:
-                    await self.log.append(self.stream, [_frame(event)])
+                    frames = [_frame(event)]
+                    written += 1
+                    if record is not None:
+                        record.keep(event, frames[0])
+                    checkpoint = None if checkpoints is None else checkpoints.due(written)
+                    if checkpoint is not None:
+                        frames.append(checkpoint)
+                    await self.log.append(self.stream, frames)
             finally:
                 await self._events.aclose()
         except asyncio.CancelledError:
@@ -157,11 +314,19 @@ class RunWriter:
             await self.log.append(self.stream, ending, end=True)
         except StoreError:
             _logger.exception("the event log failed; run %s is not ended in it", self.stream)
+        if self._record is not None:
+            for event in self._ended:
+                self._record.keep(event, _frame(event))
+            try:
+                await self._record.save()
+            except StoreError:
+                _logger.exception("the thread store failed; run %s is not recorded", self.stream)
 
     def _abandoned_ending(self) -> list[bytes]:
         if self._producer.closed or self._producer.phase not in ("idle", "running"):
             return []
         event = self._producer.run_error("no client was attached to the run", code="agent.detached")
+        self._ended.append(event)
         return [_frame(event)]
 
     async def aclose(self) -> None:
@@ -179,22 +344,48 @@ def _frame(event: Event) -> bytes:
 class Runs:
     """The runs this process writes, by stream."""
 
-    def __init__(self, log: EventLog, detached_timeout: float | None) -> None:
+    def __init__(
+        self, log: EventLog, detached_timeout: float | None, threads: ThreadStore | None = None
+    ) -> None:
         self.log = log
         self.detached_timeout = detached_timeout
+        self.threads = threads
         self._writers: dict[str, RunWriter] = {}
 
+    def checkpoints(self) -> Checkpoints | None:
+        """What takes a run's checkpoints: one each quarter of the frames the log keeps
+        (``None``: the log keeps every frame, a cursor never expires but whole)."""
+        max_frames = self.log.retention.max_frames
+        return None if max_frames is None else Checkpoints(max(1, max_frames // 4))
+
     async def start(
-        self, stream: str, events: AsyncGenerator[Event, None], producer: RunProducer
+        self,
+        stream: str,
+        events: AsyncGenerator[Event, None],
+        producer: RunProducer,
+        checkpoints: Checkpoints | None = None,
     ) -> RunWriter:
-        """Start writing a run's events (its stream exists in the log on return).
+        """Start writing a run's events (its stream exists in the log on return; with a
+        thread store, the run is added to its thread when it is over).
 
         Raises:
             StoreError: the log failed; the run did not start.
         """
         await self.log.append(stream, [])
+        if checkpoints is not None:
+            checkpoints.producer = producer
+        run_input = producer.run_input
+        threads = self.threads
+        record = None if threads is None or run_input is None else ThreadRecord(threads, run_input)
         writer = RunWriter(
-            self.log, stream, events, producer, self.detached_timeout, self._writers.pop
+            self.log,
+            stream,
+            events,
+            producer,
+            self.detached_timeout,
+            self._writers.pop,
+            checkpoints,
+            record,
         )
         self._writers[stream] = writer
         return writer
@@ -219,14 +410,60 @@ async def check_cursor(log: EventLog, stream: str, cursor: str | None) -> None:
     await log.read(stream, cursor, limit=1)
 
 
+async def resync(
+    log: EventLog, stream: str, expired: CursorExpiredError, cursor: str | None
+) -> tuple[Entry, ...]:
+    """The entries that rebuild the run for a client whose ``cursor`` expired: the
+    first checkpoint the log holds, as events (the last with the checkpoint's cursor, to
+    read on after; see the module notes).
+
+    Raises:
+        CursorExpiredError: ``expired``, when the log holds no checkpoint of the run.
+        StoreError: the log failed.
+    """
+    after = expired.held_after
+    while after is not None:
+        try:
+            page = await log.read(stream, after, limit=_BATCH)
+        except CursorExpiredError as again:  # retention moved on while we looked
+            after = again.held_after
+            continue
+        for entry in page.entries:
+            if entry.data[:1] == _CHECKPOINT:
+                return _preface(stream, entry, cursor)
+        if page.ended or not page.entries:
+            break
+        after = page.cursor
+    raise expired
+
+
+def _preface(stream: str, checkpoint: Entry, cursor: str | None) -> tuple[Entry, ...]:
+    first, *events = loads(checkpoint.data)
+    if position_of(stream, cursor) == 0:  # the client saw nothing: the run starts here too
+        events.insert(0, first)
+    again = cursor_of(stream, 0) if cursor is None else cursor
+    frames = [dumps(event) for event in events]
+    return (
+        *(Entry(again, frame) for frame in frames[:-1]),
+        Entry(checkpoint.cursor, frames[-1]),
+    )
+
+
 async def read_entries(
-    log: EventLog, stream: str, cursor: str | None, writer: RunWriter | None
+    log: EventLog,
+    stream: str,
+    cursor: str | None,
+    writer: RunWriter | None,
+    preface: tuple[Entry, ...] = (),
 ) -> AsyncGenerator[Entry, None]:
-    """The run's entries after ``cursor``, to its end, waiting for the live tail (a store
-    failure ends them: it is logged)."""
+    """The run's entries after ``cursor`` (after ``preface``, the entries of a resync),
+    to its end, waiting for the live tail (a store failure ends them: it is logged);
+    checkpoints are not sent on."""
     if writer is not None:
         writer.attach()
     try:
+        for entry in preface:
+            yield entry
         while True:
             try:
                 page = await log.read(stream, cursor, limit=_BATCH, wait=READ_WAIT)
@@ -234,7 +471,8 @@ async def read_entries(
                 _logger.exception("reading run %s from the event log failed", stream)
                 return
             for entry in page.entries:
-                yield entry
+                if entry.data[:1] != _CHECKPOINT:
+                    yield entry
             cursor = page.cursor
             if page.ended:
                 return
@@ -249,11 +487,13 @@ async def read_frames(
     cursor: str | None,
     transport: Transport,
     writer: RunWriter | None,
+    preface: tuple[Entry, ...] = (),
 ) -> AsyncGenerator[bytes, None]:
-    """The run's frames after ``cursor`` as SSE (with ``id:``) or JSON Lines, to its end."""
+    """The run's frames after ``cursor`` (and ``preface``) as SSE (with ``id:``) or JSON
+    Lines, to its end."""
     if cursor is None and transport == "sse":  # the start's cursor: resumable from byte one
         yield b"id: %b\n\n" % cursor_of(stream, 0).encode("ascii")
-    entries = read_entries(log, stream, cursor, writer)
+    entries = read_entries(log, stream, cursor, writer, preface)
     try:
         async for entry in entries:
             if transport == "sse":

@@ -37,7 +37,7 @@ import functools
 from typing import TYPE_CHECKING, Any, Final
 
 from agentproto._core.optional import missing
-from agentproto._core.store.log import EventLog
+from agentproto._core.store.log import EventLog, ThreadStore
 from agentproto.agui._protocol.input_schema import run_input_schema
 from agentproto.agui._serve.app import (
     DEFAULT_BODY_TIMEOUT,
@@ -113,6 +113,7 @@ def _serving_app(
     interrupts: InterruptLookup | None,
     log: EventLog | None,
     detached_timeout: float | None,
+    threads: ThreadStore | None = None,
 ) -> ASGIApp:
     return agent_app(
         handler,
@@ -123,6 +124,7 @@ def _serving_app(
         interrupts=interrupts,
         log=log,
         detached_timeout=detached_timeout,
+        threads=threads,
     )
 
 
@@ -137,6 +139,7 @@ def agent_route(
     interrupts: InterruptLookup | None = None,
     log: EventLog | None = None,
     detached_timeout: float | None = DEFAULT_DETACHED_TIMEOUT,
+    threads: ThreadStore | None = None,
     **route_options: Any,
 ) -> Route:
     """A Starlette route serving the agent at exactly ``path`` (POST).
@@ -159,6 +162,8 @@ def agent_route(
         log: as for :func:`~agentproto.agui.agent_app`; with a log the route also
             answers ``GET ?threadId=...&runId=...`` (attach to a run).
         detached_timeout: as for :func:`~agentproto.agui.agent_app`.
+        threads: as for :func:`~agentproto.agui.agent_app` (the route answers
+            ``GET ?threadId=...`` with the thread's recorded runs).
         **route_options: more keyword arguments of ``starlette.routing.Route``
             (``name``, ``middleware``, ...).
 
@@ -185,6 +190,7 @@ def agent_route(
         interrupts,
         log,
         detached_timeout,
+        threads,
     )
     response = _response_class()
 

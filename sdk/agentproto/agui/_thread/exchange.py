@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, cast, get_args
 
@@ -65,8 +65,9 @@ from agentproto._core.errors import (
 from agentproto._core.json.codec import dumps, loads
 from agentproto.agui._consume.consumer import Consumer
 from agentproto.agui._consume.decoder import Middleware
-from agentproto.agui._generated import Message, RunAgentInput, UserMessage
+from agentproto.agui._generated import Event, Message, RunAgentInput, RunStartedEvent, UserMessage
 from agentproto.agui._protocol.encoding import JSONL_CONTENT_TYPE, Transport
+from agentproto.agui._protocol.wire import dump_event
 from agentproto.agui._reduce.conversation import Conversation
 from agentproto.agui._thread.interrupts import OpenInterrupts
 from agentproto.agui._thread.run_input import dump_run_input, next_run_input
@@ -208,6 +209,48 @@ class AgentThread:
         self._middleware = middleware
         self._busy = False
         self._generation = 0  # settled runs so far: an exchange built before one is stale
+
+    def _restore(self, runs: Iterable[Sequence[Event]]) -> None:
+        """Take the thread as recorded ``runs`` (each a run's events, ``RUN_STARTED``
+        first) make it: each folded from its ``RUN_STARTED``'s ``input`` plus what the
+        thread held (:func:`_local_input`: activities, which no input carries, stay where
+        they were), as the run folded when it ran; the conversation, runs, diagnostics
+        and open interrupts become the last run's. Nothing changes when it raises.
+
+        Raises:
+            UsageError: a run is in progress (``http.run-in-progress``), or a run is of
+                another thread (``http.thread-mismatch``).
+            AgentProtoError: a recorded run breaks a rule (the consumer's error).
+        """
+        if self._busy:
+            raise UsageError("http.run-in-progress", "this thread is running; one run at a time")
+        conversation = Conversation()
+        records: list[RunRecord] = []
+        diagnostics: list[Diagnostic] = []
+        consumer: Consumer | None = None
+        for events in runs:
+            started = events[0]
+            if not isinstance(started, RunStartedEvent) or started.thread_id != self.thread_id:
+                raise UsageError(
+                    "http.thread-mismatch",
+                    f"a recorded run is not a run of thread {self.thread_id!r}",
+                )
+            recorded = started.input or next_run_input(
+                conversation, thread_id=self.thread_id, run_id=started.run_id, check=False
+            )
+            consumer = Consumer(
+                run_input=_local_input(conversation, recorded), **self._consumer_options
+            )
+            consumer.feed_all(dump_event(event) for event in events)
+            consumer.close()
+            conversation = consumer.conversation
+            records += consumer.verifier.runs
+            diagnostics += consumer.diagnostics
+        self.conversation, self.runs, self.diagnostics = conversation, records, diagnostics
+        self.last_consumer = consumer
+        left_open = OpenInterrupts.of(consumer)
+        self.interrupts = left_open if len(left_open) else OpenInterrupts(thread_id=self.thread_id)
+        self._generation += 1
 
     def _prepare(
         self, messages: Sequence[Message | str], run_id: str | None, options: dict[str, Any]

@@ -58,6 +58,9 @@ Inside a run, entity tracking is run-scoped (it starts empty at every ``RUN_STAR
   (running, succeeded, suspended, failed, abandoned, unannounced) is kept in
   :attr:`Verifier.subagents` (:mod:`agentproto.agui._verify.subagents`), across runs.
 * ``RUN_ERROR`` abandons whatever is open (items, steps, invocations).
+* A ``CUSTOM`` event named ``agentproto.resync`` (a server resuming the run from
+  snapshots: :data:`~agentproto.agui._protocol.kinds.RESYNC`) forgets what the run had
+  open: the snapshots after it hold the run at a point where nothing was.
 * **Tolerated**: a ``REASONING_ENCRYPTED_VALUE`` naming a message or tool call this
   consumer does not know yields an ``encrypted-value.unknown-entity`` diagnostic.
   Interrupt outcomes need at least one interrupt, with ids unique in the run. A
@@ -152,6 +155,7 @@ from agentproto.agui._generated import (
     ActivityMessage,
     ActivitySnapshotEvent,
     AssistantMessage,
+    CustomEvent,
     Event,
     Message,
     MessagesSnapshotEvent,
@@ -184,6 +188,7 @@ from agentproto.agui._generated import (
 from agentproto.agui._protocol.kinds import (
     ATTRIBUTED,
     CHUNK_TYPES,
+    RESYNC,
     SUBAGENT_LIFECYCLE,
     TOOL_CALL_SUBTYPE,
     dispatch_table,
@@ -305,6 +310,20 @@ class Verifier:
             self.abort(exc)
             raise
 
+    @property
+    def quiet(self) -> bool:
+        """Whether a run is in progress with nothing open in it: no message, tool call,
+        reasoning, step or subagent invocation, and every tool call answered (where
+        snapshots of its messages and state say all there is to say of it)."""
+        scope = self._scope
+        return (
+            self._phase == "running"
+            and not (scope.steps or scope.subagents)
+            and not any(items.open for items in (scope.text, scope.tools, scope.reasoning))
+            and not scope.spans.open
+            and not scope.unanswered()
+        )
+
     def unanswered_calls(self) -> list[str]:
         """The current run's tool calls that have no TOOL_CALL_RESULT yet, in the order
         they started (empty between runs)."""
@@ -364,6 +383,11 @@ class Verifier:
         ]
 
     def _free(self, event: Event) -> list[Diagnostic]:
+        return []
+
+    def _custom(self, event: CustomEvent) -> list[Diagnostic]:
+        if event.name == RESYNC:  # the snapshots that follow hold the run: nothing is open
+            self._scope = RunScope()
         return []
 
     def _unexpanded(self, event: Event) -> list[Diagnostic]:
@@ -794,7 +818,8 @@ _IN_RUN: Final[dict[type, _Rule]] = dispatch_table(
         "ACTIVITY_DELTA": Verifier._activity_delta,
         "MESSAGES_SNAPSHOT": Verifier._messages_snapshot,
         # state, RAW and CUSTOM have no sequencing rule of their own
-        **dict.fromkeys(kinds("STATE_SNAPSHOT", "STATE_DELTA", "RAW", "CUSTOM"), Verifier._free),
+        "CUSTOM": Verifier._custom,
+        **dict.fromkeys(kinds("STATE_SNAPSHOT", "STATE_DELTA", "RAW"), Verifier._free),
         **dict.fromkeys(CHUNK_TYPES, Verifier._unexpanded),
     },
     Verifier._no_rule,
