@@ -1,7 +1,8 @@
 """The agent the fault-injection tests run in worker processes: the scripted run, a pause of
 ``RESUME_DELAY`` seconds between its events, its frames in the log ``RESUME_LOG`` names
 (``memory:``, the default, ``sqlite:PATH`` or ``redis:URL``; ``RESUME_PREFIX`` keys a
-Redis log apart)."""
+Redis log apart); ``RESUME_DETACHED`` and ``RESUME_LOST`` set ``detached_timeout`` (default
+none) and ``lost_timeout`` (default 30)."""
 
 from __future__ import annotations
 
@@ -50,4 +51,14 @@ async def handler(run_input: Any, producer: RunProducer) -> None:
         await asyncio.sleep(DELAY)
 
 
-app = agent_app(handler, log=_log(), detached_timeout=None)
+def _seconds(name: str) -> float | None:
+    value = os.environ.get(name)
+    return None if value is None else float(value)
+
+
+app = agent_app(
+    handler,
+    log=_log(),
+    detached_timeout=_seconds("RESUME_DETACHED"),
+    lost_timeout=_seconds("RESUME_LOST") or 30.0,
+)

@@ -201,3 +201,61 @@ def test_a_reconnection_to_another_worker_sharing_redis_resumes_the_live_run() -
             assert proxy.connections == 2
         finally:
             proxy.close()
+
+
+def test_a_reader_on_another_worker_keeps_the_run_from_being_abandoned() -> None:
+    """The writer's worker counts readers of other workers too: with ``detached_timeout``
+    of 1 s, a client that reconnected to the second worker reads the whole 3-second run,
+    never cut short by RUN_ERROR ``agent.detached``."""
+    url, prefix = redis_server(), f"t{uuid.uuid4().hex}"
+    env = {
+        "RESUME_LOG": f"redis:{url}",
+        "RESUME_PREFIX": prefix,
+        "RESUME_DELAY": "0.1",
+        "RESUME_DETACHED": "1.0",
+    }
+    first, second = free_port(), free_port()
+    with worker(first, **env), worker(second, **env):
+        proxy = Proxy([("127.0.0.1", first), ("127.0.0.1", second)], [Fault(700)])
+        try:
+            assert _run(proxy.url, "elsewhere") == _expected("elsewhere")
+            assert proxy.connections == 2
+        finally:
+            proxy.close()
+
+
+def test_a_run_whose_worker_died_ends_as_lost_not_in_a_hang() -> None:
+    """The worker writing the run is killed while the client, cut off, waits to reconnect:
+    the other worker, hearing nothing from the run for ``lost_timeout`` (1 s), ends it with
+    RUN_ERROR ``agent.lost``; the client gets every event written before, once, then that."""
+    url, prefix = redis_server(), f"t{uuid.uuid4().hex}"
+    env = {"RESUME_LOG": f"redis:{url}", "RESUME_PREFIX": prefix, "RESUME_LOST": "1.0"}
+    first, second = free_port(), free_port()
+    gate = threading.Event()
+    result: list[Any] = []
+
+    def run(proxy_url: str) -> None:
+        with HttpAgent(proxy_url, thread_id=THREAD, reconnect=PATIENT) as agent:
+            events = list(agent.run(run_id="lost"))
+            result.append((events, agent.runs[-1]))
+
+    with worker(second, **env):
+        proxy = Proxy([("127.0.0.1", first), ("127.0.0.1", second)], [Fault(700)], gate=gate)
+        try:
+            with worker(first, **env, RESUME_DELAY="0.3"):
+                client = threading.Thread(target=run, args=(proxy.url,))
+                client.start()
+                time.sleep(2.0)  # the cut came; the run goes on in the first worker
+            started = time.monotonic()
+            gate.set()  # the first worker is dead: reconnect to the second
+            client.join(30)
+            assert not client.is_alive()
+            assert time.monotonic() - started < 15
+        finally:
+            gate.set()
+            proxy.close()
+    events, record = result[0]
+    expected, _ = _expected("lost")
+    assert events[:-1] == expected[: len(events) - 1]  # what was written, once, in order
+    assert len(events) - 1 < len(expected)
+    assert record.status == "failed" and record.error.code == "agent.lost"

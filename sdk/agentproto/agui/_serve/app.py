@@ -100,11 +100,10 @@ from agentproto.agui._serve.request import (
     send_json,
 )
 from agentproto.agui._serve.resume import (
+    DEFAULT_LOST_TIMEOUT,
     Checkpoints,
     Runs,
     check_cursor,
-    read_entries,
-    read_frames,
     refusal_of,
     resync,
     stream_name,
@@ -487,6 +486,7 @@ def agent_app(
     log: EventLog | None = None,
     detached_timeout: float | None = DEFAULT_DETACHED_TIMEOUT,
     threads: ThreadStore | None = None,
+    lost_timeout: float = DEFAULT_LOST_TIMEOUT,
 ) -> ASGIApp:
     """An ASGI application serving one agent: POST a ``RunAgentInput``, get its events.
 
@@ -538,6 +538,10 @@ def agent_app(
         detached_timeout: with a ``log``, seconds a run's handler goes on with no
             client of this process attached before it is cancelled (the run then
             ends with ``RUN_ERROR`` code ``agent.detached``); ``None``: to its end.
+        lost_timeout: with a ``log``, seconds a reader of a run written by another
+            process (another worker, or one that died) waits without a frame before
+            it ends the run with ``RUN_ERROR`` code ``agent.lost`` (default 30); a
+            writer that is alive appends a beat after a quarter of it without one.
         threads: a thread store (:mod:`agentproto.stores`; needs a ``log``): each
             run, once over, is added to its thread as a
             :class:`~agentproto.agui.History` document whose ``RUN_STARTED`` carries
@@ -563,8 +567,9 @@ def agent_app(
     _check_limit("max_buffered_events", max_buffered_events, integer=True)
     _check_limit("keepalive", keepalive, integer=False, optional=True)
     _check_limit("detached_timeout", detached_timeout, integer=False, optional=True)
+    _check_limit("lost_timeout", lost_timeout, integer=False)
     reading = BodyLimits(max_body_bytes, body_timeout)
-    runs = None if log is None else Runs(log, detached_timeout, threads)
+    runs = None if log is None else Runs(log, detached_timeout, threads, lost_timeout)
     return _Agent(handler, reading, max_buffered_events, keepalive, interrupts, runs)
 
 
@@ -639,8 +644,7 @@ class _Agent:
         """The logged run :meth:`begin` or :meth:`attach` came to, entry by entry."""
         assert self.runs is not None and begun.stream is not None
         runs = self.runs
-        writer = runs.writer(begun.stream)
-        return read_entries(runs.log, begun.stream, begun.cursor, writer, begun.preface)
+        return runs.entries(begun.stream, begun.cursor, begun.preface)
 
     def load(self, body: bytes) -> RunAgentInput | Begun:
         """A body read as a run input, or the refusal of one that is not."""
@@ -678,8 +682,7 @@ class _Agent:
         else:
             assert self.runs is not None and begun.stream is not None
             runs, stream = self.runs, begun.stream
-            writer = runs.writer(stream)
-            frames = read_frames(runs.log, stream, begun.cursor, transport, writer, begun.preface)
+            frames = runs.frames(stream, begun.cursor, transport, begun.preface)
             response = _FrameStream(frames, transport, self.keepalive)
         await response(scope, receive, send)
 

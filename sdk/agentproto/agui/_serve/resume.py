@@ -14,6 +14,18 @@ response from the start opens with a block holding only the start's cursor
 (``id:`` and no ``data:``, which dispatches no event), so that a client cut off
 before the first frame can resume too.
 
+Frames of a run stream are of three kinds, told apart by their first byte: events (a
+JSON object, the only frames readers send on), checkpoints (a JSON array, below) and
+beats (``.``). Several processes may share a log (Redis; SQLite on one machine), so a
+run may be read where it is not written, and its writer may die. Two signs of life
+cross between them: the writer appends a beat after ``lost_timeout / 4`` seconds
+without an append, and a reader in a process without the run's writer marks the run's
+readers stream (:func:`readers_of`) at least every quarter of ``detached_timeout``.
+The writer's detached clock counts those marks as readers; a reader that hears
+nothing from the run for ``lost_timeout`` seconds takes the writer for lost and ends
+the run itself with ``RUN_ERROR`` code ``agent.lost`` (a writer that comes back finds
+its run ended and stops its handler).
+
 A client that lost its connection sends the same request again with the
 ``Last-Event-ID`` header (what a browser's ``EventSource`` does), or asks
 ``GET ?threadId=T&runId=R`` to attach to a run from another client (a reloaded
@@ -56,6 +68,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
+import time
 from collections import deque
 from collections.abc import AsyncGenerator
 from typing import Any, Final
@@ -68,6 +82,7 @@ from agentproto._core.errors import (
     CursorExpiredError,
     StoreError,
     UnknownStreamError,
+    UsageError,
 )
 from agentproto._core.json.codec import dumps, loads
 from agentproto._core.store.log import Entry, EventLog, ThreadStore, cursor_of, position_of
@@ -78,6 +93,7 @@ from agentproto.agui._generated import (
     Event,
     MessagesSnapshotEvent,
     RunAgentInput,
+    RunErrorEvent,
     RunStartedEvent,
     StateSnapshotEvent,
 )
@@ -87,14 +103,14 @@ from agentproto.agui._protocol.kinds import RESYNC
 from agentproto.agui._protocol.wire import CONVERTER
 
 __all__ = [
+    "DEFAULT_LOST_TIMEOUT",
     "READ_WAIT",
     "Checkpoints",
     "RunWriter",
     "Runs",
     "ThreadRecord",
     "check_cursor",
-    "read_entries",
-    "read_frames",
+    "readers_of",
     "refusal_of",
     "resync",
     "stream_name",
@@ -105,7 +121,13 @@ READ_WAIT: Final = 15.0
 """Seconds a reader waits in one :meth:`EventLog.read` for the live tail."""
 _BATCH: Final = 256
 _CHECKPOINT: Final = b"["
-"""How a checkpoint frame begins (an event frame is a JSON object)."""
+"""How a checkpoint frame begins."""
+_EVENT: Final = b"{"
+"""How an event frame begins (the only frames readers send on)."""
+_BEAT: Final = b"."
+"""A writer's beat: the run goes on, quiet."""
+DEFAULT_LOST_TIMEOUT: Final = 30.0
+"""Seconds without a frame from a run written by another process before it is lost."""
 
 _logger = logging.getLogger("agentproto.agui")
 
@@ -231,42 +253,51 @@ async def thread_document(threads: ThreadStore, thread_id: str) -> bytes | None:
 class RunWriter:
     """One run of this process: its handler's events appended to the log as they come.
 
+    While it goes on it shows it is alive: after ``lost_timeout / 4`` seconds without an
+    append it appends a beat (a frame no reader sends on), so that a reader in another
+    process, which has no writer to ask, can tell a quiet run from a dead worker's.
+
     Args:
-        log: the event log.
+        runs: the runs of this process (the log, the timeouts).
         stream: the run's stream.
         events: the run's events (from :func:`~agentproto.agui.run_events`'s machinery).
         producer: the run's producer (to end the run when it is abandoned).
-        detached_timeout: seconds with no reader attached before the handler is
-            cancelled; ``None``: it runs to its end.
-        done: called when the writer is over.
         checkpoints: what the producer's sink took, appended as the events are.
         record: the run as its thread's store will keep it, saved at its end.
     """
 
     def __init__(
         self,
-        log: EventLog,
+        runs: Runs,
         stream: str,
         events: AsyncGenerator[Event, None],
         producer: RunProducer,
-        detached_timeout: float | None,
-        done: Any,
         checkpoints: Checkpoints | None = None,
         record: ThreadRecord | None = None,
     ) -> None:
-        self.log = log
-        self._checkpoints = checkpoints
-        self._record = record
+        self.log = runs.log
         self.stream = stream
+        self._runs = runs
         self._events = events
         self._producer = producer
-        self._detached_timeout = detached_timeout
+        self._checkpoints = checkpoints
+        self._record = record
         self._readers = 0
         self._timer: asyncio.TimerHandle | None = None
+        self._remote_seen: str | None = None  # the last reader mark of another process read
+        self._checking: asyncio.Future[None] | None = None
         self._abandoned = False
         self._ended: list[Event] = []  # the RUN_ERROR of an abandoned run
+        self._appended = time.monotonic()
         self.task = asyncio.ensure_future(self._write())
-        self.task.add_done_callback(lambda _: done(stream))
+        self._beating = asyncio.ensure_future(self._beat(runs.lost_timeout / 4))
+        self.task.add_done_callback(self._over)
+
+    def _over(self, _: object) -> None:
+        self._beating.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
+        self._runs.forget(self.stream)
 
     def attach(self) -> None:
         """A reader started reading the run."""
@@ -278,14 +309,61 @@ class RunWriter:
     def detach(self) -> None:
         """A reader stopped; the last one starts the detached clock."""
         self._readers -= 1
-        if self._readers == 0 and self._detached_timeout is not None and not self.task.done():
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self._detached_timeout, self._abandon)
+        if self._readers == 0:
+            self._arm()
 
-    def _abandon(self) -> None:
+    def _arm(self) -> None:
+        timeout = self._runs.detached_timeout
+        if timeout is not None and not self.task.done():
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(timeout, self._check_detached)
+
+    def _check_detached(self) -> None:
+        self._timer = None
+        self._checking = asyncio.ensure_future(self._maybe_abandon())
+
+    async def _maybe_abandon(self) -> None:
+        """No reader of this process for ``detached_timeout``: the run is abandoned
+        unless a reader of another process marked it meanwhile."""
+        if self._readers or self.task.done():
+            return
+        if await self._read_elsewhere():
+            self._arm()
+            return
         _logger.info("no client attached to run %s; cancelling its handler", self.stream)
         self._abandoned = True
         self.task.cancel()
+
+    async def _read_elsewhere(self) -> bool:
+        try:
+            page = await self.log.read(readers_of(self.stream), self._remote_seen, limit=_BATCH)
+        except CursorExpiredError as dropped:  # marks came and went: they came
+            self._remote_seen = dropped.held_after
+            return True
+        except UnknownStreamError:
+            return False
+        except AgentProtoError:
+            _logger.exception("reading the readers of run %s failed", self.stream)
+            return False
+        if page.entries:
+            self._remote_seen = page.cursor
+        return bool(page.entries)
+
+    async def _beat(self, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            if time.monotonic() - self._appended < every:
+                continue
+            try:
+                await self._append([_BEAT])
+            except StoreError:
+                _logger.warning("the event log failed; run %s missed a beat", self.stream)
+            except UsageError:  # ended: by this writer, or by a reader that took it for lost
+                return
+
+    async def _append(self, frames: list[bytes], end: bool = False) -> None:
+        self._appended = time.monotonic()
+        await self.log.append(self.stream, frames, end=end)
 
     async def _write(self) -> None:
         ending: list[bytes] = []
@@ -300,7 +378,7 @@ class RunWriter:
                     checkpoint = None if checkpoints is None else checkpoints.due(written)
                     if checkpoint is not None:
                         frames.append(checkpoint)
-                    await self.log.append(self.stream, frames)
+                    await self._append(frames)
             finally:
                 await self._events.aclose()
         except asyncio.CancelledError:
@@ -310,10 +388,18 @@ class RunWriter:
         except StoreError:
             _logger.exception("the event log failed; run %s is stopped", self.stream)
             return
+        except UsageError:  # a reader of another process ended it, taking this worker for lost
+            _logger.warning(
+                "run %s was ended by another process; its handler is stopped", self.stream
+            )
+            return
+        self._beating.cancel()
         try:
-            await self.log.append(self.stream, ending, end=True)
+            await self._append(ending, end=True)
         except StoreError:
             _logger.exception("the event log failed; run %s is not ended in it", self.stream)
+        except UsageError:
+            _logger.warning("run %s was ended by another process", self.stream)
         if self._record is not None:
             for event in self._ended:
                 self._record.keep(event, _frame(event))
@@ -341,15 +427,35 @@ def _frame(event: Event) -> bytes:
     return dumps(CONVERTER.dump(event))
 
 
+def readers_of(stream: str) -> str:
+    """The stream where readers of ``stream`` in processes without its writer mark that
+    they are reading (the writer's detached clock counts them)."""
+    return f"{stream}:readers"
+
+
 class Runs:
-    """The runs this process writes, by stream."""
+    """The runs this process writes, by stream, and how runs are read.
+
+    Args:
+        log: the event log.
+        detached_timeout: seconds a run's handler goes on with no reader attached
+            (``None``: to its end).
+        threads: the thread store, if any.
+        lost_timeout: seconds without a frame (events or beats) from a run whose
+            writer is in another process before a reader ends it as lost.
+    """
 
     def __init__(
-        self, log: EventLog, detached_timeout: float | None, threads: ThreadStore | None = None
+        self,
+        log: EventLog,
+        detached_timeout: float | None,
+        threads: ThreadStore | None = None,
+        lost_timeout: float = DEFAULT_LOST_TIMEOUT,
     ) -> None:
         self.log = log
         self.detached_timeout = detached_timeout
         self.threads = threads
+        self.lost_timeout = lost_timeout
         self._writers: dict[str, RunWriter] = {}
 
     def checkpoints(self) -> Checkpoints | None:
@@ -377,16 +483,7 @@ class Runs:
         run_input = producer.run_input
         threads = self.threads
         record = None if threads is None or run_input is None else ThreadRecord(threads, run_input)
-        writer = RunWriter(
-            self.log,
-            stream,
-            events,
-            producer,
-            self.detached_timeout,
-            self._writers.pop,
-            checkpoints,
-            record,
-        )
+        writer = RunWriter(self, stream, events, producer, checkpoints, record)
         self._writers[stream] = writer
         return writer
 
@@ -394,10 +491,119 @@ class Runs:
         """The writer of ``stream`` in this process, if it is running."""
         return self._writers.get(stream)
 
+    def forget(self, stream: str) -> None:
+        """The writer of ``stream`` is over."""
+        self._writers.pop(stream, None)
+
     async def aclose(self) -> None:
         """Cancel every run (the server shuts down)."""
         for writer in list(self._writers.values()):
             await writer.aclose()
+
+    async def entries(
+        self, stream: str, cursor: str | None, preface: tuple[Entry, ...] = ()
+    ) -> AsyncGenerator[Entry, None]:
+        """The run's entries after ``cursor`` (after ``preface``, the entries of a
+        resync), to its end, waiting for the live tail; only events are sent on. A store
+        failure ends them (it is logged). A run written by another process is watched:
+        this reader marks the run's readers stream (for the writer's detached clock) and
+        ends the run with ``RUN_ERROR`` ``agent.lost`` when no frame came for
+        ``lost_timeout`` seconds."""
+        writer = self.writer(stream)
+        watch = None if writer is not None else _Watch(self, stream)
+        if writer is not None:
+            writer.attach()
+        try:
+            for entry in preface:
+                yield entry
+            while True:
+                if watch is not None:
+                    await watch.mark()
+                wait = READ_WAIT if watch is None else watch.wait
+                try:
+                    page = await self.log.read(stream, cursor, limit=_BATCH, wait=wait)
+                except AgentProtoError:
+                    _logger.exception("reading run %s from the event log failed", stream)
+                    return
+                for entry in page.entries:
+                    if entry.data[:1] == _EVENT:
+                        yield entry
+                cursor = page.cursor
+                if page.ended:
+                    return
+                if watch is not None:
+                    await watch.check(bool(page.entries))
+        finally:
+            if writer is not None:
+                writer.detach()
+
+    async def frames(
+        self,
+        stream: str,
+        cursor: str | None,
+        transport: Transport,
+        preface: tuple[Entry, ...] = (),
+    ) -> AsyncGenerator[bytes, None]:
+        """The run's frames after ``cursor`` (and ``preface``) as SSE (with ``id:``) or JSON
+        Lines, to its end."""
+        if cursor is None and transport == "sse":  # the start's cursor: resumable from byte one
+            yield b"id: %b\n\n" % cursor_of(stream, 0).encode("ascii")
+        entries = self.entries(stream, cursor, preface)
+        try:
+            async for entry in entries:
+                if transport == "sse":
+                    yield b"id: %b\ndata: %b\n\n" % (entry.cursor.encode("ascii"), entry.data)
+                else:
+                    yield entry.data + b"\n"
+        finally:
+            await entries.aclose()
+
+
+class _Watch:
+    """A reader of a run whose writer is in another process (or nowhere any more)."""
+
+    def __init__(self, runs: Runs, stream: str) -> None:
+        self._log = runs.log
+        self._stream = stream
+        self._lost_timeout = runs.lost_timeout
+        detached = runs.detached_timeout
+        # marks often enough for the writer's detached clock, and reads short enough to
+        # make them, and to notice a lost writer, in time
+        self._every = min(READ_WAIT, runs.lost_timeout / 4, *([detached / 4] if detached else []))
+        self.wait = self._every
+        self._marked = -math.inf
+        self._heard = time.monotonic()
+
+    async def mark(self) -> None:
+        """Mark the readers stream, when a mark is due."""
+        now = time.monotonic()
+        if now - self._marked < self._every:
+            return
+        self._marked = now
+        try:
+            await self._log.append(readers_of(self._stream), [b"r"])
+        except AgentProtoError:
+            _logger.warning("marking a reader of run %s failed", self._stream)
+
+    async def check(self, heard: bool) -> None:
+        """After a read: end the run as lost when its writer was silent too long."""
+        now = time.monotonic()
+        if heard:
+            self._heard = now
+            return
+        if now - self._heard < self._lost_timeout:
+            return
+        _logger.warning(
+            "run %s has had no writer for %ss; ending it", self._stream, self._lost_timeout
+        )
+        event = RunErrorEvent(message="the worker running the run was lost", code="agent.lost")
+        try:
+            await self._log.append(self._stream, [_frame(event)], end=True)
+        except UsageError:  # ended meanwhile: the next read has its end
+            pass
+        except AgentProtoError:
+            _logger.exception("ending the lost run %s failed", self._stream)
+        self._heard = now
 
 
 async def check_cursor(log: EventLog, stream: str, cursor: str | None) -> None:
@@ -447,58 +653,3 @@ def _preface(stream: str, checkpoint: Entry, cursor: str | None) -> tuple[Entry,
         *(Entry(again, frame) for frame in frames[:-1]),
         Entry(checkpoint.cursor, frames[-1]),
     )
-
-
-async def read_entries(
-    log: EventLog,
-    stream: str,
-    cursor: str | None,
-    writer: RunWriter | None,
-    preface: tuple[Entry, ...] = (),
-) -> AsyncGenerator[Entry, None]:
-    """The run's entries after ``cursor`` (after ``preface``, the entries of a resync),
-    to its end, waiting for the live tail (a store failure ends them: it is logged);
-    checkpoints are not sent on."""
-    if writer is not None:
-        writer.attach()
-    try:
-        for entry in preface:
-            yield entry
-        while True:
-            try:
-                page = await log.read(stream, cursor, limit=_BATCH, wait=READ_WAIT)
-            except AgentProtoError:
-                _logger.exception("reading run %s from the event log failed", stream)
-                return
-            for entry in page.entries:
-                if entry.data[:1] != _CHECKPOINT:
-                    yield entry
-            cursor = page.cursor
-            if page.ended:
-                return
-    finally:
-        if writer is not None:
-            writer.detach()
-
-
-async def read_frames(
-    log: EventLog,
-    stream: str,
-    cursor: str | None,
-    transport: Transport,
-    writer: RunWriter | None,
-    preface: tuple[Entry, ...] = (),
-) -> AsyncGenerator[bytes, None]:
-    """The run's frames after ``cursor`` (and ``preface``) as SSE (with ``id:``) or JSON
-    Lines, to its end."""
-    if cursor is None and transport == "sse":  # the start's cursor: resumable from byte one
-        yield b"id: %b\n\n" % cursor_of(stream, 0).encode("ascii")
-    entries = read_entries(log, stream, cursor, writer, preface)
-    try:
-        async for entry in entries:
-            if transport == "sse":
-                yield b"id: %b\ndata: %b\n\n" % (entry.cursor.encode("ascii"), entry.data)
-            else:
-                yield entry.data + b"\n"
-    finally:
-        await entries.aclose()
