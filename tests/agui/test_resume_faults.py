@@ -187,49 +187,42 @@ def test_a_server_restarted_on_its_sqlite_log_resumes_the_stream(tmp_path: Path)
         proxy.close()
 
 
-def test_a_reconnection_to_another_worker_sharing_redis_resumes_the_live_run() -> None:
-    """Two worker processes share a Redis log; the run goes on in the first while the client,
-    cut off, reconnects through the balancer to the second, which streams the frames the
-    first goes on appending."""
-    url, prefix = redis_server(), f"t{uuid.uuid4().hex}"
-    env = {"RESUME_LOG": f"redis:{url}", "RESUME_PREFIX": prefix, "RESUME_DELAY": "0.05"}
+def _redis_env(**env: str) -> dict[str, str]:
+    """The workers' environment: a Redis log of their own, and ``env``."""
+    return {"RESUME_LOG": f"redis:{redis_server()}", "RESUME_PREFIX": f"t{uuid.uuid4().hex}", **env}
+
+
+def _switched(run_id: str, **env: str) -> None:
+    """Run ``run_id`` through a balancer that sends the reconnection to a second worker."""
     first, second = free_port(), free_port()
     with worker(first, **env), worker(second, **env):
         proxy = Proxy([("127.0.0.1", first), ("127.0.0.1", second)], [Fault(700)])
         try:
-            assert _run(proxy.url, "switch") == _expected("switch")
+            assert _run(proxy.url, run_id) == _expected(run_id)
             assert proxy.connections == 2
         finally:
             proxy.close()
+
+
+def test_a_reconnection_to_another_worker_sharing_redis_resumes_the_live_run() -> None:
+    """Two worker processes share a Redis log; the run goes on in the first while the client,
+    cut off, reconnects through the balancer to the second, which streams the frames the
+    first goes on appending."""
+    _switched("switch", **_redis_env(RESUME_DELAY="0.05"))
 
 
 def test_a_reader_on_another_worker_keeps_the_run_from_being_abandoned() -> None:
     """The writer's worker counts readers of other workers too: with ``detached_timeout``
     of 1 s, a client that reconnected to the second worker reads the whole 3-second run,
     never cut short by RUN_ERROR ``agent.detached``."""
-    url, prefix = redis_server(), f"t{uuid.uuid4().hex}"
-    env = {
-        "RESUME_LOG": f"redis:{url}",
-        "RESUME_PREFIX": prefix,
-        "RESUME_DELAY": "0.1",
-        "RESUME_DETACHED": "1.0",
-    }
-    first, second = free_port(), free_port()
-    with worker(first, **env), worker(second, **env):
-        proxy = Proxy([("127.0.0.1", first), ("127.0.0.1", second)], [Fault(700)])
-        try:
-            assert _run(proxy.url, "elsewhere") == _expected("elsewhere")
-            assert proxy.connections == 2
-        finally:
-            proxy.close()
+    _switched("elsewhere", **_redis_env(RESUME_DELAY="0.1", RESUME_DETACHED="1.0"))
 
 
 def test_a_run_whose_worker_died_ends_as_lost_not_in_a_hang() -> None:
     """The worker writing the run is killed while the client, cut off, waits to reconnect:
     the other worker, hearing nothing from the run for ``lost_timeout`` (1 s), ends it with
     RUN_ERROR ``agent.lost``; the client gets every event written before, once, then that."""
-    url, prefix = redis_server(), f"t{uuid.uuid4().hex}"
-    env = {"RESUME_LOG": f"redis:{url}", "RESUME_PREFIX": prefix, "RESUME_LOST": "1.0"}
+    env = _redis_env(RESUME_LOST="1.0")
     first, second = free_port(), free_port()
     gate = threading.Event()
     result: list[Any] = []
