@@ -394,6 +394,8 @@ class RunWriter:
             )
             return
         self._beating.cancel()
+        with contextlib.suppress(AgentProtoError):  # only the detached clock read it
+            await self.log.drop(readers_of(self.stream))
         try:
             await self._append(ending, end=True)
         except StoreError:
@@ -517,8 +519,6 @@ class Runs:
             for entry in preface:
                 yield entry
             while True:
-                if watch is not None:
-                    await watch.mark()
                 wait = READ_WAIT if watch is None else watch.wait
                 try:
                     page = await self.log.read(stream, cursor, limit=_BATCH, wait=wait)
@@ -532,6 +532,7 @@ class Runs:
                 if page.ended:
                     return
                 if watch is not None:
+                    await watch.mark()
                     await watch.check(bool(page.entries))
         finally:
             if writer is not None:
