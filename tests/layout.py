@@ -29,9 +29,11 @@ LAYERS: dict[str, tuple[str | tuple[str, ...], ...]] = {
         "readonly",
         "sse",
         "json",
+        "asgi",
         "patch",
         "wire",
         "store",
+        "reconnect",
     ),
     "agentproto.agui": (
         "_generated",
@@ -54,7 +56,9 @@ LAYERS: dict[str, tuple[str | tuple[str, ...], ...]] = {
         "_relay",
         "_rpc",
         "_io",
+        "_remote",
         ("_agent", "_client"),
+        "_serve",
     ),
 }
 """Each package's parts from the bottom up (the dependency order of its concepts)."""

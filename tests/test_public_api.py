@@ -187,12 +187,14 @@ EXPECTED_ALL = {
         "AgentRunner",
         "serve_agent",
         "run_agent",
+        "acp_app",  # serving it over HTTP and WebSocket
         # writing a client
         "AcpClient",
         "ClientHandlers",
         "ClientSession",
         "Answer",
         "UnstableCalls",
+        "Reconnect",  # how AcpClient.connect_url reopens a broken stream
         # connections and their errors
         "Connection",
         "AgentSideConnection",

@@ -29,6 +29,7 @@ from agentproto._core.errors import (
     UnsupportedVersionError,
 )
 from agentproto._core.exports import export
+from agentproto._core.reconnect import Reconnect
 from agentproto._core.unset import UNSET, Unset
 from agentproto.acp import schema
 from agentproto.acp._agent.agent import Agent, AgentSession
@@ -73,6 +74,7 @@ from agentproto.acp._protocol.wire import (
 from agentproto.acp._relay.combine import combine, resync_update
 from agentproto.acp._rpc.endpoint import Side
 from agentproto.acp._rpc.turn import Foreground, Phase, TurnPhase
+from agentproto.acp._serve.app import acp_app
 from agentproto.acp._state.entities import (
     CompactionState,
     Entity,
@@ -126,6 +128,7 @@ __all__ = [
     "PermissionDecision",
     "Phase",
     "PlanState",
+    "Reconnect",
     "Request",
     "RequestTimeoutError",
     "Response",
@@ -149,6 +152,7 @@ __all__ = [
     "UnsupportedVersionError",
     "V1ToV2Adapter",
     "V2ToV1Adapter",
+    "acp_app",
     "apply_meta_update",
     "combine",
     "dump_session_update",

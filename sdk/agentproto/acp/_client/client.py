@@ -67,12 +67,15 @@ from typing import Any
 
 from agentproto._core.diagnostics import Diagnostic, DiagnosticLog, log_diagnostics
 from agentproto._core.errors import (
+    AgentProtoError,
     AuthRequiredError,
     ConnectionClosedError,
     RpcError,
     SchemaError,
     UsageError,
 )
+from agentproto._core.optional import missing
+from agentproto._core.reconnect import DEFAULT_RECONNECT, Reconnect
 from agentproto.acp import _generated_v2 as v2
 from agentproto.acp._client.unstable import UnstableCalls
 from agentproto.acp._io.connection import (
@@ -115,6 +118,7 @@ class ClientSession:
 
     def __init__(self, session_id: str, *, parent: ClientSession | None = None) -> None:
         self.session_id = session_id
+        self.cwd: str | None = None  # what session/new or session/resume was given
         self.state = SessionState(session_id)
         self.parent = parent
         self.children: dict[str, ClientSession] = {}
@@ -300,6 +304,84 @@ class AcpClient:
         sink.client = client
         client._process_close = process.aclose
         return client
+
+    @classmethod
+    def connect_url(
+        cls,
+        url: str,
+        handlers: ClientHandlers | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        reconnect: Reconnect | None = DEFAULT_RECONNECT,
+        keepalive: float = 15.0,
+        unstable: bool = False,
+        versions: Sequence[int] = SUPPORTED_VERSIONS,
+        on_diagnostic: Callable[[Diagnostic], None] | None = None,
+        **options: Any,
+    ) -> AcpClient:
+        """A client of a remote agent at ``url``: the Streamable HTTP transport for an
+        ``http(s)://`` URL, a WebSocket for ``ws(s)://`` (``pip install
+        'agentproto[http]'`` or ``'agentproto[websocket]'``).
+
+        A broken stream is resumed after the last cursor seen (``reconnect``: how
+        often and how fast; ``None``: never); when the agent refuses the cursor the
+        session is rebuilt with ``session/resume`` and a full replay (a turn awaited
+        then fails with :class:`~agentproto.acp.ConnectionClosedError`: its end may have
+        been missed). :meth:`close` ends the connection (``DELETE``, or a clean close).
+
+        Args:
+            url: the agent's endpoint.
+            handlers: as for :class:`AcpClient`.
+            headers: sent with every request (authorization, ...).
+            reconnect: how a broken stream is reopened.
+            keepalive: the agent's keep-alive interval (HTTP): a stream silent for
+                five of them is taken for dead and reopened.
+            unstable: as for :class:`AcpClient`.
+            versions: as for :class:`AcpClient`.
+            on_diagnostic: as for :class:`AcpClient`.
+            **options: for the connection.
+        """
+        try:  # httpx (and websockets) are extras
+            from agentproto.acp._remote.client import HttpStreams, RemoteStreams, WebSocketStreams
+        except ModuleNotFoundError as exc:
+            raise missing(exc, "AcpClient.connect_url", "pip install 'agentproto[http]'") from exc
+
+        scheme = url.partition("://")[0].lower()
+        streams: RemoteStreams
+        if scheme in ("ws", "wss"):
+            streams = WebSocketStreams(url, headers=headers, reconnect=reconnect)
+        elif scheme in ("http", "https"):
+            streams = HttpStreams(url, headers=headers, reconnect=reconnect, keepalive=keepalive)
+        else:
+            raise UsageError("client.url", f"an ACP endpoint is http(s):// or ws(s)://: {url!r}")
+        client = cls.connect(
+            streams,
+            streams,
+            handlers,
+            unstable=unstable,
+            versions=versions,
+            on_diagnostic=on_diagnostic,
+            **options,
+        )
+        streams.on_refused = client._rebuild
+        return client
+
+    async def _rebuild(self, session_id: str | None) -> None:
+        """The agent refused to resume ``session_id``'s stream: rebuild the session by a
+        full replay (``session/resume``); a turn awaited fails, its end maybe missed."""
+        session = self.sessions.get(session_id) if session_id is not None else None
+        if session is None or session.cwd is None:
+            return
+        lost = ConnectionClosedError(
+            "connection.stream-lost",
+            "the session's stream was lost and could not be resumed; the session was replayed",
+            by_peer=True,
+        )
+        session._fail_turn(lost)
+        try:
+            await self.resume_session(session.session_id, session.cwd, replay=True)
+        except AgentProtoError:
+            _logger.exception("rebuilding session %s failed", session_id)
 
     def _register(self) -> None:
         table = method_table(2)
@@ -531,6 +613,7 @@ class AcpClient:
         response: v2.NewSessionResponse = await self._call(v2.NewSessionRequest(cwd=cwd, **fields))
         session = self.sessions.get(response.session_id) or ClientSession(response.session_id)
         session.announced = True
+        session.cwd = cwd
         self.sessions[response.session_id] = session
         return session
 
@@ -556,6 +639,7 @@ class AcpClient:
                         forgotten[key] = child
             else:
                 session.children = old.children
+        session.cwd = cwd
         self.sessions[session_id] = session
         replay_from = v2.StartReplayFrom() if replay else None
         try:

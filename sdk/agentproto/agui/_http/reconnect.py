@@ -21,51 +21,15 @@ the count.
 
 from __future__ import annotations
 
-import random
-from typing import Final
-
-import attrs
-
-from agentproto._core.errors import AgentProtoError, UsageError
+from agentproto._core.errors import AgentProtoError
+from agentproto._core.reconnect import DEFAULT_RECONNECT, Reconnect
 from agentproto._core.sse import SSEDecoder
 from agentproto.agui._thread.exchange import Exchange
 
-__all__ = ["DEFAULT_RECONNECT", "Attempts", "Reconnect", "Resumption"]
+__all__ = ["DEFAULT_RECONNECT", "Attempts", "Reconnect", "Resumption"]  # Reconnect: _core.reconnect
 
 _RETRYABLE_STATUS = frozenset({502, 503, 504})
 _NO_LIMIT = 1 << 62
-
-
-@attrs.frozen
-class Reconnect:
-    """How :class:`~agentproto.agui.HttpAgent` reconnects a broken stream.
-
-    Attributes:
-        attempts: reconnections tried in a row without progress before the run
-            fails (as a truncated stream); ``0`` never reconnects.
-        delay: seconds before the first attempt, unless the stream's ``retry:``
-            field set another time.
-        max_delay: the longest wait between two attempts, in seconds.
-        jitter: the fraction of each wait drawn at random (0.5: between half and
-            the whole of it), so that many clients do not come back at once.
-    """
-
-    attempts: int = 5
-    delay: float = 0.5
-    max_delay: float = 10.0
-    jitter: float = 0.5
-
-    def __attrs_post_init__(self) -> None:
-        if isinstance(self.attempts, bool) or not isinstance(self.attempts, int):
-            raise UsageError("http.reconnect", f"attempts must be an integer: {self.attempts!r}")
-        if self.attempts < 0 or self.delay < 0 or self.max_delay < 0:
-            raise UsageError("http.reconnect", "attempts and delays must not be negative")
-        if not 0 <= self.jitter <= 1:
-            raise UsageError("http.reconnect", f"jitter must be within [0, 1]: {self.jitter!r}")
-
-
-DEFAULT_RECONNECT: Final = Reconnect()
-"""Up to 5 reconnections in a row, from 0.5 s (or the stream's ``retry:``) up to 10 s."""
 
 
 class Attempts:
@@ -95,10 +59,7 @@ class Attempts:
 
     def wait(self, retry: int | None = None) -> float:
         """Seconds to wait before the next attempt (``retry``: the stream's, in ms)."""
-        policy = self._policy
-        base = retry / 1000 if retry is not None else policy.delay
-        delay = min(policy.max_delay, base * 2 ** (self.failures - 1))
-        return float(delay * (1 - policy.jitter * random.random()))
+        return self._policy.wait(self.failures, None if retry is None else retry / 1000)
 
 
 class Resumption(Attempts):

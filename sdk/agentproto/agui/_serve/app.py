@@ -21,7 +21,7 @@ Two layers, each usable alone, on top of the sans-I/O encoders of
   ``keepalive`` interval, an SSE stream gets a comment in every quiet stretch of
   that length (:mod:`agentproto.agui._serve.keepalive`).
 * :func:`agent_app` turns an agent handler into a whole ASGI application: it reads
-  the POST body (:mod:`agentproto.agui._serve.request`: JSON or no ``content-type``,
+  the POST body (:mod:`agentproto._core.asgi`: JSON or no ``content-type``,
   within a size and a time limit), checks it as a ``RunAgentInput`` (unknown
   fields are dropped, each logged at WARNING with its path; a malformed known field
   is a 400 response whose JSON body names the JSON Schema keyword and location),
@@ -58,6 +58,19 @@ from urllib.parse import parse_qs
 
 import attrs
 
+from agentproto._core.asgi import (
+    ASGIApp,
+    ASGIMessage,
+    BodyLimits,
+    Receive,
+    Refusal,
+    Scope,
+    Send,
+    check_content_type,
+    header,
+    raw_headers,
+    send_json,
+)
 from agentproto._core.describe import describe
 from agentproto._core.diagnostics import Diagnostic
 from agentproto._core.errors import (
@@ -85,20 +98,7 @@ from agentproto.agui._protocol.encoding import (
 from agentproto.agui._protocol.wire import CONVERTER
 from agentproto.agui._serve.keepalive import with_keepalives
 from agentproto.agui._serve.outbox import Outbox, start_handler, stream_outbox
-from agentproto.agui._serve.request import (
-    ASGIApp,
-    ASGIMessage,
-    Begun,
-    BodyLimits,
-    Receive,
-    Refusal,
-    Scope,
-    Send,
-    check_content_type,
-    header,
-    raw_headers,
-    send_json,
-)
+from agentproto.agui._serve.request import Begun
 from agentproto.agui._serve.resume import (
     DEFAULT_LOST_TIMEOUT,
     Checkpoints,

@@ -32,13 +32,14 @@ import logging
 from collections.abc import AsyncGenerator
 from typing import Any, Final, Protocol
 
+from agentproto._core.asgi import BodyLimits, Receive, Scope, Send
 from agentproto._core.errors import DecodeError
 from agentproto._core.json.codec import dumps, loads
 from agentproto._core.store.log import Entry, cursor_of
 from agentproto.agui._generated import Event, RunAgentInput
 from agentproto.agui._protocol.encoding import WEBSOCKET_SUBPROTOCOL
 from agentproto.agui._protocol.frames import encode_event_jsonl
-from agentproto.agui._serve.request import Begun, BodyLimits, Receive, Scope, Send
+from agentproto.agui._serve.request import Begun
 
 __all__ = ["SUBPROTOCOL", "Service", "websocket_session"]
 

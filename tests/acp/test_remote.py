@@ -1,0 +1,205 @@
+"""ACP beyond stdio (issue 27): ``acp_app`` serves an agent over Streamable HTTP and a
+WebSocket, ``AcpClient.connect_url`` talks to it, under a real uvicorn. The interop
+scenario (a plan, a permission, a diff, a terminal, a cancelled turn, close, resume with
+replay) runs whole over both; a stream cut anywhere is resumed by cursor with nothing
+applied twice; bad requests get the transport's refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from agentproto.acp import AcpClient
+from agentproto.acp._serve.app import acp_app
+from agentproto.stores import MemoryEventLog, Retention
+from tests.agui.live_server import serve
+from tests.interop.acp_side import ScenarioAgent, ScenarioClient, ScenarioHandlers
+from tests.interop.test_acp_interop_ts import check_scenario_ran
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": 2, "info": {"name": "probe", "version": "1"}, "capabilities": {}},
+}
+
+
+class _Agents:
+    """The agent factory of the app, keeping each agent it made (for its report)."""
+
+    def __init__(self) -> None:
+        self.made: list[ScenarioAgent] = []
+
+    def __call__(self) -> ScenarioAgent:
+        agent = ScenarioAgent()
+        self.made.append(agent)
+        return agent
+
+
+async def _scenario(url: str) -> dict[str, Any]:
+    handlers = ScenarioHandlers()
+    client = AcpClient.connect_url(url, handlers, request_timeout=30)
+    scenario = ScenarioClient(client, handlers)
+    async with client:
+        await asyncio.wait_for(scenario.run(), 60)
+    return scenario.report()
+
+
+def _ws(url: str) -> str:
+    return "ws" + url.removeprefix("http")
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[str, _Agents]]:
+    agents = _Agents()
+    with serve(acp_app(agents)) as url:
+        yield url + "/acp", agents
+
+
+@pytest.mark.parametrize("websocket", [False, True], ids=["http", "websocket"])
+def test_the_scenario_runs_whole_over_the_transport(
+    served: tuple[str, _Agents], websocket: bool
+) -> None:
+    """Client and agent, the same code as over stdio, end with the same view of the
+    session: nothing lost, nothing applied twice, no diagnostic."""
+    url, agents = served
+    ours = asyncio.run(_scenario(_ws(url) if websocket else url))
+    theirs = agents.made[-1].report()
+    assert ours["errors"] == ours["diagnostics"] == theirs["errors"] == theirs["diagnostics"] == []
+    check_scenario_ran(ours["view"])
+    assert ours["view"] == theirs["view"]
+    assert ours["cancelRequests"] == ["c3"]
+    assert ours["replayedState"] == ours["state"]
+
+
+def test_every_message_of_a_stream_carries_its_cursor(served: tuple[str, _Agents]) -> None:
+    """``initialize`` answers 200 with the connection id and ``transport.resumable``; each
+    SSE frame's ``id:`` is the cursor its message carries in ``_meta["acp/cursor"]``."""
+    url, _ = served
+    with httpx.Client(timeout=10) as http:
+        answer = http.post(url, json=INITIALIZE)
+        assert answer.status_code == 200
+        connection = answer.headers["acp-connection-id"]
+        resumable = answer.json()["result"]["capabilities"]["transport"]["resumable"]
+        assert resumable == {"retentionMessages": 10_000, "retentionSeconds": 3600.0}
+        headers = {"acp-connection-id": connection}
+        new = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/tmp"}}
+        assert http.post(url, json=new, headers=headers).status_code == 202
+        with http.stream("GET", url, headers={**headers, "accept": "text/event-stream"}) as got:
+            lines = iter(got.iter_lines())
+            cursor = next(lines).removeprefix("id: ")
+            data = httpx.Response(200, content=next(lines).removeprefix("data: ")).json()
+    assert data["id"] == 1 and data["result"]["sessionId"]
+    assert data["result"]["_meta"]["acp/cursor"] == cursor
+
+
+def test_bad_requests_get_the_transports_refusals(served: tuple[str, _Agents]) -> None:
+    """Unknown or missing connection ids, a missing or wrong session id, batches, other
+    media types, a stream without ``text/event-stream``, a foreign cursor; and a deleted
+    connection is gone."""
+    url, _ = served
+    with httpx.Client(timeout=10) as http:
+        connection = http.post(url, json=INITIALIZE).headers["acp-connection-id"]
+        mine = {"acp-connection-id": connection}
+        note = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}
+        stream = {"accept": "text/event-stream"}
+        cases = [
+            (http.post(url, json=note), 400, "missing-connection-id"),
+            (http.post(url, json=note, headers={"acp-connection-id": "x"}), 404, None),
+            (http.post(url, json=note, headers=mine), 400, "missing-session-id"),
+            (http.post(url, json=note, headers={**mine, "acp-session-id": "t"}), 400, None),
+            (http.post(url, json=[note], headers=mine), 501, None),
+            (
+                http.post(url, content=b"{}", headers={**mine, "content-type": "text/plain"}),
+                415,
+                None,
+            ),
+            (http.get(url, headers=mine), 406, None),
+            (http.get(url, headers={**mine, **stream, "last-event-id": "abc.1"}), 409, None),
+            (http.get(url, headers={"acp-connection-id": "x", **stream}), 404, None),
+        ]
+        for response, status, error in cases:
+            assert response.status_code == status, response.text
+            if error is not None:
+                assert response.json()["error"] == error
+        assert http.delete(url, headers=mine).status_code == 202
+        assert http.post(url, json=note, headers=mine).status_code == 404
+
+
+class _CutStreams:
+    """``app`` whose first ``cuts`` responses to a GET of a session's stream (or WebSocket
+    sessions) break after ``after`` messages (uvicorn drops a response whose app raised);
+    ``reopened`` counts the streams opened again after a cursor (and the sockets)."""
+
+    def __init__(self, app: Any, after: int, cuts: int = 1) -> None:
+        self.app, self.after, self.cuts = app, after, cuts
+        self.cut = 0
+        self.reopened = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers", ()))
+        self.reopened += b"last-event-id" in headers or scope["type"] == "websocket"
+        session_get = scope["type"] == "http" and b"acp-session-id" in headers
+        if self.cut >= self.cuts or not (session_get or scope["type"] == "websocket"):
+            await self.app(scope, receive, send)
+            return
+        self.cut += 1
+        sent = 0
+
+        async def counting(message: Any) -> None:
+            nonlocal sent
+            carries = message.get("body") or message.get("text")
+            if message["type"] in ("http.response.body", "websocket.send") and carries:
+                if sent == self.after:
+                    raise ConnectionResetError("cut")
+                sent += 1
+            await send(message)
+
+        await self.app(scope, receive, counting)
+
+
+@pytest.mark.parametrize("websocket", [False, True], ids=["http", "websocket"])
+@pytest.mark.parametrize("after", [1, 3, 6, 10])
+def test_a_cut_stream_is_resumed_by_cursor(websocket: bool, after: int) -> None:
+    """The session's stream (or the socket) breaks after ``after`` messages in the middle of
+    the scenario: the client reopens it after its last cursor and the scenario ends with
+    the agent's view, nothing applied twice."""
+    agents = _Agents()
+    app = _CutStreams(acp_app(agents), after + (2 if websocket else 0))
+    with serve(app) as url:
+        ours = asyncio.run(_scenario(_ws(url + "/acp") if websocket else url + "/acp"))
+    assert app.cut == 1 and app.reopened >= (2 if websocket else 1)
+    theirs = agents.made[-1].report()
+    assert ours["errors"] == ours["diagnostics"] == []
+    check_scenario_ran(ours["view"])
+    assert ours["view"] == theirs["view"]
+
+
+def test_a_refused_cursor_is_a_409_never_a_live_stream() -> None:
+    """A log that keeps 2 messages cannot replay after an early cursor: 409, with the
+    reason, so the client rebuilds instead of missing what was dropped."""
+    log = MemoryEventLog(Retention(max_frames=2))
+    with serve(acp_app(_Agents(), log=log)) as url, httpx.Client(timeout=10) as http:
+        url += "/acp"
+        connection = http.post(url, json=INITIALIZE).headers["acp-connection-id"]
+        headers = {"acp-connection-id": connection}
+        stream = {**headers, "accept": "text/event-stream"}
+
+        def new_session(ident: int) -> None:
+            new = {"jsonrpc": "2.0", "id": ident, "method": "session/new", "params": {"cwd": "/"}}
+            assert http.post(url, json=new, headers=headers).status_code == 202
+
+        new_session(1)
+        with http.stream("GET", url, headers=stream) as first:
+            cursor = next(line for line in first.iter_lines() if line.startswith("id: "))[4:]
+        for ident in (2, 3, 4):
+            new_session(ident)
+        time.sleep(0.5)  # the agent answers; the log keeps the last two answers only
+        refused = http.get(url, headers={**stream, "last-event-id": cursor})
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "store.cursor-expired"
