@@ -18,6 +18,7 @@ from agentproto.acp import AcpClient
 from agentproto.acp._serve.app import acp_app
 from agentproto.stores import MemoryEventLog, Retention
 from tests.agui.live_server import serve
+from tests.docblocks import doc_block
 from tests.interop.acp_side import ScenarioAgent, ScenarioClient, ScenarioHandlers
 from tests.interop.test_acp_interop_ts import check_scenario_ran
 
@@ -99,19 +100,21 @@ def test_every_message_of_a_stream_carries_its_cursor(served: tuple[str, _Agents
 
 
 def test_bad_requests_get_the_transports_refusals(served: tuple[str, _Agents]) -> None:
-    """Unknown or missing connection ids, a missing or wrong session id, batches, other
-    media types, a stream without ``text/event-stream``, a foreign cursor; and a deleted
-    connection is gone."""
+    """Unknown or missing connection ids, a session's message naming no session or two,
+    batches, other media types, a stream without ``text/event-stream``, a foreign cursor;
+    and a deleted connection is gone. (A message whose params name its session needs no
+    ``Acp-Session-Id``: the Python SDK's client sends none, and the params route it.)"""
     url, _ = served
     with httpx.Client(timeout=10) as http:
         connection = http.post(url, json=INITIALIZE).headers["acp-connection-id"]
         mine = {"acp-connection-id": connection}
         note = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}
+        bare = {"jsonrpc": "2.0", "method": "session/cancel", "params": {}}
         stream = {"accept": "text/event-stream"}
         cases = [
             (http.post(url, json=note), 400, "missing-connection-id"),
             (http.post(url, json=note, headers={"acp-connection-id": "x"}), 404, None),
-            (http.post(url, json=note, headers=mine), 400, "missing-session-id"),
+            (http.post(url, json=bare, headers=mine), 400, "missing-session-id"),
             (http.post(url, json=note, headers={**mine, "acp-session-id": "t"}), 400, None),
             (http.post(url, json=[note], headers=mine), 501, None),
             (
@@ -203,3 +206,16 @@ def test_a_refused_cursor_is_a_409_never_a_live_stream() -> None:
         refused = http.get(url, headers={**stream, "last-event-id": cursor})
     assert refused.status_code == 409
     assert refused.json()["code"] == "store.cursor-expired"
+
+
+def test_the_readme_block_serves_an_agent_and_connects_to_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """README.md, "ACP beyond stdio: an agent over HTTP and WebSocket": its app, served,
+    answers its client over HTTP and over a WebSocket, as the comments say."""
+    namespace: dict[str, Any] = {"__name__": "__doc_block__"}
+    exec(doc_block("README.md", "ACP beyond stdio: an agent over HTTP and WebSocket"), namespace)
+    with serve(namespace["app"]) as url:
+        for where in (url + "/", _ws(url) + "/"):
+            asyncio.run(namespace["main"](where))
+    assert capsys.readouterr().out == "end_turn\nYou said: hello\n" * 2

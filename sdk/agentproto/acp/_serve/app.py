@@ -607,8 +607,8 @@ def _session_problem(
             return "mismatched-session-id", f"the request answered rode {rode!r}'s stream"
         return None
     named = session_of(message)
-    if session is None and (named is not None or message.get("method") in SESSION_METHODS):
-        return "missing-session-id", f"a session's message needs {SESSION_ID}"
+    if session is None and named is None and message.get("method") in SESSION_METHODS:
+        return "missing-session-id", f"a session's message needs {SESSION_ID} (or a sessionId)"
     if session is not None and named is not None and session != named:
         return "mismatched-session-id", f"{SESSION_ID} is not the params' sessionId"
     return None
