@@ -42,13 +42,14 @@ class _Agents:
         return agent
 
 
-async def _scenario(url: str) -> dict[str, Any]:
+async def _scenario(url: str, **options: Any) -> dict[str, Any]:
     handlers = ScenarioHandlers()
-    client = AcpClient.connect_url(url, handlers, request_timeout=30)
+    client = AcpClient.connect_url(url, handlers, request_timeout=30, **options)
     scenario = ScenarioClient(client, handlers)
     async with client:
         await asyncio.wait_for(scenario.run(), 60)
-    return scenario.report()
+    assert client.agent is not None
+    return {**scenario.report(), "protocol": client.agent.protocol_version}
 
 
 def _ws(url: str) -> str:
@@ -76,6 +77,21 @@ def test_the_scenario_runs_whole_over_the_transport(
     assert ours["view"] == theirs["view"]
     assert ours["cancelRequests"] == ["c3"]
     assert ours["replayedState"] == ours["state"]
+
+
+@pytest.mark.parametrize("websocket", [False, True], ids=["http", "websocket"])
+def test_v1_is_negotiated_over_the_transport_as_over_stdio(
+    served: tuple[str, _Agents], websocket: bool
+) -> None:
+    """A client that speaks only v1 gets v1 from the same app (the runner's v1 mode), and
+    the scenario's turns end as they do over stdio with a v1 peer."""
+    url, agents = served
+    ours = asyncio.run(_scenario(_ws(url) if websocket else url, versions=(1,)))
+    theirs = agents.made[-1].report()
+    assert ours["protocol"] == 1
+    assert ours["errors"] == theirs["errors"] == []
+    assert ours["stopReasons"] == ["end_turn", "cancelled"]
+    assert ours["permissions"] == theirs["permissions"]
 
 
 def test_every_message_of_a_stream_carries_its_cursor(served: tuple[str, _Agents]) -> None:

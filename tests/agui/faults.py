@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,18 +141,26 @@ def free_port() -> int:
         return port
 
 
-@contextmanager
-def worker(port: int, **env: str) -> Iterator[subprocess.Popen[bytes]]:
+def worker(port: int, **env: str) -> AbstractContextManager[subprocess.Popen[bytes]]:
     """``tests/agui/resume_app.py:app`` under uvicorn on ``port``, configured by ``env``
     (``RESUME_LOG``: ``sqlite:PATH`` or ``redis:URL``); killed on exit."""
+    return worker_app(port, "resume_app:app", ROOT / "tests" / "agui", **env)
+
+
+@contextmanager
+def worker_app(
+    port: int, app: str, app_dir: Path = ROOT, **env: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """The ASGI ``app`` (``module:attribute``, found from ``app_dir``) under uvicorn on
+    ``port`` in a process of its own, with ``env``; killed on exit."""
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "uvicorn",
             "--app-dir",
-            str(ROOT / "tests" / "agui"),
-            "resume_app:app",
+            str(app_dir),
+            app,
             "--host",
             "127.0.0.1",
             "--port",

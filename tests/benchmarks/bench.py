@@ -598,6 +598,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 # figures defined in other modules register themselves on import
 from tests.benchmarks import (  # noqa: E402, F401
     bench_acp,
+    bench_acp_remote,
     bench_agui_stream,
     bench_imports,
     bench_streams,

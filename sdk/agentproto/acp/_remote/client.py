@@ -32,8 +32,9 @@ from typing import Any, Final
 
 import httpx
 
-from agentproto._core.errors import AgentProtoError, DecodeError, UsageError
+from agentproto._core.errors import AgentProtoError, DecodeError
 from agentproto._core.json.codec import dumps, loads
+from agentproto._core.optional import missing
 from agentproto._core.reconnect import DEFAULT_RECONNECT, Reconnect
 from agentproto._core.sse import SSEDecoder
 from agentproto.acp._io.transports import MemoryPipe
@@ -362,9 +363,9 @@ class WebSocketStreams(RemoteStreams):
         super().__init__(reconnect)
         try:
             from websockets.asyncio.client import connect
-        except ModuleNotFoundError as exc:  # pragma: no cover - the extra is missing
-            raise UsageError(
-                "acp.websocket", "pip install 'agentproto[websocket]' for ACP over a WebSocket"
+        except ModuleNotFoundError as exc:
+            raise missing(
+                exc, "ACP over a WebSocket", "pip install 'agentproto[websocket]'"
             ) from exc
         self._connect = connect
         self.url = url
