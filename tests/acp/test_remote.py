@@ -151,30 +151,36 @@ def test_bad_requests_get_the_transports_refusals(served: tuple[str, _Agents]) -
 
 
 class _CutStreams:
-    """``app`` whose first ``cuts`` responses to a GET of a session's stream (or WebSocket
-    sessions) break after ``after`` messages (uvicorn drops a response whose app raised);
-    ``reopened`` counts the streams opened again after a cursor (and the sockets)."""
+    """``app`` whose first response to a GET of a session's stream (or first WebSocket)
+    breaks after ``after`` messages (uvicorn drops a response whose app raised): between
+    messages, in the middle of the next one (``fault="mid"``: half its bytes sent), or
+    by going silent with the socket kept open (``fault="silent"``). ``reopened`` counts the
+    session streams and sockets opened."""
 
-    def __init__(self, app: Any, after: int, cuts: int = 1) -> None:
-        self.app, self.after, self.cuts = app, after, cuts
+    def __init__(self, app: Any, after: int, fault: str = "cut") -> None:
+        self.app, self.after, self.fault = app, after, fault
         self.cut = 0
         self.reopened = 0
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         headers = dict(scope.get("headers", ()))
-        self.reopened += b"last-event-id" in headers or scope["type"] == "websocket"
         session_get = scope["type"] == "http" and b"acp-session-id" in headers
-        if self.cut >= self.cuts or not (session_get or scope["type"] == "websocket"):
+        self.reopened += session_get or scope["type"] == "websocket"
+        if self.cut or not (session_get or scope["type"] == "websocket"):
             await self.app(scope, receive, send)
             return
-        self.cut += 1
+        self.cut = 1
         sent = 0
 
         async def counting(message: Any) -> None:
             nonlocal sent
-            carries = message.get("body") or message.get("text")
-            if message["type"] in ("http.response.body", "websocket.send") and carries:
+            body = message.get("body") or message.get("text")
+            if message["type"] in ("http.response.body", "websocket.send") and body:
                 if sent == self.after:
+                    if self.fault == "silent":
+                        await asyncio.Event().wait()  # half-open: no byte, no end
+                    if self.fault == "mid":
+                        await send({**message, "body": body[: len(body) // 2]})
                     raise ConnectionResetError("cut")
                 sent += 1
             await send(message)
@@ -182,21 +188,48 @@ class _CutStreams:
         await self.app(scope, receive, counting)
 
 
-@pytest.mark.parametrize("websocket", [False, True], ids=["http", "websocket"])
-@pytest.mark.parametrize("after", [1, 3, 6, 10])
-def test_a_cut_stream_is_resumed_by_cursor(websocket: bool, after: int) -> None:
-    """The session's stream (or the socket) breaks after ``after`` messages in the middle of
-    the scenario: the client reopens it after its last cursor and the scenario ends with
-    the agent's view, nothing applied twice."""
+def _cut_run(after: int, websocket: bool, fault: str = "cut") -> None:
+    """The scenario through :class:`_CutStreams`: it ends with the agent's view, nothing
+    applied twice (the views agree), no permission answered twice (the agent got each
+    answer once)."""
     agents = _Agents()
-    app = _CutStreams(acp_app(agents), after + (2 if websocket else 0))
+    keepalive = 0.2 if fault == "silent" else 15.0
+    app = _CutStreams(acp_app(agents, keepalive=keepalive), after, fault)
     with serve(app) as url:
-        ours = asyncio.run(_scenario(_ws(url + "/acp") if websocket else url + "/acp"))
-    assert app.cut == 1 and app.reopened >= (2 if websocket else 1)
+        url += "/acp"
+        ours = asyncio.run(_scenario(_ws(url) if websocket else url, keepalive=keepalive))
+    assert app.cut == 1 and app.reopened >= 2  # cut, then opened again
     theirs = agents.made[-1].report()
-    assert ours["errors"] == ours["diagnostics"] == []
+    assert ours["errors"] == ours["diagnostics"] == theirs["errors"] == []
     check_scenario_ran(ours["view"])
     assert ours["view"] == theirs["view"]
+    assert ours["permissions"] == theirs["permissions"]
+    assert ours["cancelRequests"] == ["c3"]
+
+
+# the scenario's first session stream carries 39 messages over HTTP; the socket carries 42
+@pytest.mark.parametrize("mid", [False, True], ids=["between", "mid-message"])
+@pytest.mark.parametrize("after", range(39))
+def test_a_session_stream_cut_after_any_message_is_resumed(after: int, mid: bool) -> None:
+    """The session's SSE stream breaks after each of its messages in turn (plan, tool
+    calls, the permission request, the diff, the terminal, state updates, the cancelled
+    turn, the replay), between two messages or inside the next one: the client reopens it
+    after its last cursor and nothing is lost or applied twice."""
+    _cut_run(after, websocket=False, fault="mid" if mid else "cut")
+
+
+@pytest.mark.parametrize("after", range(42))
+def test_a_socket_cut_after_any_message_is_resumed(after: int) -> None:
+    """The WebSocket breaks (no close frame) after each of its messages in turn: the
+    client opens another and resumes the connection after its last cursor."""
+    _cut_run(after, websocket=True)
+
+
+@pytest.mark.parametrize("after", [0, 5, 20])
+def test_a_silent_stream_is_taken_for_dead_and_resumed(after: int) -> None:
+    """The session's stream stops sending with its socket open (half-open): five
+    keep-alive intervals of silence later the client takes it for dead and reopens it."""
+    _cut_run(after, websocket=False, fault="silent")
 
 
 def test_a_refused_cursor_is_a_409_never_a_live_stream() -> None:

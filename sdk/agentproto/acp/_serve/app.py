@@ -15,8 +15,9 @@ cursor, then the live tail, at its own pace; the log's retention bounds what a s
 absent reader leaves behind, and the pump stops reading the agent (backpressure, through
 the pipe) only while the log cannot take more.
 
-The ``initialize`` answer is not logged: it is the ``200`` body of the POST that sent it
-(with the connection id in :data:`~.wire.CONNECTION_ID`), the result carrying
+Over HTTP the ``initialize`` answer is not logged: it is the ``200`` body of the POST
+that sent it (with the connection id in :data:`~.wire.CONNECTION_ID`); over a WebSocket it
+is the socket's first message, logged like the rest. Its result carries
 ``capabilities.transport.resumable`` (the log's retention) for a client to know it can
 resume.
 
@@ -169,20 +170,28 @@ class RemoteConnection:
 
     # ---- the client's messages -----------------------------------------------------------
 
-    async def initialize(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Hand the agent the ``initialize`` request; return its answer (not logged), with
-        the transport's resumability in its capabilities."""
+    async def initialize(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """Hand the agent the ``initialize`` request. Over HTTP, return its answer (the
+        POST's body, not logged); over a WebSocket its answer is logged like any other
+        message (a socket that breaks before it gets it resumes it), and ``None`` is
+        returned. Either way the result's capabilities say the transport resumes."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._initialize = (_key(message.get("id")), future)
+        if self.transport == "websocket":
+            await self.open_stream(self.stream(None))
+            await self.write(message, None)
+            return None
         await self.write(message, None)
-        answer = await future
+        return await future
+
+    def _resumable(self, answer: dict[str, Any]) -> None:
+        """Say in the ``initialize`` answer's capabilities that the transport resumes."""
         result = answer.get("result")
         if isinstance(result, dict):
             field = "agentCapabilities" if "agentCapabilities" in result else "capabilities"
             capabilities = result.setdefault(field, {})
             if isinstance(capabilities, dict):
                 capabilities["transport"] = {"resumable": self._server.retention()}
-        return answer
 
     async def write(self, message: dict[str, Any], session: str | None) -> None:
         """Hand the agent one message of the client (POSTed with ``session``)."""
@@ -225,8 +234,10 @@ class RemoteConnection:
             ident, future = initialize
             if _key(message.get("id")) == ident:
                 self._initialize = None
-                future.set_result(message)
-                return
+                self._resumable(message)
+                if self.transport == "http":
+                    future.set_result(message)
+                    return
         if "method" in message:
             session = session_of(message)
             params = message.get("params")
@@ -413,6 +424,7 @@ class _Server:
         connection = self.open("http")
         try:
             answer = await asyncio.wait_for(connection.initialize(message), 60.0)
+            assert answer is not None  # over HTTP, the POST's body
         except (TimeoutError, AgentProtoError):
             await connection.close()
             error = {"code": -32603, "message": "initialize failed"}
@@ -517,8 +529,7 @@ class _Server:
             await _ws_close(send, 1002, "the first message must be initialize")
             return
         connection = self.open("websocket", ident)
-        answer = await connection.initialize(message)
-        await send({"type": "websocket.send", "text": dumps(answer).decode()})
+        await connection.initialize(message)
         await self._ws_serve(connection, None, None, receive, send)
 
     async def _ws_resume(
