@@ -33,23 +33,29 @@ UNDER_TEST = str(Path(agentproto.__file__).resolve())  # the spawned agent must 
 PREFIX = ROOT / ".interop" / "acp"
 SDK = "@agentclientprotocol/sdk"
 SDK_VERSION = "2.4.0"
+WS_VERSION = "8.23.1"  # Node 20 has no WebSocket: the SDK's ws-client and server take this one
 METHODS = [*SCENARIO_METHODS, "session/resume"]
 
 
 def ensure_sdk() -> Path:
     """Install the TypeScript SDK into .interop/acp/ once; returns the peer scripts' folder."""
     need_node()
-    package = PREFIX / "node_modules" / SDK / "package.json"
-    if not package.is_file() or json.loads(package.read_text())["version"] != SDK_VERSION:
+    pins = {SDK: SDK_VERSION, "ws": WS_VERSION}
+    if any(_installed(name) != version for name, version in pins.items()):
         PREFIX.mkdir(parents=True, exist_ok=True)
         (PREFIX / "package.json").write_text('{"private": true, "type": "module"}\n')
-        npm_install(PREFIX, [f"{SDK}@{SDK_VERSION}"])
+        npm_install(PREFIX, [f"{name}@{version}" for name, version in pins.items()])
     folder = PREFIX / "acp_peers"  # the scripts resolve the SDK from .interop/acp
     folder.mkdir(exist_ok=True)
     for script in PEERS.iterdir():
         if script.suffix in (".mjs", ".json"):
             shutil.copyfile(script, folder / script.name)
     return folder
+
+
+def _installed(package: str) -> str | None:
+    found = PREFIX / "node_modules" / package / "package.json"
+    return json.loads(found.read_text())["version"] if found.is_file() else None
 
 
 def check_scenario_ran(view: dict[str, Any]) -> None:

@@ -9,7 +9,11 @@
 // When stdin ends it writes its own view of the session (what it sent, folded by
 // view.mjs) as JSON to the file named by its first argument.
 //
-// usage: node ts_agent.mjs VIEW_PATH
+// With --listen it serves over the SDK's experimental transports instead (Streamable
+// HTTP and WebSocket at /acp of a free port of 127.0.0.1; it prints `LISTENING <port>`,
+// writes its view every 100 ms and on SIGTERM).
+//
+// usage: node ts_agent.mjs VIEW_PATH [--listen]
 import { readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
@@ -122,7 +126,41 @@ const app = acp
     return {};
   });
 
-const stream = acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
-const connection = app.connect(stream);
-await connection.closed;
-writeFileSync(viewPath, JSON.stringify({ view: view.toJSON(), ...record }, null, 1));
+function save() {
+  writeFileSync(viewPath, JSON.stringify({ view: view.toJSON(), ...record }, null, 1));
+}
+
+if (process.argv.includes("--listen")) {
+  // the SDK's experimental server: Streamable HTTP and WebSocket on /acp of a free port;
+  // the view is written after each request it answers, and on SIGTERM
+  const { createServer } = await import("node:http");
+  const { WebSocketServer } = await import("ws");
+  const { AcpServer } = await import("@agentclientprotocol/sdk/experimental/server");
+  const node = await import("@agentclientprotocol/sdk/experimental/node");
+  const server = new AcpServer({ agent: app });
+  const onHttp = node.createNodeHttpHandler(server);
+  const onUpgrade = node.createNodeWebSocketUpgradeHandler(
+    server,
+    new WebSocketServer({ noServer: true }),
+  );
+  const routed = (req) => new URL(req.url ?? "/", "http://x").pathname === "/acp";
+  const http = createServer((req, res) => {
+    if (routed(req)) onHttp(req, res);
+    else res.writeHead(404).end();
+  });
+  http.on("upgrade", (req, socket, head) => {
+    if (routed(req)) onUpgrade(req, socket, head);
+    else socket.destroy();
+  });
+  setInterval(save, 100);
+  process.on("SIGTERM", () => {
+    save();
+    process.exit(0);
+  });
+  http.listen(0, "127.0.0.1", () => console.log(`LISTENING ${http.address().port}`));
+} else {
+  const stream = acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
+  const connection = app.connect(stream);
+  await connection.closed;
+  save();
+}

@@ -11,6 +11,9 @@
 // the permission requests the agent cancelled, the stop reasons it saw and any error.
 //
 // usage: node ts_client.mjs -- AGENT_COMMAND...
+//        node ts_client.mjs --url http://HOST:PORT/acp --transport http|ws
+//        (a remote agent over the SDK's Streamable HTTP or WebSocket client; the ws://
+//        URL is the http:// one's; agentExit is then null)
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -72,9 +75,27 @@ const app = acp
     return { outcome: { outcome: "selected", optionId: "allow" } };
   });
 
-const child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
+// --url URL --transport http|ws: a remote agent, over the SDK's experimental transports
+const urlAt = process.argv.indexOf("--url");
+let child = null;
+let stream;
+let exited = Promise.resolve(null);
+if (urlAt >= 0) {
+  const url = process.argv[urlAt + 1];
+  const transport = process.argv[process.argv.indexOf("--transport") + 1];
+  if (transport === "ws") {
+    const { WebSocket } = await import("ws"); // Node 20 has no global WebSocket
+    const { createWebSocketStream } = await import("@agentclientprotocol/sdk/experimental/ws-client");
+    stream = createWebSocketStream(url.replace(/^http/, "ws"), { WebSocket });
+  } else {
+    const { createHttpStream } = await import("@agentclientprotocol/sdk/experimental/http-client");
+    stream = createHttpStream(url);
+  }
+} else {
+  child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+  stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
+}
 
 async function turn(ctx, sessionId, text) {
   const ended = nextIdle();
@@ -108,7 +129,7 @@ try {
 } catch (error) {
   out.error = String(error?.stack ?? error);
 }
-child.stdin.end();
+child?.stdin.end();
 out.agentExit = await exited;
 process.stdout.write(
   JSON.stringify({ view: live.toJSON(), replayed: replayed.toJSON(), ...out }) + "\n",
