@@ -285,10 +285,14 @@ class ScenarioClient:
         }
 
 
-async def drive_agent(command: list[str]) -> tuple[dict[str, Any], int]:
-    """Spawn an agent, run the scenario against it; agentproto's report and the version."""
+async def drive_agent(command: list[str] | str) -> tuple[dict[str, Any], int]:
+    """Spawn an agent (or connect to the one a URL names), run the scenario against it;
+    agentproto's report and the version."""
     handlers = ScenarioHandlers()
-    client = await AcpClient.spawn(command, handlers, request_timeout=30)
+    if isinstance(command, str):
+        client = AcpClient.connect_url(command, handlers, request_timeout=30)
+    else:
+        client = await AcpClient.spawn(command, handlers, request_timeout=30)
     scenario = ScenarioClient(client, handlers)
     async with client:
         await asyncio.wait_for(scenario.run(), 60)

@@ -17,20 +17,36 @@ made explicit below with the rule behind it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import functools
 import importlib.util
 import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import agentproto
+from agentproto import Diagnostic
+from agentproto.acp import AcpClient, RpcError, acp_app
+from tests.agui.live_server import serve
 from tests.interop.acp_side import METHODS as SCENARIO_METHODS
-from tests.interop.acp_side import PEERS, PERMISSIONS, SCENARIO, STOP_REASONS, drive_agent
+from tests.interop.acp_side import (
+    PEERS,
+    PERMISSIONS,
+    SCENARIO,
+    STOP_REASONS,
+    ScenarioAgent,
+    ScenarioClient,
+    ScenarioHandlers,
+    drive_agent,
+)
 from tests.needs import PEERS as PEER_PACKAGES
 from tests.needs import missing
 
@@ -50,6 +66,11 @@ def _without_ids(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"kind": m["kind"], "text": m["text"]} for m in messages]
 
 
+TRANSPORTS = ["stdio", "http", "ws"]
+"""The SDK's client runs over stdio, and over its remote transport (``acp.http``:
+Streamable HTTP, and a WebSocket) against ``acp_app``."""
+
+
 @pytest.fixture(scope="module")
 def python_agent(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], ...]:
     """agentproto's client against the SDK's agent: (our report, the agent's report)."""
@@ -61,24 +82,102 @@ def python_agent(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, An
     return ours, json.loads(path.read_text("utf-8"))
 
 
-@pytest.fixture(scope="module")
-def python_client(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], ...]:
+@pytest.mark.parametrize("transport", ["http", "ws"])
+def test_agentproto_client_drives_the_sdk_remote_server(tmp_path: Path, transport: str) -> None:
+    """``AcpClient.connect_url`` against the SDK's own remote server (``acp.http``'s ASGI
+    app: Streamable HTTP and WebSocket). That server serves the stable v1 methods only (it
+    takes no ``use_unstable_protocol``), so ``session/close`` is answered ``-32601``, which
+    the client reports; the turns before it agree with the agent's view as over stdio."""
+    _require_sdk()
+    path = tmp_path / "agent.json"
+    command = [sys.executable, str(PEERS / "py_agent.py"), str(path), "--listen"]
+    handlers = ScenarioHandlers()
+    with _listening(command) as url:
+        remote = url.replace("http", "ws", 1) if transport == "ws" else url
+
+        async def drive() -> tuple[ScenarioClient, BaseException | None]:
+            client = AcpClient.connect_url(remote, handlers, request_timeout=30)
+            scenario = ScenarioClient(client, handlers)
+            async with client:
+                try:
+                    await asyncio.wait_for(scenario.run(), 60)
+                except RpcError as error:
+                    return scenario, error
+            return scenario, None
+
+        scenario, error = asyncio.run(drive())
+        time.sleep(0.3)  # the agent writes its view every 100 ms
+    theirs = json.loads(path.read_text("utf-8"))
+    ours = scenario.report()
+    assert isinstance(error, RpcError) and error.code == -32601  # session/close, unstable
+    assert theirs["methods"] == METHODS[: METHODS.index("session/close")]
+    assert ours["errors"] == [] and theirs["errors"] == []
+    assert ours["permissions"] == theirs["permissions"] == PERMISSIONS
+    assert ours["stopReasons"] == theirs["stopReasons"] == STOP_REASONS
+    view, expected = copy.deepcopy(ours["view"]), copy.deepcopy(theirs["view"])
+    view["messages"] = _without_ids(view["messages"])
+    # as over stdio (test_agentproto_client_drives_python_agent): v1 has no cancelled
+    # status nor state_update; the diff and plan are checked over stdio
+    expected["toolCalls"]["c3"]["status"] = view["toolCalls"]["c3"]["status"] = "cancelled"
+    expected["state"] = view["state"]
+    for side in (view, expected):
+        del side["plans"], side["toolCalls"]["c1"]["content"]
+    assert view == expected
+
+
+@contextlib.contextmanager
+def _listening(command: list[str]) -> Iterator[str]:
+    """A server process that prints ``LISTENING <port>``: its URL, while it runs."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("LISTENING "), line
+        yield f"http://127.0.0.1:{line.split()[1]}/acp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.fixture(scope="module", params=TRANSPORTS)
+def python_client(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, Any], ...]:
     """The SDK's client against agentproto's agent: (its report, our agent's report)."""
     _require_sdk()
-    path = tmp_path_factory.mktemp("py-client") / "agent.json"
-    agent = [sys.executable, "-m", "tests.interop.acp_side", str(path)]
     env_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    result = subprocess.run(
-        [sys.executable, str(PEERS / "py_client.py"), "--", *agent],
+    client = [sys.executable, str(PEERS / "py_client.py")]
+    run = functools.partial(
+        subprocess.run,
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
         env={**os.environ, "PYTHONPATH": env_path},
     )
+    if request.param == "stdio":
+        path = tmp_path_factory.mktemp("py-client") / "agent.json"
+        result = run([*client, "--", sys.executable, "-m", "tests.interop.acp_side", str(path)])
+        ours = json.loads(path.read_text("utf-8"))
+    else:
+        agents: list[ScenarioAgent] = []
+
+        def make() -> ScenarioAgent:
+            agents.append(ScenarioAgent())
+            return agents[-1]
+
+        def note(found: Diagnostic) -> None:
+            agents[-1].record["diagnostics"].append(f"{found.code}: {found.message}")
+
+        with serve(acp_app(make, on_diagnostic=note)) as url:
+            result = run([*client, "--url", url + "/acp", "--transport", request.param])
+        ours = agents[-1].report()
     assert result.returncode == 0, result.stdout + result.stderr
     theirs = json.loads(result.stdout) | {"stderr": result.stderr}
-    return theirs, json.loads(path.read_text("utf-8"))
+    if request.param != "stdio":
+        assert theirs["agentExit"] is None  # no process of ours to exit: the server goes on
+        theirs["agentExit"] = 0
+    return theirs, ours
 
 
 def test_agentproto_client_drives_python_agent(python_agent: tuple[dict[str, Any], ...]) -> None:

@@ -1,8 +1,9 @@
 """An ACP v1 agent written with the official Python SDK, agent-client-protocol 0.12.1.
 
-It serves one client on stdio and plays the v1 form of the interop scenario: the
-turn "go" (a plan, a tool call that asks permission and shows a diff, an agent
-message), the turn "cancel me" (a tool call whose permission request the client
+It serves one client on stdio (with ``--listen``: over the SDK's ``acp.http`` server,
+Streamable HTTP and WebSocket, printing ``LISTENING <port>``) and plays the v1 form of
+the interop scenario: the turn "go" (a plan, a tool call that asks permission and shows
+a diff, an agent message), the turn "cancel me" (a tool call whose permission request the client
 answers ``cancelled`` after cancelling the turn), ``session/close``, and
 ``session/load``, which replays every notification it sent. v1 has no agent-owned
 terminals (its terminals are client methods) and no ``state_update``.
@@ -10,7 +11,7 @@ terminals (its terminals are client methods) and no ``state_update``.
 When stdin ends it writes its own view of the session (what it sent, folded by the
 SDK's SessionAccumulator, see py_view.py) as JSON to the file named by its argument.
 
-usage: python py_agent.py VIEW_PATH
+usage: python py_agent.py VIEW_PATH [--listen]
 """
 
 from __future__ import annotations
@@ -154,5 +155,36 @@ async def main(view_path: str) -> None:
         Path(view_path).write_text(json.dumps(report, indent=1), "utf-8")
 
 
+async def listen(view_path: str) -> None:
+    """Serve over the SDK's ``acp.http`` ASGI app (Streamable HTTP and WebSocket) under
+    uvicorn on a free port of 127.0.0.1; print ``LISTENING <port>``; write the view of the
+    last connection's agent every 100 ms."""
+    import socket
+
+    import uvicorn
+    from acp.http.asgi import create_asgi_app
+
+    agents: list[ScenarioAgent] = []
+
+    def factory(conn: Any) -> ScenarioAgent:
+        agent = ScenarioAgent()
+        agent.on_connect(conn)
+        agents.append(agent)
+        return agent
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(create_asgi_app(factory), log_level="warning"))
+    serving = asyncio.ensure_future(server.serve(sockets=[sock]))
+    while not server.started:
+        await asyncio.sleep(0.01)
+    print(f"LISTENING {sock.getsockname()[1]}", flush=True)
+    while not serving.done():
+        if agents:
+            report = {"view": agents[-1].view.to_json(), **agents[-1].record}
+            Path(view_path).write_text(json.dumps(report, indent=1), "utf-8")
+        await asyncio.sleep(0.1)
+
+
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(listen(sys.argv[1]) if "--listen" in sys.argv else main(sys.argv[1]))

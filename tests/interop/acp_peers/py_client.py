@@ -11,6 +11,8 @@ SDK's SessionAccumulator, see py_view.py), the permission outcomes it gave, the
 stop reasons of the prompt responses and any error.
 
 usage: python py_client.py -- AGENT_COMMAND...
+       python py_client.py --url http://HOST:PORT/acp --transport http|ws
+       (a remote agent, over the SDK's ``acp.http`` or ``acp.ws`` client)
 """
 
 from __future__ import annotations
@@ -81,6 +83,31 @@ class ScenarioClient:
         self.target = self.live
 
 
+async def over_url(url: str, transport: str) -> int:
+    """The scenario against a remote agent, over the SDK's HTTP or WebSocket client."""
+    client = ScenarioClient()
+    client.out["agentExit"] = None  # no process of ours
+    try:
+        if transport == "ws":
+            from acp.ws import create_websocket_stream
+
+            stream = await create_websocket_stream(url.replace("http", "ws", 1))
+        else:
+            from acp.http import create_http_stream
+
+            stream = create_http_stream(url)
+        conn = acp.connect_to_agent(client, stream, use_unstable_protocol=True)
+        try:
+            await asyncio.wait_for(client.run(), 60)
+        finally:
+            await conn.close()
+    except Exception:
+        client.out["error"] = traceback.format_exc()
+    report = {"view": client.live.to_json(), "replayed": client.replayed.to_json()}
+    sys.stdout.write(json.dumps(report | client.out) + "\n")
+    return 0 if client.out["error"] is None else 1
+
+
 async def main(command: list[str]) -> int:
     client = ScenarioClient()
     try:
@@ -100,4 +127,7 @@ async def main(command: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    if "--url" in sys.argv:
+        url, transport = sys.argv[sys.argv.index("--url") + 1], sys.argv[-1]
+        sys.exit(asyncio.run(over_url(url, transport)))
     sys.exit(asyncio.run(main(sys.argv[sys.argv.index("--") + 1 :])))
