@@ -171,6 +171,35 @@ def test_an_expired_cursor_is_answered_from_a_checkpoint(kind: str, tmp_path: Pa
     assert resynced >= count // 2  # most cursors had expired: the fallback was taken
 
 
+def test_a_reader_retention_passes_is_resynced_in_its_own_response() -> None:
+    """A client too slow for a log that keeps 8 frames (big frames fill the socket while it
+    sleeps; the run goes on without it) is not cut off: its response goes on with the
+    resync and the frames after the checkpoint, and folds into the run's conversation."""
+    piece = "x" * 200_000
+
+    async def handler(run_input: Any, producer: RunProducer) -> None:
+        producer.run_started()
+        for n in range(30):
+            producer.text([piece], message_id=f"m{n}")
+            await asyncio.sleep(0)
+        producer.run_finished()
+
+    app = agent_app(handler, log=MemoryEventLog(Retention(max_frames=8)))
+    with (
+        serve(app) as url,
+        httpx.Client(timeout=TIMEOUT) as client,
+        client.stream("POST", url, json=BODY) as response,
+    ):
+        chunks = response.iter_raw()
+        body = next(chunks)
+        time.sleep(1.0)  # the run ends meanwhile; its first frames are dropped
+        body += b"".join(chunks)
+    assert b"agentproto.resync" in body
+    consumer = consume([body], run_input=BODY)
+    assert consumer.verifier.runs[-1].succeeded
+    assert [m.id for m in consumer.conversation.messages] == [f"m{n}" for n in range(30)]
+
+
 def test_a_new_client_attaches_with_get(served: str) -> None:
     """``GET ?threadId&runId`` streams a run from its start; with ``Last-Event-ID``, after it."""
     with httpx.Client(timeout=TIMEOUT) as client:

@@ -506,8 +506,9 @@ class Runs:
         self, stream: str, cursor: str | None, preface: tuple[Entry, ...] = ()
     ) -> AsyncGenerator[Entry, None]:
         """The run's entries after ``cursor`` (after ``preface``, the entries of a
-        resync), to its end, waiting for the live tail; only events are sent on. A store
-        failure ends them (it is logged). A run written by another process is watched:
+        resync), to its end, waiting for the live tail; only events are sent on. A reader
+        that retention passes (a slow client) is resynced where it stands; a store failure
+        ends them (it is logged). A run written by another process is watched:
         this reader marks the run's readers stream (for the writer's detached clock) and
         ends the run with ``RUN_ERROR`` ``agent.lost`` when no frame came for
         ``lost_timeout`` seconds."""
@@ -521,7 +522,13 @@ class Runs:
             while True:
                 wait = READ_WAIT if watch is None else watch.wait
                 try:
-                    page = await self.log.read(stream, cursor, limit=_BATCH, wait=wait)
+                    try:
+                        page = await self.log.read(stream, cursor, limit=_BATCH, wait=wait)
+                    except CursorExpiredError as behind:  # retention passed this reader
+                        for entry in await resync(self.log, stream, behind, cursor):
+                            yield entry
+                            cursor = entry.cursor
+                        continue
                 except AgentProtoError:
                     _logger.exception("reading run %s from the event log failed", stream)
                     return
