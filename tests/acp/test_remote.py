@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,11 +18,12 @@ import pytest
 
 from agentproto.acp import AcpClient
 from agentproto.acp._serve.app import acp_app
-from agentproto.stores import MemoryEventLog, Retention
+from agentproto.stores import EventLog, MemoryEventLog, RedisEventLog, Retention, SQLiteEventLog
 from tests.agui.live_server import serve
 from tests.docblocks import doc_block
 from tests.interop.acp_side import ScenarioAgent, ScenarioClient, ScenarioHandlers
 from tests.interop.test_acp_interop_ts import check_scenario_ran
+from tests.needs import redis_server
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -92,6 +95,24 @@ def test_v1_is_negotiated_over_the_transport_as_over_stdio(
     assert ours["errors"] == theirs["errors"] == []
     assert ours["stopReasons"] == ["end_turn", "cancelled"]
     assert ours["permissions"] == theirs["permissions"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_the_streams_can_be_kept_in_any_store(kind: str, tmp_path: Path) -> None:
+    """The same log stores as the AG-UI streams: the scenario over SQLite and Redis logs,
+    one socket cut and resumed on each."""
+    log: EventLog = (
+        SQLiteEventLog(tmp_path / "acp.db")
+        if kind == "sqlite"
+        else RedisEventLog(redis_server(), prefix=f"t{uuid.uuid4().hex}")
+    )
+    agents = _Agents()
+    app = _CutStreams(acp_app(agents, log=log), 7)
+    with serve(app) as url:
+        ours = asyncio.run(_scenario(_ws(url + "/acp")))
+    assert app.cut == 1 and app.reopened >= 2
+    assert ours["errors"] == ours["diagnostics"] == []
+    assert ours["view"] == agents.made[-1].report()["view"]
 
 
 def test_every_message_of_a_stream_carries_its_cursor(served: tuple[str, _Agents]) -> None:
