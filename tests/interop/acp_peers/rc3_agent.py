@@ -1,5 +1,7 @@
 """An ACP v2 agent written with the official Python SDK's v2 pre-release
-(agent-client-protocol 1.0.0rc3, ``acp.experimental.v2``), serving one client on stdio.
+(agent-client-protocol 1.0.0rc3, ``acp.experimental.v2``), serving one client on stdio
+(with ``--listen``: over the SDK's remote server, Streamable HTTP and WebSocket at /acp,
+printing ``LISTENING <port>``).
 
 It plays scenario.json as ts_agent.mjs does: each prompt's turn (updates sent, a
 permission asked, the idle state_update with its stop reason); on ``session/cancel`` the
@@ -142,5 +144,38 @@ async def main(path: str) -> None:
         Path(path).write_text(json.dumps(record, indent=1), "utf-8")
 
 
+async def listen(path: str) -> None:
+    """Serve over the SDK's remote server (``acp.http.asgi``: Streamable HTTP and WebSocket
+    at /acp, v2 through its protocol router) under uvicorn on a free port of 127.0.0.1;
+    print ``LISTENING <port>``; write the last connection's record every 100 ms."""
+    import socket
+
+    import uvicorn
+    from acp.experimental.negotiation import AgentProtocolRouter
+    from acp.http.asgi import create_asgi_app
+
+    agents: list[ScenarioAgent] = []
+
+    def factory(conn: Any) -> ScenarioAgent:
+        agent = ScenarioAgent()
+        agent.on_connect(conn)
+        agents.append(agent)
+        return agent
+
+    app = create_asgi_app(AgentProtocolRouter(v2=factory))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    serving = asyncio.ensure_future(server.serve(sockets=[sock]))
+    while not server.started:
+        await asyncio.sleep(0.01)
+    print(f"LISTENING {sock.getsockname()[1]}", flush=True)
+    while not serving.done():
+        if agents:
+            record = {**agents[-1].record, "sent": agents[-1].sent}
+            Path(path).write_text(json.dumps(record, indent=1), "utf-8")
+        await asyncio.sleep(0.1)
+
+
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(listen(sys.argv[1]) if "--listen" in sys.argv else main(sys.argv[1]))

@@ -79,12 +79,23 @@ class ScenarioClient:
         await asyncio.wait_for(self.idle.wait(), 30)
 
 
-async def main(command: list[str]) -> int:
-    process = await asyncio.create_subprocess_exec(
-        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 24
-    )
+async def main(command: list[str], url: str | None = None, transport: str = "http") -> int:
     client = ScenarioClient()
-    conn = client.conn = connect_to_agent(client, process.stdin, process.stdout)
+    process = None
+    if url is None:
+        process = await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 24
+        )
+        conn = client.conn = connect_to_agent(client, process.stdin, process.stdout)
+    elif transport == "ws":
+        from acp.ws import create_websocket_stream
+
+        stream = await create_websocket_stream(url.replace("http", "ws", 1))
+        conn = client.conn = connect_to_agent(client, stream)
+    else:
+        from acp.http import create_http_stream
+
+        conn = client.conn = connect_to_agent(client, create_http_stream(url))
     out = client.out
     try:
         init = await conn.initialize(
@@ -108,12 +119,16 @@ async def main(command: list[str]) -> int:
     except Exception:
         out["error"] = traceback.format_exc()
     await conn.close()
-    if process.stdin is not None:
-        process.stdin.close()
-    out["agentExit"] = await asyncio.wait_for(process.wait(), 30)
+    out["agentExit"] = None  # a remote agent: no process of ours
+    if process is not None:
+        if process.stdin is not None:
+            process.stdin.close()
+        out["agentExit"] = await asyncio.wait_for(process.wait(), 30)
     print(json.dumps(out))
     return 0 if out["error"] is None else 1
 
 
 if __name__ == "__main__":
+    if "--url" in sys.argv:
+        sys.exit(asyncio.run(main([], sys.argv[sys.argv.index("--url") + 1], sys.argv[-1])))
     sys.exit(asyncio.run(main(sys.argv[sys.argv.index("--") + 1 :])))

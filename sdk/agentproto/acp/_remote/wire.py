@@ -12,7 +12,9 @@ durable-resumable RFD's cursors on top:
 * streams: one per connection and one per session (``GET`` with :data:`SESSION_ID`);
   a message of the agent that names a ``sessionId`` in its params goes on that
   session's stream, an answer on the stream of the request it answers
-  (:func:`route_of`), everything else on the connection's;
+  (:func:`route_of`), a ``$/cancel_request`` on the stream of the request it withdraws
+  (ours: streams are not ordered between them, and a withdrawal must not overtake its
+  request), everything else on the connection's;
 * cursors: every message a stream carries has one, opaque and growing, as the SSE
   ``id:`` and in the message as ``_meta["acp/cursor"]`` (:func:`with_cursor`; the
   client takes it out again, :func:`take_cursor`); a stream reopened with

@@ -245,6 +245,9 @@ class RemoteConnection:
             is_state = isinstance(update, dict) and update.get("sessionUpdate") == "state_update"
             if session is not None and is_state:
                 self._states[session] = update
+            if message["method"] == "$/cancel_request" and isinstance(params, dict):
+                # on the stream of the request it withdraws, so that it never overtakes it
+                session = self._asked.get(_key(params.get("requestId")), session)
             if "id" in message:
                 self._asked[_key(message["id"])] = session
         else:
