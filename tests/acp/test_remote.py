@@ -7,6 +7,7 @@ applied twice; bad requests get the transport's refusals."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -289,3 +290,23 @@ def test_the_readme_block_serves_an_agent_and_connects_to_it(
         for where in (url + "/", _ws(url) + "/"):
             asyncio.run(namespace["main"](where))
     assert capsys.readouterr().out == "end_turn\nYou said: hello\n" * 2
+
+
+def test_connections_are_bounded() -> None:
+    """``max_connections``: one more ``initialize`` is 503, one more socket closed 1013;
+    a connection ended makes room again."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    with serve(acp_app(_Agents(), max_connections=1)) as url, httpx.Client(timeout=10) as http:
+        url += "/acp"
+        first = http.post(url, json=INITIALIZE)
+        refused = http.post(url, json=INITIALIZE)
+        assert refused.status_code == 503 and refused.json()["error"] == "too-many-connections"
+        with connect(_ws(url)) as socket, pytest.raises(ConnectionClosed) as closed:
+            socket.send(json.dumps(INITIALIZE))
+            socket.recv(timeout=5)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
+        mine = {"acp-connection-id": first.headers["acp-connection-id"]}
+        assert http.delete(url, headers=mine).status_code == 202
+        assert http.post(url, json=INITIALIZE).status_code == 200

@@ -293,6 +293,7 @@ class _Server:
         reading: asgi.BodyLimits,
         keepalive: float,
         idle_timeout: float | None,
+        max_connections: int,
         runner_options: dict[str, Any],
     ) -> None:
         self.agent = agent
@@ -302,7 +303,13 @@ class _Server:
         self.idle_timeout = idle_timeout
         self.runner_options = runner_options
         self.connections: dict[str, RemoteConnection] = {}
+        self.max_connections = max_connections
         self._janitor: asyncio.Task[None] | None = None
+
+    @property
+    def full(self) -> bool:
+        """Whether a new connection would be one too many."""
+        return len(self.connections) >= self.max_connections
 
     def retention(self) -> dict[str, int | float]:
         """What the log keeps, as ``transport.resumable`` says it."""
@@ -424,6 +431,10 @@ class _Server:
         if message.get("id") is None:
             await _refuse(send, 400, "invalid-message", "initialize is a request: it needs an id")
             return
+        if self.full:
+            detail = f"{self.max_connections} connections are open (acp_app(max_connections=...))"
+            await _refuse(send, 503, "too-many-connections", detail)
+            return
         connection = self.open("http")
         try:
             answer = await asyncio.wait_for(connection.initialize(message), 60.0)
@@ -530,6 +541,9 @@ class _Server:
             return
         if message.get("method") != "initialize" or message.get("id") is None:
             await _ws_close(send, 1002, "the first message must be initialize")
+            return
+        if self.full:
+            await _ws_close(send, 1013, "too many connections")
             return
         connection = self.open("websocket", ident)
         await connection.initialize(message)
@@ -706,6 +720,7 @@ def acp_app(
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
     max_body_bytes: int = 16 * 1024 * 1024,
     body_timeout: float | None = 30.0,
+    max_connections: int = 1000,
     **runner_options: Any,
 ) -> asgi.ASGIApp:
     """An ASGI application serving an ACP agent over HTTP and WebSocket, on one path.
@@ -729,6 +744,8 @@ def acp_app(
             from its client; ``None``: until ``DELETE`` or its agent's end.
         max_body_bytes: the largest POST body (413 over it).
         body_timeout: seconds a POST body may take to arrive (408 after).
+        max_connections: the most connections (each with its agent) at once; one
+            more is refused (503 ``too-many-connections``; a WebSocket: close 1013).
         **runner_options: for each connection's :class:`~agentproto.acp.AgentRunner`.
 
     Returns:
@@ -736,6 +753,10 @@ def acp_app(
     """
     if keepalive <= 0 or (idle_timeout is not None and idle_timeout <= 0):
         raise UsageError("serve.limit", "keepalive and idle_timeout must be positive")
+    if isinstance(max_connections, bool) or not isinstance(max_connections, int):
+        raise UsageError("serve.limit", "max_connections must be a positive integer")
+    if max_connections < 1:
+        raise UsageError("serve.limit", "max_connections must be a positive integer")
     reading = asgi.BodyLimits(max_body_bytes, body_timeout, "acp_app")
     return _Server(
         agent,
@@ -743,5 +764,6 @@ def acp_app(
         reading,
         keepalive,
         idle_timeout,
+        max_connections,
         runner_options,
     )
