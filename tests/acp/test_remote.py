@@ -17,7 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from agentproto.acp import AcpClient
+from agentproto.acp import AcpClient, Agent, AgentSession, ConnectionClosedError, RpcError
+from agentproto.acp import schema as acp
 from agentproto.acp._serve.app import acp_app
 from agentproto.stores import EventLog, MemoryEventLog, RedisEventLog, Retention, SQLiteEventLog
 from tests.agui.live_server import serve
@@ -310,3 +311,76 @@ def test_connections_are_bounded() -> None:
         mine = {"acp-connection-id": first.headers["acp-connection-id"]}
         assert http.delete(url, headers=mine).status_code == 202
         assert http.post(url, json=INITIALIZE).status_code == 200
+
+
+class _Chatty(Agent):
+    """Answers a prompt with 30 chunks of one message, a little apart."""
+
+    async def prompt(self, session: AgentSession, request: acp.PromptRequest) -> str:
+        for n in range(30):
+            await session.message_chunk(f"{n} ", message_id="answer")
+            await asyncio.sleep(0.01)
+        return "end_turn"
+
+
+class _SlowReturn:
+    """``app`` whose session streams break after 2 messages the first time, and whose
+    reopening waits ``delay`` seconds first (a client away that long)."""
+
+    def __init__(self, app: Any, delay: float) -> None:
+        self.app, self.delay, self.gets = app, delay, 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers", ()))
+        if scope["type"] != "http" or b"acp-session-id" not in headers:
+            await self.app(scope, receive, send)
+            return
+        self.gets += 1
+        if self.gets > 1:
+            await asyncio.sleep(self.delay)
+            await self.app(scope, receive, send)
+            return
+        sent = 0
+
+        async def counting(message: Any) -> None:
+            nonlocal sent
+            if message["type"] == "http.response.body" and message.get("body"):
+                if sent == 2:
+                    raise ConnectionResetError("cut")
+                sent += 1
+            await send(message)
+
+        await self.app(scope, receive, counting)
+
+
+def test_a_refused_resume_rebuilds_the_session_by_replay() -> None:
+    """Away longer than a log of 4 messages remembers, the client is refused (409): the
+    prompt it awaited fails (its answer or its turn's end may have been dropped: an error,
+    never a hang), and the session is rebuilt by ``session/resume`` with replay: the whole
+    answer is there."""
+    log = MemoryEventLog(Retention(max_frames=4))
+    app = _SlowReturn(acp_app(_Chatty, log=log), delay=1.0)
+
+    async def run(url: str) -> tuple[BaseException | None, str]:
+        async with AcpClient.connect_url(url, request_timeout=30) as client:
+            await client.initialize(timeout=30)
+            session = await client.new_session("/tmp")
+            failed: BaseException | None = None
+            try:
+                await client.prompt(session.session_id, "go", timeout=30)
+            except (ConnectionClosedError, RpcError) as error:
+                failed = error
+            for _ in range(100):  # the rebuild runs on: wait for its replay
+                rebuilt = client.sessions[session.session_id].state.agent_messages
+                if "answer" in rebuilt and len(rebuilt["answer"].content) == 30:
+                    break
+                await asyncio.sleep(0.05)
+            message = client.sessions[session.session_id].state.agent_messages["answer"]
+            return failed, "".join(block.text for block in message.content)
+
+    with serve(app) as url:
+        failed, text = asyncio.run(run(url + "/acp"))
+    # the prompt's own answer (v2: once the user message is in) or the turn's end was lost
+    lost = (RpcError, "the answer was lost"), (ConnectionClosedError, "stream was lost")
+    assert any(isinstance(failed, kind) and text in str(failed) for kind, text in lost), failed
+    assert text == "".join(f"{n} " for n in range(30))

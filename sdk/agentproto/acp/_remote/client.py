@@ -16,8 +16,10 @@ A stream that breaks or goes quiet for ``5 * keepalive`` seconds (the RFD's dead
 reopened after the last cursor seen (``Last-Event-ID``; a WebSocket's first message
 ``stream/resume``), with the bounded, jittered backoff of a
 :class:`~agentproto._core.reconnect.Reconnect`. A refused resume (``409``) is reported to
-``on_refused(session)`` (the client then rebuilds the session with ``session/resume``) and
-the stream reopened from its live end. When the connection itself is gone (``404``, a
+``on_refused(session)`` (the client then rebuilds the session with ``session/resume``),
+each request whose answer was owed on that stream is answered with an error
+(:data:`ANSWER_LOST`: it may have been dropped), and the stream is reopened from its live
+end. When the connection itself is gone (``404``, a
 refused WebSocket resume, attempts exhausted) the reader ends: the connection closes as
 closed by the peer. Closing the writer ends the connection (``DELETE``; a clean close).
 """
@@ -44,12 +46,15 @@ from agentproto.acp._remote.wire import (
     RESUME,
     RESUME_FAILED,
     SESSION_ID,
+    route_of,
     session_of,
     take_cursor,
 )
 
 __all__ = ["HttpStreams", "RemoteStreams", "WebSocketStreams"]
 
+ANSWER_LOST: Final = "the answer was lost: the agent could not resume the stream it rode"
+"""The message of the error a request gets when its answer's stream could not be resumed."""
 _DEAD_AFTER: Final = 5
 """Keep-alive intervals of silence after which a stream is taken for dead (the RFD's)."""
 _logger = logging.getLogger("agentproto.acp")
@@ -198,6 +203,7 @@ class HttpStreams(RemoteStreams):
         self.connection_id: str | None = None
         self._streams: dict[str | None, asyncio.Event] = {}  # each stream: set once open
         self._origin: dict[str, str | None] = {}  # the agent's requests: their stream
+        self._awaiting: dict[str, tuple[str | None, Any]] = {}  # ours: (answer's stream, id)
 
     def _request_headers(self, session: str | None) -> dict[str, str]:
         found = {**self._headers, "content-type": "application/json"}
@@ -213,6 +219,8 @@ class HttpStreams(RemoteStreams):
             return
         if "method" in message:
             session = session_of(message)
+            if "id" in message:
+                self._awaiting[_key(message["id"])] = (route_of(message, session), message["id"])
         else:
             session = self._origin.pop(_key(message.get("id")), None)
         if session is not None:
@@ -296,6 +304,7 @@ class HttpStreams(RemoteStreams):
             if response.status_code == 409:  # the cursor is refused: rebuild, read on live
                 self.cursors.pop(session, None)
                 opened.set()
+                self._lost_answers(session)
                 if self.on_refused is not None:
                     self._spawn(self.on_refused(session))
                 return True
@@ -319,8 +328,19 @@ class HttpStreams(RemoteStreams):
                     progressed = True
         return progressed
 
+    def _lost_answers(self, stream: str | None) -> None:
+        """The answers ``stream`` owed may be among what could not be replayed: each of
+        those requests is answered with an error rather than waiting forever."""
+        for key, (route, ident) in list(self._awaiting.items()):
+            if route == stream:
+                del self._awaiting[key]
+                error = {"code": -32603, "message": ANSWER_LOST}
+                self._receive({"jsonrpc": "2.0", "id": ident, "error": error}, stream, None)
+
     def _arrived(self, message: Any, stream: str | None, cursor: str | None) -> None:
         if isinstance(message, dict):
+            if "method" not in message and "id" in message:
+                self._awaiting.pop(_key(message["id"]), None)
             if "method" in message and "id" in message:
                 self._origin[_key(message["id"])] = stream
             result = message.get("result")

@@ -46,7 +46,13 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, Final, Literal
 
 from agentproto._core import asgi
-from agentproto._core.errors import AgentProtoError, CursorError, DecodeError, UsageError
+from agentproto._core.errors import (
+    AgentProtoError,
+    CursorError,
+    CursorExpiredError,
+    DecodeError,
+    UsageError,
+)
 from agentproto._core.json.codec import dumps, loads
 from agentproto._core.store.log import EventLog, cursor_of
 from agentproto._core.store.memory import MemoryEventLog
@@ -462,9 +468,12 @@ class _Server:
         stream = found.stream(session)
         cursor = asgi.header(scope, LAST_EVENT_ID.encode())
         try:
-            if cursor is None:
+            if cursor is None:  # a fresh reader: from what the log still holds
                 await found.open_stream(stream)
-            await self.log.read(stream, cursor, limit=1)
+                start = await _held(self.log, stream)
+            else:
+                await self.log.read(stream, cursor, limit=1)
+                start = cursor
         except CursorError as exc:
             await asgi.send_json(send, 409, _refused(exc))
             return
@@ -476,7 +485,7 @@ class _Server:
         await send(
             {"type": "http.response.start", "status": 200, "headers": asgi.raw_headers(headers)}
         )
-        frames = _sse(self._entries(found, stream, cursor, state), self.keepalive)
+        frames = _sse(self._entries(found, stream, start, state), self.keepalive)
         await _stream(frames, receive, send)
 
     async def _entries(
@@ -639,6 +648,19 @@ def _session_problem(
         return "missing-session-id", f"a session's message needs {SESSION_ID} (or a sessionId)"
     if session is not None and named is not None and session != named:
         return "mismatched-session-id", f"{SESSION_ID} is not the params' sessionId"
+    return None
+
+
+async def _held(log: EventLog, stream: str) -> str | None:
+    """The cursor to read every message ``stream`` still holds after (``None``: all of it).
+
+    Raises:
+        AgentProtoError: the log failed.
+    """
+    try:
+        await log.read(stream, None, limit=1)
+    except CursorExpiredError as dropped:  # retention dropped its first messages
+        return dropped.held_after
     return None
 
 
