@@ -200,6 +200,26 @@ def test_a_reader_retention_passes_is_resynced_in_its_own_response() -> None:
     assert [m.id for m in consumer.conversation.messages] == [f"m{n}" for n in range(30)]
 
 
+def test_a_resync_from_the_start_gives_run_started_its_own_cursor() -> None:
+    """A client that saw nothing of a run whose first frames are dropped gets RUN_STARTED
+    in the resync, under the cursor it has in the log (``.1``): cut right after it, the
+    client comes back with that cursor and is not sent RUN_STARTED again."""
+    app = _scripted_app(MemoryEventLog(Retention(max_frames=8)))
+    ids = {"threadId": BODY["threadId"], "runId": BODY["runId"]}
+    with serve(app) as url, httpx.Client(timeout=TIMEOUT) as client:
+        client.post(url, json=BODY)  # the whole run; the log keeps its last frames only
+        frames = _frames(client.get(url, params=ids).content)
+        (started_id, started), *_ = frames
+        assert '"RUN_STARTED"' in started and started_id is not None
+        assert started_id.endswith(".1")
+        rest = client.get(url, params=ids, headers={"last-event-id": started_id}).content
+    assert b'"RUN_STARTED"' not in rest
+    first = f"id: {started_id}\ndata: {started}\n\n".encode()
+    consumer = consume([first, rest], run_input=BODY)
+    assert consumer.verifier.runs[-1].succeeded
+    assert consumer.conversation.to_json() == _expected()
+
+
 def test_a_new_client_attaches_with_get(served: str) -> None:
     """``GET ?threadId&runId`` streams a run from its start; with ``Last-Event-ID``, after it."""
     with httpx.Client(timeout=TIMEOUT) as client:

@@ -198,7 +198,10 @@ def test_a_reconnection_after_retention_moved_on_is_resynced() -> None:
     cut = _cutting(agent_app(_two_runs, log=log), [(20, False), (3, True)])
     got, events = thread(cut)
     assert got == expected
-    assert [e.name for e in events if e.type == "CUSTOM"] == ["agentproto.resync"]
+    # one resync at least: the reconnection's; the first response may have been passed by
+    # retention too (the run outruns a reader), and is then resynced where it stands
+    resyncs = [e.name for e in events if e.type == "CUSTOM"]
+    assert resyncs and set(resyncs) == {"agentproto.resync"}
     assert [m["id"] for m in got["messages"]][:2] == ["a-first", "m0"]
 
 

@@ -245,7 +245,8 @@ def test_the_websocket_agent_is_resynced_after_retention_moved_on(
             assert proxy.connections >= 2
         finally:
             proxy.close()
-    assert [e.name for e in events if e.type == "CUSTOM"] == ["agentproto.resync"]
+    resyncs = [e.name for e in events if e.type == "CUSTOM"]  # the first socket's may add one
+    assert resyncs and set(resyncs) == {"agentproto.resync"}
 
 
 async def test_a_refusal_reaches_the_websocket_agent_as_an_http_status_error() -> None:

@@ -653,11 +653,14 @@ async def resync(
 
 def _preface(stream: str, checkpoint: Entry, cursor: str | None) -> tuple[Entry, ...]:
     first, *events = loads(checkpoint.data)
-    if position_of(stream, cursor) == 0:  # the client saw nothing: the run starts here too
-        events.insert(0, first)
-    again = cursor_of(stream, 0) if cursor is None else cursor
     frames = [dumps(event) for event in events]
+    again = cursor_of(stream, 0) if cursor is None else cursor
+    started: tuple[Entry, ...] = ()
+    if position_of(stream, cursor) == 0:  # the client saw nothing: the run starts here too,
+        again = cursor_of(stream, 1)  # with the cursor it has in the log (the run's first)
+        started = (Entry(again, dumps(first)),)
     return (
+        *started,
         *(Entry(again, frame) for frame in frames[:-1]),
         Entry(checkpoint.cursor, frames[-1]),
     )
