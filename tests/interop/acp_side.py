@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import agentproto
+from agentproto import Diagnostic
 from agentproto.acp import (
     AcpClient,
     Agent,
@@ -40,6 +41,7 @@ from agentproto.acp import (
     ClientHandlers,
     ClientSession,
     SessionState,
+    acp_app,
     make_converter,
     parse_session_update,
     serve_agent,
@@ -283,6 +285,29 @@ class ScenarioClient:
             "errors": self.handlers.errors,
             "stopReasons": self.stop_reasons,
         }
+
+
+class ServedAgents:
+    """``acp_app``'s agent factory for the remote interop tests: each connection's
+    :class:`ScenarioAgent` is kept, its runner's diagnostics in its record;
+    :meth:`last_report` is the report its stdio run writes."""
+
+    def __init__(self) -> None:
+        self.made: list[ScenarioAgent] = []
+
+    def __call__(self) -> ScenarioAgent:
+        self.made.append(ScenarioAgent())
+        return self.made[-1]
+
+    def note(self, found: Diagnostic) -> None:
+        self.made[-1].record["diagnostics"].append(f"{found.code}: {found.message}")
+
+    def app(self) -> Any:
+        """The ASGI app serving them."""
+        return acp_app(self, on_diagnostic=self.note)
+
+    def last_report(self) -> dict[str, Any]:
+        return self.made[-1].report()
 
 
 async def drive_agent(command: list[str] | str) -> tuple[dict[str, Any], int]:

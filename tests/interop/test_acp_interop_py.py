@@ -33,8 +33,7 @@ from typing import Any
 import pytest
 
 import agentproto
-from agentproto import Diagnostic
-from agentproto.acp import AcpClient, RpcError, acp_app
+from agentproto.acp import AcpClient, RpcError
 from tests.agui.live_server import serve
 from tests.interop.acp_side import METHODS as SCENARIO_METHODS
 from tests.interop.acp_side import (
@@ -42,9 +41,9 @@ from tests.interop.acp_side import (
     PERMISSIONS,
     SCENARIO,
     STOP_REASONS,
-    ScenarioAgent,
     ScenarioClient,
     ScenarioHandlers,
+    ServedAgents,
     drive_agent,
 )
 from tests.needs import PEERS as PEER_PACKAGES
@@ -160,18 +159,10 @@ def python_client(
         result = run([*client, "--", sys.executable, "-m", "tests.interop.acp_side", str(path)])
         ours = json.loads(path.read_text("utf-8"))
     else:
-        agents: list[ScenarioAgent] = []
-
-        def make() -> ScenarioAgent:
-            agents.append(ScenarioAgent())
-            return agents[-1]
-
-        def note(found: Diagnostic) -> None:
-            agents[-1].record["diagnostics"].append(f"{found.code}: {found.message}")
-
-        with serve(acp_app(make, on_diagnostic=note)) as url:
+        agents = ServedAgents()
+        with serve(agents.app()) as url:
             result = run([*client, "--url", url + "/acp", "--transport", request.param])
-        ours = agents[-1].report()
+        ours = agents.last_report()
     assert result.returncode == 0, result.stdout + result.stderr
     theirs = json.loads(result.stdout) | {"stderr": result.stderr}
     if request.param != "stdio":

@@ -33,15 +33,14 @@ from typing import Any
 import pytest
 
 import agentproto
-from agentproto import Diagnostic
-from agentproto.acp import SessionState, acp_app, parse_session_update
+from agentproto.acp import SessionState, parse_session_update
 from tests.agui.live_server import serve
 from tests.interop.acp_side import METHODS as SCENARIO_METHODS
 from tests.interop.acp_side import (
     PEERS,
     PERMISSIONS,
     STOP_REASONS,
-    ScenarioAgent,
+    ServedAgents,
     drive_agent,
 )
 from tests.interop.test_acp_interop_ts import check_scenario_ran
@@ -163,18 +162,10 @@ def test_the_sdk_v2_client_drives_agentproto_agent(
         result = run([*client, "--", *agent])
         ours = json.loads(record.read_text("utf-8"))
     else:
-        agents: list[ScenarioAgent] = []
-
-        def make() -> ScenarioAgent:
-            agents.append(ScenarioAgent())
-            return agents[-1]
-
-        def note(found: Diagnostic) -> None:
-            agents[-1].record["diagnostics"].append(f"{found.code}: {found.message}")
-
-        with serve(acp_app(make, on_diagnostic=note)) as url:
+        agents = ServedAgents()
+        with serve(agents.app()) as url:
             result = run([*client, "--url", url + "/acp", "--transport", transport])
-        ours = agents[-1].report()
+        ours = agents.last_report()
     assert result.returncode == 0, result.stdout + result.stderr
     theirs = json.loads(result.stdout)
 

@@ -32,14 +32,14 @@ from typing import Any
 import httpx
 import pytest
 
-from agentproto.acp import AcpClient, SessionState, acp_app, parse_session_update
+from agentproto.acp import AcpClient, SessionState, parse_session_update
 from tests.agui.live_server import serve
 from tests.interop.acp_side import (
     PERMISSIONS,
     STOP_REASONS,
-    ScenarioAgent,
     ScenarioClient,
     ScenarioHandlers,
+    ServedAgents,
 )
 from tests.interop.test_acp_interop_ts import METHODS, check_scenario_ran, ensure_sdk
 
@@ -63,18 +63,13 @@ def test_the_sdk_client_drives_agentproto_served_over_the_network(transport: str
     """The SDK's HTTP (or WebSocket) client runs the scenario against ``acp_app``: the two
     views agree, the SDK ignoring the cursors it is sent."""
     folder = ensure_sdk()
-    agents: list[ScenarioAgent] = []
-
-    def make() -> ScenarioAgent:
-        agents.append(ScenarioAgent())
-        return agents[-1]
-
-    with serve(acp_app(make)) as url:
+    agents = ServedAgents()
+    with serve(agents.app()) as url:
         script = str(folder / "ts_client.mjs")
         result = _node(folder, script, "--url", url + "/acp", "--transport", transport)
     assert result.returncode == 0, result.stdout + result.stderr
     theirs = json.loads(result.stdout)
-    ours = agents[-1].report()
+    ours = agents.last_report()
     assert theirs["error"] is None
     assert ours["errors"] == [] and ours["diagnostics"] == []
     assert ours["methods"] == METHODS
