@@ -384,3 +384,22 @@ def test_a_refused_resume_rebuilds_the_session_by_replay() -> None:
     lost = (RpcError, "the answer was lost"), (ConnectionClosedError, "stream was lost")
     assert any(isinstance(failed, kind) and text in str(failed) for kind, text in lost), failed
     assert text == "".join(f"{n} " for n in range(30))
+
+
+def test_a_batch_is_answered_not_left_waiting(served: tuple[str, _Agents]) -> None:
+    """The remote transport carries no JSON-RPC batch (the RFD: 501): a batch sent through
+    ``connect_url`` gets each request an error at once, never a wait."""
+    from agentproto.acp import BatchCall
+    from agentproto.acp import schema as v2
+
+    url, _ = served
+
+    async def run() -> list[BaseException | None]:
+        async with AcpClient.connect_url(url, request_timeout=10) as client:
+            await client.initialize(timeout=10)
+            tasks = await client.send_batch([BatchCall.request(v2.ListSessionsRequest())])
+            done = await asyncio.gather(*[t for t in tasks if t], return_exceptions=True)
+            return [d if isinstance(d, BaseException) else None for d in done]
+
+    (failure,) = asyncio.run(run())
+    assert isinstance(failure, RpcError) and "batch" in str(failure)

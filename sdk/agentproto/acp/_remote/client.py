@@ -141,6 +141,10 @@ class RemoteStreams:
                     message = loads(line)
                 except DecodeError:
                     continue
+                if not isinstance(message, dict):  # a batch: the transport carries none
+                    for member in message if isinstance(message, list) else ():
+                        self._failed(member, "the remote transport carries no JSON-RPC batch")
+                    continue
                 await self._send(message, line)
         except Exception:
             _logger.exception("the remote connection failed")

@@ -430,8 +430,7 @@ class _Server:
             await _refuse(send, 400, *problem)
             return
         await found.write(message, session)
-        await send({"type": "http.response.start", "status": 202, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
+        await _accepted(send)
 
     async def _initialize(self, message: dict[str, Any], send: asgi.Send) -> None:
         if message.get("id") is None:
@@ -520,8 +519,7 @@ class _Server:
             await _refuse(send, *found)
             return
         await found.close()
-        await send({"type": "http.response.start", "status": 202, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
+        await _accepted(send)
 
     # ---- WebSocket -----------------------------------------------------------------------
 
@@ -662,6 +660,12 @@ async def _held(log: EventLog, stream: str) -> str | None:
     except CursorExpiredError as dropped:  # retention dropped its first messages
         return dropped.held_after
     return None
+
+
+async def _accepted(send: asgi.Send) -> None:
+    """``202 Accepted``, no body."""
+    await send({"type": "http.response.start", "status": 202, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
 
 
 def _refused(error: CursorError) -> dict[str, Any]:
