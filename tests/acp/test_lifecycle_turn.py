@@ -20,6 +20,8 @@ from agentproto.acp import (
     RpcError,
     RpcErrorCode,
     UnsupportedVersionError,
+    dump_session_update,
+    parse_session_update,
 )
 from agentproto.acp import schema as acp
 from tests.acp.lifecycle_helpers import ALLOW, REJECT, Answers, other_tasks, pair
@@ -367,3 +369,59 @@ async def test_a_client_sends_a_batch_through_the_runner() -> None:
     assert [s.session_id for s in here.sessions] == [created.session_id]
     assert elsewhere.sessions == []
     assert unstable.value.code == "client.unstable"
+
+
+class Recorded(Scripted):
+    """:class:`Scripted` keeping each update it sends; a session it does not hold is
+    restored from what was kept (a process that outlived another)."""
+
+    def __init__(self, kept: dict[str, list[Any]], fail: bool = False) -> None:
+        super().__init__()
+        self.kept = kept
+        self.fail = fail
+
+    async def record_update(self, session: AgentSession, update: acp.SessionUpdate) -> None:
+        if self.fail and isinstance(update, acp.ToolCallUpdateSessionUpdate):
+            raise OSError("the disk is full")
+        self.kept.setdefault(session.session_id, []).append(dump_session_update(update))
+
+    async def restore_session(
+        self, session: AgentSession, request: acp.ResumeSessionRequest
+    ) -> None:
+        updates = self.kept.get(session.session_id, [])
+        session.state.replay(parse_session_update(update) for update in updates)
+
+
+async def test_record_update_keeps_every_update_sent_and_restores_a_session() -> None:
+    """``record_update`` gets every update of the session in order, the turn's state and
+    the user's message included, so that another agent process restores the session from
+    it (``session/resume``); what a resume re-sends (replay, snapshot) is not recorded."""
+    kept: dict[str, list[Any]] = {}
+    answers = Answers("yes")  # keeps what reaches the client, in order
+    async with pair(Recorded(kept), answers) as (_, client):
+        await client.initialize()
+        session = await client.new_session("/w")
+        await client.prompt(session.session_id, "go")
+        live = session.state
+    (updates,) = kept.values()
+    assert updates == [dump_session_update(update) for _, update in answers.updates]
+    assert {u["sessionUpdate"] for u in updates} >= {"state_update", "user_message"}
+    async with pair(Recorded(kept), Answers("yes")) as (_, client):  # a new process
+        await client.initialize()
+        resumed = await client.resume_session(session.session_id, "/w")
+        assert resumed.state.tool_calls == live.tool_calls
+        assert resumed.state.user_messages == live.user_messages
+        assert resumed.state.plans == live.plans
+    assert kept[session.session_id] == updates  # the replay was not recorded again
+
+
+async def test_an_update_that_cannot_be_recorded_is_not_sent() -> None:
+    """``record_update`` raising keeps the update from the wire: the client never holds
+    what the agent could not keep; the turn ends with the ``error`` stop reason."""
+    kept: dict[str, list[Any]] = {}
+    async with pair(Recorded(kept, fail=True), Answers("yes")) as (_, client):
+        await client.initialize()
+        session = await client.new_session("/w")
+        assert await client.prompt(session.session_id, "go") == "error"
+        assert session.state.tool_calls == {}
+    assert not any(u["sessionUpdate"] == "tool_call" for u in kept[session.session_id])

@@ -404,6 +404,22 @@ class Agent:
             {"sessionId": request.session_id},
         )
 
+    @unserved
+    async def record_update(self, session: AgentSession, update: v2.SessionUpdate) -> None:
+        """Keep ``update`` of ``session``, called just before it is sent.
+
+        Override it (with :meth:`restore_session`) for sessions that outlive the
+        process: store each update (e.g. :func:`~agentproto.acp.dump_session_update`
+        into a :class:`~agentproto.stores.SQLiteThreadStore`), and a process started
+        after this one died loads them again on ``session/resume``. Every update of
+        the session comes here in order (the turn's state updates and the user's
+        message too), except what a ``session/resume`` re-sends (its replay and
+        state snapshot: nothing new). Not called unless overridden.
+
+        Raises:
+            Exception: the update is not sent; the error reaches whoever sent it.
+        """
+
     async def resume_session(
         self, session: AgentSession, request: v2.ResumeSessionRequest
     ) -> v2.ResumeSessionResponse | None:

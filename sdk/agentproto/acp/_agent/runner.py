@@ -124,6 +124,7 @@ class AgentRunner:
         self._grace = close_grace
         self._turns: set[asyncio.Task[None]] = set()
         self._handlers: dict[str, Handler] = {}
+        self._resending: set[str] = set()  # sessions a resume re-sends: nothing to record
         agent.runner = self
         self._register()
 
@@ -305,12 +306,17 @@ class AgentRunner:
         return session
 
     def _make_session(self, session_id: str, cwd: str, parent: AgentSession | None) -> AgentSession:
+        record = self.agent.record_update if implements(self.agent, "record_update") else None
+
         async def send(update: v2.SessionUpdate) -> None:
+            if record is not None and session_id not in self._resending:
+                await record(session, update)
             await self.connection.notify(
                 v2.UpdateSessionNotification(session_id=session_id, update=update)
             )
 
-        return AgentSession(self, session_id, cwd, send, parent)
+        session = AgentSession(self, session_id, cwd, send, parent)
+        return session
 
     def _active(self, session_id: str) -> AgentSession:
         session = self.sessions.get(session_id)
@@ -466,9 +472,13 @@ class AgentRunner:
             await self.agent.restore_session(session, params)
             self.sessions[params.session_id] = session
         session.reopen()
-        if replay is not None:
-            await self._replay(session)
-        await session.emit(session.foreground.snapshot(), state_ok=True)
+        self._resending.add(session.session_id)
+        try:
+            if replay is not None:
+                await self._replay(session)
+            await session.emit(session.foreground.snapshot(), state_ok=True)
+        finally:
+            self._resending.discard(session.session_id)
         response = await self.agent.resume_session(session, params)
         return v2.ResumeSessionResponse() if response is None else response
 
