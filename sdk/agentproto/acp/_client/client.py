@@ -364,24 +364,40 @@ class AcpClient:
             **options,
         )
         streams.on_refused = client._rebuild
+        streams.on_renewed = client._renewed
         return client
 
+    async def _renewed(self) -> None:
+        """The agent lost the connection (its server restarted) and a new one was made:
+        each session is rebuilt on it, as after a refused resume."""
+        self.diagnose(
+            "connection.renewed",
+            "the agent no longer had the connection: a new one was made and the sessions "
+            "are rebuilt with session/resume",
+        )
+        for session_id in list(self.sessions):
+            await self._rebuild(session_id)
+
     async def _rebuild(self, session_id: str | None) -> None:
-        """The agent refused to resume ``session_id``'s stream: rebuild the session by a
-        full replay (``session/resume``); a turn awaited fails, its end maybe missed."""
+        """The agent could not resume ``session_id``'s stream: rebuild the session by a
+        full replay (``session/resume``), then fail a turn awaited on it (its end may
+        have been missed): when that await fails, the session is rebuilt."""
         session = self.sessions.get(session_id) if session_id is not None else None
         if session is None or session.cwd is None:
             return
-        lost = ConnectionClosedError(
-            "connection.stream-lost",
-            "the session's stream was lost and could not be resumed; the session was replayed",
-            by_peer=True,
-        )
-        session._fail_turn(lost)
         try:
             await self.resume_session(session.session_id, session.cwd, replay=True)
         except AgentProtoError:
             _logger.exception("rebuilding session %s failed", session_id)
+        finally:
+            session._fail_turn(
+                ConnectionClosedError(
+                    "connection.stream-lost",
+                    "the session's stream was lost and could not be resumed; "
+                    "the session was replayed",
+                    by_peer=True,
+                )
+            )
 
     def _register(self) -> None:
         table = method_table(2)

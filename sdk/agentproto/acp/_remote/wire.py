@@ -27,8 +27,10 @@ from __future__ import annotations
 from typing import Any, Final
 
 from agentproto._core.json.codec import dumps
+from agentproto.acp import _generated_v2 as v2
 
 __all__ = [
+    "CANCEL_REQUEST",
     "CONNECTION_ID",
     "CURSOR_KEY",
     "LAST_EVENT_ID",
@@ -36,6 +38,7 @@ __all__ = [
     "RESUME_FAILED",
     "SESSION_ID",
     "SESSION_METHODS",
+    "UNKNOWN_CONNECTION",
     "route_of",
     "session_of",
     "take_cursor",
@@ -54,6 +57,12 @@ RESUME: Final = "stream/resume"
 RFD names it and leaves its shape open): ``params`` ``{"connectionId", "cursor"}``."""
 RESUME_FAILED: Final = "stream/resume_failed"
 """The answer to a :data:`RESUME` that cannot be served: ``params`` ``{"reason"}``."""
+UNKNOWN_CONNECTION: Final = "unknown-connection"
+"""Why a request naming a connection the server does not have (any more) is refused: the
+``error`` of the ``404`` (``409`` for a resume) body, the ``reason`` of a
+:data:`RESUME_FAILED`."""
+CANCEL_REQUEST: Final = v2.CancelRequestNotification.__agentproto_method__
+"""The notification withdrawing a request (``$/cancel_request``)."""
 
 SESSION_METHODS: Final = frozenset(
     {

@@ -60,12 +60,14 @@ from agentproto.acp._agent.agent import Agent
 from agentproto.acp._agent.runner import AgentRunner
 from agentproto.acp._io.transports import MemoryPipe
 from agentproto.acp._remote.wire import (
+    CANCEL_REQUEST,
     CONNECTION_ID,
     LAST_EVENT_ID,
     RESUME,
     RESUME_FAILED,
     SESSION_ID,
     SESSION_METHODS,
+    UNKNOWN_CONNECTION,
     route_of,
     session_of,
     with_cursor,
@@ -251,7 +253,7 @@ class RemoteConnection:
             is_state = isinstance(update, dict) and update.get("sessionUpdate") == "state_update"
             if session is not None and is_state:
                 self._states[session] = update
-            if message["method"] == "$/cancel_request" and isinstance(params, dict):
+            if message["method"] == CANCEL_REQUEST and isinstance(params, dict):
                 # on the stream of the request it withdraws, so that it never overtakes it
                 session = self._asked.get(_key(params.get("requestId")), session)
             if "id" in message:
@@ -390,7 +392,7 @@ class _Server:
             return 400, "missing-connection-id", f"no {CONNECTION_ID} asgi.header"
         connection = self.connections.get(ident)
         if connection is None:
-            return 404, "unknown-connection", f"no connection {ident[:80]!r} here"
+            return 404, UNKNOWN_CONNECTION, f"no connection {ident[:80]!r} here"
         return connection
 
     async def _post(self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
@@ -457,15 +459,17 @@ class _Server:
             await _refuse(send, 406, "not-acceptable", "a stream is text/event-stream")
             return
         found = self._connection(scope)
+        cursor = asgi.header(scope, LAST_EVENT_ID.encode())
         if not isinstance(found, RemoteConnection):
-            await _refuse(send, *found)
+            status, error, detail = found
+            # a resume of a connection this server no longer has: the RFD's refusal
+            await _refuse(send, 409 if status == 404 and cursor else status, error, detail)
             return
         session = asgi.header(scope, SESSION_ID.encode())
         if session is not None and len(session) > _MAX_ID:
             await _refuse(send, 400, "invalid-session-id", f"over {_MAX_ID} characters")
             return
         stream = found.stream(session)
-        cursor = asgi.header(scope, LAST_EVENT_ID.encode())
         try:
             if cursor is None:  # a fresh reader: from what the log still holds
                 await found.open_stream(stream)
@@ -565,7 +569,7 @@ class _Server:
         cursor = params.get("cursor")
         reason = None
         if connection is None or connection.transport != "websocket":
-            reason = "unknown-connection"
+            reason = UNKNOWN_CONNECTION
         elif cursor is not None and not isinstance(cursor, str):
             reason = "invalid-cursor"
         else:
