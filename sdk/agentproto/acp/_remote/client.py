@@ -596,12 +596,13 @@ class WebSocketStreams(RemoteStreams):
                     self._ready.clear()
                     self._gone()
                     return
+                answer = isinstance(message, dict) and "method" not in message
                 greeting = self._greeting
-                if greeting is not None and not greeting.done() and "method" not in message:
+                if answer and greeting is not None and not greeting.done():
                     greeting.set_result(message)  # a new connection's initialize answer
                     continue
-                if self._hello is not None and self._hello[1] is None:
-                    self._greeted(message)
+                if answer and self._hello is not None and self._hello[1] is None:
+                    self._greeted(message)  # the first answer: initialize's
                 self._receive(message, None, None)
         except ConnectionClosed:
             pass

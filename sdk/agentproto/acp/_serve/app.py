@@ -389,7 +389,7 @@ class _Server:
     def _connection(self, scope: asgi.Scope) -> RemoteConnection | tuple[int, str, str]:
         ident = asgi.header(scope, CONNECTION_ID.encode())
         if ident is None:
-            return 400, "missing-connection-id", f"no {CONNECTION_ID} asgi.header"
+            return 400, "missing-connection-id", f"no {CONNECTION_ID} header"
         connection = self.connections.get(ident)
         if connection is None:
             return 404, UNKNOWN_CONNECTION, f"no connection {ident[:80]!r} here"
